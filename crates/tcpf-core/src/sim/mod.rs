@@ -1,0 +1,34 @@
+//! Discrete-event core: integer-nanosecond clock, a priority queue with deterministic
+//! tie-breaking, and seeded random streams.
+//!
+//! Nothing here knows about packets or TCP; `engine` builds the simulation on top.
+
+mod queue;
+mod rng;
+
+pub use queue::{EventQueue, Scheduled};
+pub use rng::{stream_seed, Rng};
+
+/// Simulated time in integer nanoseconds.
+pub type Time = u64;
+
+pub const NS_PER_SEC: f64 = 1e9;
+
+/// Seconds (f64) to nanoseconds, rounded to the nearest nanosecond.
+#[inline]
+pub fn secs(s: f64) -> Time {
+    (s * NS_PER_SEC).round() as Time
+}
+
+/// Nanoseconds to seconds.
+#[inline]
+pub fn to_secs(t: Time) -> f64 {
+    t as f64 / NS_PER_SEC
+}
+
+/// Time to serialise `bytes` on a link of `rate_bps`, in nanoseconds (rounded up, at least 1).
+#[inline]
+pub fn tx_time(bytes: u32, rate_bps: f64) -> Time {
+    let t = (bytes as f64 * 8.0 * NS_PER_SEC / rate_bps).ceil() as Time;
+    t.max(1)
+}
