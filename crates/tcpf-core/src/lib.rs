@@ -1,1 +1,18 @@
-pub fn x() {}
+//! tcpfriendly's engine: a deterministic packet-level simulator for TCP-friendly congestion
+//! control, the papers' window controllers, measurement, and analytic models.
+//!
+//! Modules, one job each: `sim` (event queue, clock, seeded RNG), `net` (links, queues, loss
+//! models, topologies), `transport` (TCP sender/receiver, UDP sources), `cc` (window
+//! controllers, pure), `metrics`, `models` (analytic), `scenario` (user-facing scenario
+//! files: validation, defaults, resolution into an engine configuration), `engine` (the run).
+
+pub mod api;
+pub mod cc;
+pub mod engine;
+pub mod metrics;
+pub mod net;
+pub mod sim;
+pub mod scenario;
+pub mod transport;
+
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -1,0 +1,191 @@
+//! The AIMD family: standard TCP (AIMD(1, 1/2)) and GAIMD(α, β) of yang2000.
+//!
+//! Per RTT the window grows by α (applied per ACK as α/W); a loss event removes the fraction β
+//! (`W ← W − β·W`). yang2000 writes the kept fraction instead; `keep` is accepted and
+//! converted (β = 1 − keep). As ns-2 does, the loss event that ends slow start halves the
+//! window whatever β says (the slow-start overshoot is not a steady-state sawtooth).
+
+use super::params::{Alias, AlgorithmInfo, ParamSpec, Params, Taxonomy};
+use super::{Ack, Controller, LossEvent, Timeout, Window};
+
+pub fn tcp_info() -> AlgorithmInfo {
+    AlgorithmInfo {
+        name: "tcp",
+        family: "aimd",
+        summary: "Standard TCP congestion avoidance: AIMD(1, 1/2), with slow start",
+        source: "RFC 5681; Jacobson 1988",
+        params: vec![],
+        aliases: vec![],
+        taxonomy: None,
+        notes: "Loss recovery (reno | newreno | sack) is chosen per flow with `recovery`.",
+    }
+}
+
+const ALPHA: ParamSpec = ParamSpec {
+    name: "alpha",
+    default: Some(0.31),
+    min: Some(0.0),
+    max: None,
+    min_open: true,
+    max_open: false,
+    unit: "packets/RTT",
+    doc: "additive increase per RTT",
+};
+
+const BETA: ParamSpec = ParamSpec {
+    name: "beta",
+    default: Some(0.125),
+    min: Some(0.0),
+    max: Some(1.0),
+    min_open: true,
+    max_open: true,
+    unit: "fraction",
+    doc: "fraction of the window removed on a loss event",
+};
+
+const KEEP: ParamSpec = ParamSpec {
+    name: "keep",
+    default: None,
+    min: Some(0.0),
+    max: Some(1.0),
+    min_open: true,
+    max_open: true,
+    unit: "fraction",
+    doc: "fraction of the window kept on a loss event (yang2000's β, ns-2's decrease_num_); beta = 1 - keep",
+};
+
+pub fn gaimd_info() -> AlgorithmInfo {
+    AlgorithmInfo {
+        name: "gaimd",
+        family: "aimd",
+        summary: "General AIMD: +alpha per RTT, W <- W - beta*W per loss event",
+        source: "yang2000 (defaults: GAIMD(0.31, keep 0.875), on its TO-friendly curve)",
+        params: vec![ALPHA, BETA],
+        aliases: vec![Alias { name: "keep", canonical: "beta", spec: KEEP, to_canonical: |k| 1.0 - k }],
+        taxonomy: Some(Taxonomy { fairness: "window-based", increase: "non-historical", curve: "linear", history: "variable" }),
+        notes: "TCP-friendly (TD curve) when alpha = 3*beta/(2-beta); tsao2007 used GAIMD(0.2, 0.125).",
+    }
+}
+
+/// AIMD(α, β) with standard slow start and timeout rules.
+#[derive(Clone, Debug)]
+pub struct Aimd {
+    pub alpha: f64,
+    pub beta: f64,
+    w: Window,
+}
+
+impl Aimd {
+    pub fn new(alpha: f64, beta: f64, initial_window: f64, cap: f64) -> Self {
+        Aimd { alpha, beta, w: Window::new(initial_window, cap) }
+    }
+
+    pub fn from_params(p: &Params, initial_window: f64, cap: f64) -> Self {
+        if p.algorithm == "tcp" {
+            Self::new(1.0, 0.5, initial_window, cap)
+        } else {
+            Self::new(p.get("alpha"), p.get("beta"), initial_window, cap)
+        }
+    }
+}
+
+impl Controller for Aimd {
+    fn on_ack(&mut self, _ack: &Ack) {
+        if self.w.in_slow_start() {
+            self.w.slow_start();
+        } else {
+            let inc = self.alpha / self.w.cwnd;
+            self.w.grow(inc);
+        }
+    }
+
+    fn on_loss_event(&mut self, ev: &LossEvent) {
+        let removed = if self.w.in_slow_start() { 0.5 } else { self.beta };
+        self.w.reduce_to(ev.window * (1.0 - removed));
+    }
+
+    fn on_timeout(&mut self, to: &Timeout) {
+        self.w.timeout(to.window);
+    }
+
+    fn window(&self) -> f64 {
+        self.w.cwnd
+    }
+
+    fn ssthresh(&self) -> f64 {
+        self.w.ssthresh
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn ack() -> Ack {
+        Ack { now: 0.0, acked: 1, rtt: Some(0.1), min_rtt: 0.1, in_flight: 0 }
+    }
+
+    fn loss(w: f64) -> LossEvent {
+        LossEvent { now: 0.0, window: w, in_flight: 0, ecn: false }
+    }
+
+    #[test]
+    fn additive_increase_per_rtt_is_alpha() {
+        let mut c = Aimd::new(0.31, 0.125, 2.0, f64::INFINITY);
+        c.w.ssthresh = 1.0; // congestion avoidance from the start
+        c.w.cwnd = 20.0;
+        // One RTT = one ACK per packet of the window at its start.
+        let w0 = c.window();
+        for _ in 0..20 {
+            c.on_ack(&ack());
+        }
+        let inc = c.window() - w0;
+        assert!((inc - 0.31).abs() < 0.01, "increase {inc}");
+    }
+
+    #[test]
+    fn decrease_removes_beta_after_slow_start_ended() {
+        let mut c = Aimd::new(0.31, 0.125, 2.0, f64::INFINITY);
+        c.on_loss_event(&loss(40.0)); // ends slow start: halves
+        assert_eq!(c.window(), 20.0);
+        c.on_loss_event(&loss(20.0));
+        assert!((c.window() - 17.5).abs() < 1e-12);
+        assert_eq!(c.ssthresh(), c.window());
+    }
+
+    #[test]
+    fn timeout_restarts_from_one() {
+        let mut c = Aimd::new(1.0, 0.5, 2.0, f64::INFINITY);
+        c.on_timeout(&Timeout { now: 0.0, window: 30.0, in_flight: 30 });
+        assert_eq!(c.window(), 1.0);
+        assert_eq!(c.ssthresh(), 15.0);
+    }
+
+    #[test]
+    fn window_never_passes_the_cap() {
+        let mut c = Aimd::new(1.0, 0.5, 2.0, 5.0);
+        for _ in 0..100 {
+            c.on_ack(&ack());
+        }
+        assert_eq!(c.window(), 5.0);
+    }
+
+    #[test]
+    fn keep_is_converted_to_canonical_beta() {
+        let given = json!({"alpha": 0.31, "keep": 0.875});
+        let p = gaimd_info().validate(given.as_object().unwrap()).unwrap();
+        assert_eq!(p.to_json(), json!({"alpha": 0.31, "beta": 0.125}));
+    }
+
+    #[test]
+    fn rejects_impossible_values_naming_the_field() {
+        let e = gaimd_info().validate(json!({"beta": 1.5}).as_object().unwrap()).unwrap_err();
+        assert_eq!(e.field, "beta");
+        assert!(e.message.contains("(0, 1)"), "{}", e.message);
+        let e = gaimd_info().validate(json!({"keep": 0.8, "beta": 0.2}).as_object().unwrap()).unwrap_err();
+        assert!(e.message.contains("only one"), "{}", e.message);
+        let e = gaimd_info().validate(json!({"gamma": 1}).as_object().unwrap()).unwrap_err();
+        assert_eq!(e.field, "gamma");
+    }
+}

@@ -1,0 +1,129 @@
+//! Window controllers: pure congestion-control laws with no simulator types and no I/O.
+//!
+//! The trait is shaped like Linux's `tcp_congestion_ops` and quinn's `Controller`: the
+//! transport reports ACKs, loss events and timeouts; the controller owns the congestion window
+//! and the slow-start threshold. Loss recovery (which packets to resend) stays in the
+//! transport, so the same controller can drive a real transport.
+//!
+//! One file per family; each has a validated `Params` (defaults and the paper they come from).
+
+pub mod aimd;
+pub mod params;
+
+pub use params::{AlgorithmInfo, ParamError, ParamSpec, Params, Taxonomy};
+
+/// What the transport reports on an ACK that acknowledges new data outside loss recovery.
+#[derive(Clone, Copy, Debug)]
+pub struct Ack {
+    /// Seconds since the start of the connection's clock.
+    pub now: f64,
+    /// Packets newly acknowledged by this ACK.
+    pub acked: u32,
+    /// RTT sample carried by this ACK (timestamp echo), seconds.
+    pub rtt: Option<f64>,
+    /// Smallest RTT sample seen so far (seconds; infinity before the first).
+    pub min_rtt: f64,
+    /// Packets in flight after this ACK.
+    pub in_flight: u32,
+}
+
+/// A loss event: losses detected within one RTT of the first, or an ECN echo.
+#[derive(Clone, Copy, Debug)]
+pub struct LossEvent {
+    pub now: f64,
+    /// The window in use when the event was detected (min of cwnd and the receiver window).
+    pub window: f64,
+    pub in_flight: u32,
+    /// Signalled by an ECN echo rather than a lost packet.
+    pub ecn: bool,
+}
+
+/// A retransmission timeout.
+#[derive(Clone, Copy, Debug)]
+pub struct Timeout {
+    pub now: f64,
+    pub window: f64,
+    pub in_flight: u32,
+}
+
+/// A window-based congestion controller.
+pub trait Controller: Send {
+    /// New data acknowledged (outside loss recovery): grow the window.
+    fn on_ack(&mut self, ack: &Ack);
+    /// Every RTT sample, including those carried by duplicate ACKs (delay-based laws use it).
+    fn on_rtt_sample(&mut self, _now: f64, _rtt: f64) {}
+    /// A loss event: decrease the window once.
+    fn on_loss_event(&mut self, ev: &LossEvent);
+    /// A retransmission timeout.
+    fn on_timeout(&mut self, to: &Timeout);
+    /// Congestion window, packets.
+    fn window(&self) -> f64;
+    /// Slow-start threshold, packets.
+    fn ssthresh(&self) -> f64;
+}
+
+/// Window and threshold with the slow-start and timeout rules every family shares.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Window {
+    pub cwnd: f64,
+    pub ssthresh: f64,
+    /// Receiver window cap; the window never grows past it.
+    pub cap: f64,
+}
+
+/// Smallest window a decrease may leave (ns-2 and RFC 5681 use two packets).
+pub const MIN_SSTHRESH: f64 = 2.0;
+
+impl Window {
+    pub fn new(initial: f64, cap: f64) -> Self {
+        Window { cwnd: initial, ssthresh: f64::INFINITY, cap }
+    }
+
+    #[inline]
+    pub fn in_slow_start(&self) -> bool {
+        self.cwnd < self.ssthresh
+    }
+
+    /// Slow start: one packet per ACK (as ns-2 and the papers' per-ACK convention).
+    #[inline]
+    pub fn slow_start(&mut self) {
+        self.grow(1.0);
+    }
+
+    /// Add `inc` packets, never past the cap.
+    #[inline]
+    pub fn grow(&mut self, inc: f64) {
+        self.cwnd = (self.cwnd + inc).min(self.cap);
+    }
+
+    /// Set the window and threshold to `w` (at least MIN_SSTHRESH): the usual decrease.
+    pub fn reduce_to(&mut self, w: f64) {
+        let w = w.max(MIN_SSTHRESH);
+        self.ssthresh = w;
+        self.cwnd = w;
+    }
+
+    /// Timeout: threshold to half the window, window to one packet.
+    pub fn timeout(&mut self, window: f64) {
+        self.ssthresh = (window / 2.0).max(MIN_SSTHRESH);
+        self.cwnd = 1.0;
+    }
+}
+
+/// Every registered algorithm.
+pub fn registry() -> Vec<AlgorithmInfo> {
+    vec![aimd::tcp_info(), aimd::gaimd_info()]
+}
+
+/// Look an algorithm up by name.
+pub fn info(name: &str) -> Option<AlgorithmInfo> {
+    registry().into_iter().find(|a| a.name == name)
+}
+
+/// Build a controller from validated parameters.
+pub fn build(params: &Params, initial_window: f64, cap: f64) -> Box<dyn Controller> {
+    match params.algorithm.as_str() {
+        "tcp" | "gaimd" => Box::new(aimd::Aimd::from_params(params, initial_window, cap)),
+        other => unreachable!("unvalidated algorithm {other}"),
+    }
+}

@@ -1,0 +1,401 @@
+//! The simulation: links, endpoints and the event loop that joins them.
+
+use crate::cc;
+use crate::metrics::{FlowResult, LinkResult, RunResult, TimeSeries};
+use crate::net::link::Entered;
+use crate::net::topology::{Route, Topology};
+use crate::net::{Link, LossModel, Packet, PacketKind};
+use crate::sim::{to_secs, EventQueue, Rng, Time};
+use crate::transport::{CbrSource, OnOff, Recovery, TcpParams, TcpSender, TcpSink, Window};
+
+/// What a flow is.
+#[derive(Clone, Debug)]
+pub enum FlowKind {
+    Tcp { params: cc::Params, recovery: Recovery, tcp: TcpParams, ack_size: u32, delayed_ack: bool, delack_timeout: Time },
+    Cbr { rate_bps: f64, size: u32, on_off: Option<OnOff> },
+}
+
+#[derive(Clone, Debug)]
+pub struct FlowSpec {
+    pub group: u32,
+    pub route: Route,
+    pub start: Time,
+    pub stop: Option<Time>,
+    pub kind: FlowKind,
+    /// Labels copied into the results.
+    pub algorithm: String,
+    pub direction: String,
+}
+
+/// Everything a run needs, resolved to engine units.
+#[derive(Clone, Debug)]
+pub struct SimConfig {
+    pub seed: u64,
+    pub duration: Time,
+    pub measure: Window,
+    pub topology: Topology,
+    pub flows: Vec<FlowSpec>,
+    pub timeseries: Option<Time>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Ev {
+    LinkTx(u32),
+    LinkArrival(u32),
+    Rto(u32),
+    DelAck(u32),
+    Start(u32),
+    Stop(u32),
+    Cbr(u32),
+    Sample,
+}
+
+enum Endpoint {
+    Tcp { snd: Box<TcpSender>, rcv: Box<TcpSink> },
+    Cbr { src: CbrSource, sent: u64, received: u64 },
+}
+
+struct FlowState {
+    ep: Endpoint,
+    fwd: Box<[u32]>,
+    rev: Box<[u32]>,
+    rto_armed: Option<Time>,
+    delack_armed: Option<Time>,
+    ts_delivered: u64,
+}
+
+/// A run in progress.
+pub struct Simulation {
+    cfg: SimConfig,
+    q: EventQueue<Ev>,
+    links: Vec<Link>,
+    flows: Vec<FlowState>,
+    out: Vec<Packet>,
+    ts: Option<TimeSeries>,
+    ts_link_bytes: Vec<u64>,
+    ts_link_drops: Vec<u64>,
+}
+
+impl Simulation {
+    pub fn new(cfg: SimConfig) -> Self {
+        let meas = cfg.measure;
+        let mut links: Vec<Link> = cfg
+            .topology
+            .links
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                let mut l = Link::new(s.name.clone(), s.from, s.to, s.rate_bps, s.delay, &s.queue, Rng::stream(cfg.seed, "queue", i as u64));
+                if let Some(spec) = &s.loss {
+                    l.loss = Some(LossModel::new(spec.clone(), Rng::stream(cfg.seed, "loss", i as u64)));
+                }
+                l.set_measurement(meas.from, meas.to);
+                l
+            })
+            .collect();
+        links.shrink_to_fit();
+        let mut q = EventQueue::new();
+        let mut flows = Vec::with_capacity(cfg.flows.len());
+        for (i, f) in cfg.flows.iter().enumerate() {
+            let id = i as u32;
+            let ep = match &f.kind {
+                FlowKind::Tcp { params, recovery, tcp, ack_size, delayed_ack, delack_timeout } => {
+                    let ctl = cc::build(params, tcp.initial_window, tcp.max_window);
+                    Endpoint::Tcp {
+                        snd: Box::new(TcpSender::new(id, tcp.clone(), *recovery, ctl, meas)),
+                        rcv: Box::new(TcpSink::new(id, *ack_size, *recovery == Recovery::Sack, *delayed_ack, *delack_timeout, meas)),
+                    }
+                }
+                FlowKind::Cbr { rate_bps, size, on_off } => Endpoint::Cbr { src: CbrSource::new(id, *rate_bps, *size, *on_off), sent: 0, received: 0 },
+            };
+            flows.push(FlowState {
+                ep,
+                fwd: f.route.fwd.clone().into_boxed_slice(),
+                rev: f.route.rev.clone().into_boxed_slice(),
+                rto_armed: None,
+                delack_armed: None,
+                ts_delivered: 0,
+            });
+            q.schedule(f.start, Ev::Start(id));
+            if let Some(stop) = f.stop {
+                q.schedule(stop, Ev::Stop(id));
+            }
+        }
+        let ts = cfg.timeseries.map(|iv| {
+            q.schedule(iv, Ev::Sample);
+            TimeSeries::default()
+        });
+        let nl = links.len();
+        Simulation { cfg, q, links, flows, out: Vec::with_capacity(64), ts, ts_link_bytes: vec![0; nl], ts_link_drops: vec![0; nl] }
+    }
+
+    /// Run to the end and collect the results.
+    pub fn run(mut self) -> RunResult {
+        let end = self.cfg.duration;
+        while let Some(s) = self.q.pop_until(end) {
+            let now = s.time;
+            match s.event {
+                Ev::LinkTx(l) => {
+                    let (next, arrival) = self.links[l as usize].tx_done(now);
+                    if let Some(t) = next {
+                        self.q.schedule(t, Ev::LinkTx(l));
+                    }
+                    if let Some(t) = arrival {
+                        self.q.schedule(t, Ev::LinkArrival(l));
+                    }
+                }
+                Ev::LinkArrival(l) => {
+                    let (pkt, next) = self.links[l as usize].pop_arrival();
+                    if let Some(t) = next {
+                        self.q.schedule(t, Ev::LinkArrival(l));
+                    }
+                    self.forward(now, pkt);
+                }
+                Ev::Rto(f) => self.rto_fired(now, f),
+                Ev::DelAck(f) => self.delack_fired(now, f),
+                Ev::Start(f) => self.start_flow(now, f),
+                Ev::Stop(f) => match &mut self.flows[f as usize].ep {
+                    Endpoint::Tcp { snd, .. } => snd.stop(now),
+                    Endpoint::Cbr { src, .. } => src.stop(),
+                },
+                Ev::Cbr(f) => self.cbr_fire(now, f),
+                Ev::Sample => self.sample(now),
+            }
+        }
+        self.q.advance_to(end);
+        self.collect(end)
+    }
+
+    #[inline]
+    fn enter_link(&mut self, now: Time, l: u32, pkt: Packet) {
+        match self.links[l as usize].enter(now, pkt) {
+            Entered::TxUntil(t) => self.q.schedule(t, Ev::LinkTx(l)),
+            Entered::Piped { arrival, first: true } => self.q.schedule(arrival, Ev::LinkArrival(l)),
+            _ => {}
+        }
+    }
+
+    /// Send a packet from its origin (hop 0) or onward from a node.
+    #[inline]
+    fn forward(&mut self, now: Time, mut pkt: Packet) {
+        let fs = &self.flows[pkt.flow as usize];
+        let path = if pkt.kind == PacketKind::Ack { &fs.rev } else { &fs.fwd };
+        let hop = pkt.hop as usize;
+        if hop == path.len() {
+            self.deliver(now, pkt);
+        } else {
+            let l = path[hop];
+            pkt.hop += 1;
+            self.enter_link(now, l, pkt);
+        }
+    }
+
+    fn flush(&mut self, now: Time) {
+        let mut out = std::mem::take(&mut self.out);
+        for p in out.drain(..) {
+            self.forward(now, p);
+        }
+        self.out = out;
+    }
+
+    fn deliver(&mut self, now: Time, pkt: Packet) {
+        let f = pkt.flow;
+        match pkt.kind {
+            PacketKind::Data => {
+                let ack = match &mut self.flows[f as usize].ep {
+                    Endpoint::Tcp { rcv, .. } => rcv.on_data(now, &pkt),
+                    Endpoint::Cbr { .. } => None,
+                };
+                if let Some(a) = ack {
+                    self.forward(now, a);
+                }
+                self.sync_delack(f);
+            }
+            PacketKind::Ack => {
+                if let Endpoint::Tcp { snd, .. } = &mut self.flows[f as usize].ep {
+                    snd.on_ack(now, &pkt, &mut self.out);
+                }
+                self.flush(now);
+                self.sync_rto(f);
+            }
+            PacketKind::Datagram => {
+                if let Endpoint::Cbr { received, .. } = &mut self.flows[f as usize].ep {
+                    if self.cfg.measure.contains(now) {
+                        *received += 1;
+                    }
+                }
+            }
+        }
+    }
+
+    fn start_flow(&mut self, now: Time, f: u32) {
+        match &mut self.flows[f as usize].ep {
+            Endpoint::Tcp { snd, .. } => {
+                snd.start(now, &mut self.out);
+                self.flush(now);
+                self.sync_rto(f);
+            }
+            Endpoint::Cbr { src, .. } => {
+                src.start(now);
+                self.q.schedule(now, Ev::Cbr(f));
+            }
+        }
+    }
+
+    fn cbr_fire(&mut self, now: Time, f: u32) {
+        if let Endpoint::Cbr { src, sent, .. } = &mut self.flows[f as usize].ep {
+            let before = self.out.len();
+            let next = src.fire(now, &mut self.out);
+            if self.cfg.measure.contains(now) {
+                *sent += (self.out.len() - before) as u64;
+            }
+            if let Some(t) = next {
+                self.q.schedule(t, Ev::Cbr(f));
+            }
+        }
+        self.flush(now);
+    }
+
+    /// Keep one live heap entry per timer: re-arm only when the deadline moved earlier.
+    fn sync_rto(&mut self, f: u32) {
+        let fs = &mut self.flows[f as usize];
+        if let Endpoint::Tcp { snd, .. } = &fs.ep {
+            if let Some(d) = snd.rto_deadline {
+                if fs.rto_armed.map_or(true, |a| a > d) {
+                    fs.rto_armed = Some(d);
+                    self.q.schedule(d, Ev::Rto(f));
+                }
+            }
+        }
+    }
+
+    fn rto_fired(&mut self, now: Time, f: u32) {
+        let fs = &mut self.flows[f as usize];
+        if fs.rto_armed != Some(now) {
+            return; // stale entry
+        }
+        fs.rto_armed = None;
+        if let Endpoint::Tcp { snd, .. } = &mut fs.ep {
+            match snd.rto_deadline {
+                Some(d) if d <= now => snd.on_timeout(now, &mut self.out),
+                _ => {}
+            }
+        }
+        self.flush(now);
+        self.sync_rto(f);
+    }
+
+    fn sync_delack(&mut self, f: u32) {
+        let fs = &mut self.flows[f as usize];
+        if let Endpoint::Tcp { rcv, .. } = &fs.ep {
+            if let Some(d) = rcv.delack_deadline {
+                if fs.delack_armed.map_or(true, |a| a > d) {
+                    fs.delack_armed = Some(d);
+                    self.q.schedule(d, Ev::DelAck(f));
+                }
+            }
+        }
+    }
+
+    fn delack_fired(&mut self, now: Time, f: u32) {
+        let fs = &mut self.flows[f as usize];
+        if fs.delack_armed != Some(now) {
+            return;
+        }
+        fs.delack_armed = None;
+        let ack = match &mut fs.ep {
+            Endpoint::Tcp { rcv, .. } => match rcv.delack_deadline {
+                Some(d) if d <= now => rcv.on_delack_timeout(now),
+                _ => None,
+            },
+            _ => None,
+        };
+        if let Some(a) = ack {
+            self.forward(now, a);
+        }
+        self.sync_delack(f);
+    }
+
+    fn sample(&mut self, now: Time) {
+        let iv = self.cfg.timeseries.expect("sampling without an interval");
+        let ts = self.ts.as_mut().expect("time series");
+        let t = to_secs(now);
+        let pkt_bits = |f: &FlowSpec| match &f.kind {
+            FlowKind::Tcp { tcp, .. } => tcp.packet_size as f64 * 8.0,
+            FlowKind::Cbr { size, .. } => *size as f64 * 8.0,
+        };
+        for (i, fs) in self.flows.iter_mut().enumerate() {
+            let (cwnd, srtt, delivered) = match &fs.ep {
+                Endpoint::Tcp { snd, rcv } => (snd.cwnd(), snd.srtt(), rcv.delivered),
+                Endpoint::Cbr { received, .. } => (f64::NAN, f64::NAN, *received),
+            };
+            let rate = (delivered - fs.ts_delivered) as f64 * pkt_bits(&self.cfg.flows[i]) / to_secs(iv);
+            fs.ts_delivered = delivered;
+            ts.push_flow(t, i as u32, cwnd, rate, srtt);
+        }
+        for (i, l) in self.links.iter().enumerate() {
+            if !self.cfg.topology.links[i].report {
+                continue;
+            }
+            let bytes = l.stats.bytes_sent;
+            let drops = l.stats.drops;
+            let util = (bytes - self.ts_link_bytes[i]) as f64 * 8.0 / (l.rate_bps * to_secs(iv));
+            ts.push_link(t, i as u32, l.queue_len() as f64, util, drops - self.ts_link_drops[i]);
+            self.ts_link_bytes[i] = bytes;
+            self.ts_link_drops[i] = drops;
+        }
+        if now + iv <= self.cfg.duration {
+            self.q.schedule(now + iv, Ev::Sample);
+        }
+    }
+
+    fn collect(mut self, end: Time) -> RunResult {
+        let meas = self.cfg.measure;
+        let window_s = to_secs(meas.to.min(end).saturating_sub(meas.from)).max(1e-12);
+        let mut flows = Vec::with_capacity(self.flows.len());
+        for (i, fs) in self.flows.iter_mut().enumerate() {
+            let spec = &self.cfg.flows[i];
+            let mut r = FlowResult::new(i as u32, spec);
+            match &mut fs.ep {
+                Endpoint::Tcp { snd, rcv } => {
+                    snd.finish(end);
+                    let st = &snd.stats;
+                    let bits = match &spec.kind {
+                        FlowKind::Tcp { tcp, .. } => tcp.packet_size as f64 * 8.0,
+                        _ => unreachable!(),
+                    };
+                    r.packets_sent = st.sent;
+                    r.packets_delivered = rcv.delivered;
+                    r.retransmissions = st.retransmissions;
+                    r.loss_events = st.loss_events;
+                    r.timeouts = st.timeouts;
+                    r.ecn_reactions = st.ecn_reactions;
+                    r.fast_retransmits = st.fast_retransmits;
+                    r.throughput_bps = st.sent as f64 * bits / window_s;
+                    r.goodput_bps = rcv.delivered as f64 * bits / window_s;
+                    r.loss_event_rate = if st.sent > 0 { st.loss_events as f64 / st.sent as f64 } else { 0.0 };
+                    r.mean_rtt_s = if st.rtt_samples > 0 { st.rtt_sum / st.rtt_samples as f64 } else { f64::NAN };
+                    r.mean_rto_s = if st.rto_samples > 0 { st.rto_sum / st.rto_samples as f64 } else { f64::NAN };
+                    r.mean_cwnd = if st.active_ns > 0 { st.cwnd_area / st.active_ns as f64 } else { f64::NAN };
+                }
+                Endpoint::Cbr { sent, received, src } => {
+                    let bits = src.size as f64 * 8.0;
+                    r.packets_sent = *sent;
+                    r.packets_delivered = *received;
+                    r.throughput_bps = *sent as f64 * bits / window_s;
+                    r.goodput_bps = *received as f64 * bits / window_s;
+                }
+            }
+            flows.push(r);
+        }
+        let mut links = Vec::new();
+        for (i, l) in self.links.iter_mut().enumerate() {
+            if !self.cfg.topology.links[i].report {
+                continue;
+            }
+            l.finish(end);
+            links.push(LinkResult::from_link(l, window_s));
+        }
+        RunResult { flows, links, timeseries: self.ts.take(), events: self.q.processed() }
+    }
+}

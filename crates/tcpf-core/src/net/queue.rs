@@ -1,0 +1,235 @@
+//! Output-queue disciplines: unlimited FIFO, DropTail and RED (Floyd & Jacobson 1993, with
+//! the `gentle` and `wait` refinements and ECN marking), following ns-2 2.35's semantics so
+//! that differential runs start equal.
+
+use crate::sim::{Rng, Time};
+use serde::{Deserialize, Serialize};
+
+/// RED parameters, thresholds in packets (packet mode).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RedParams {
+    pub min_th: f64,
+    pub max_th: f64,
+    /// EWMA weight of the average queue.
+    pub q_weight: f64,
+    /// Drop probability at `max_th`.
+    pub max_p: f64,
+    /// Probability rises from max_p to 1 between max_th and 2·max_th instead of jumping to 1.
+    pub gentle: bool,
+    /// Spread drops out: no drop until about 1/p packets since the last one.
+    pub wait: bool,
+    /// Mark ECN-capable packets instead of dropping them (early drops only).
+    pub ecn: bool,
+    /// ns-2's `mark_p_`: mark only while the unmodified probability is below this; above it,
+    /// even ECN-capable packets are dropped. `1.0` marks whenever marking is allowed.
+    pub mark_p: f64,
+    /// Mean packet size in bytes, used to age the average over idle periods.
+    pub mean_pkt_size: u32,
+}
+
+impl RedParams {
+    pub fn validate(&self) -> Result<(), String> {
+        if !(self.min_th.is_finite() && self.min_th >= 0.0) {
+            return Err(format!("min_th: must be >= 0 packets; got {}", self.min_th));
+        }
+        if !(self.max_th.is_finite() && self.max_th > self.min_th) {
+            return Err(format!("max_th: must be greater than min_th ({}); got {}", self.min_th, self.max_th));
+        }
+        if !(self.q_weight > 0.0 && self.q_weight <= 1.0) {
+            return Err(format!("q_weight: must be in (0, 1]; got {}", self.q_weight));
+        }
+        if !(self.max_p > 0.0 && self.max_p <= 1.0) {
+            return Err(format!("max_p: must be in (0, 1]; got {}", self.max_p));
+        }
+        if !(self.mark_p > 0.0) {
+            return Err(format!("mark_p: must be > 0; got {}", self.mark_p));
+        }
+        Ok(())
+    }
+}
+
+/// How a link buffers packets.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum QueueSpec {
+    /// FIFO that never drops (access links).
+    Unlimited,
+    /// Tail drop. `limit` counts packets in the system, the one being sent included
+    /// (ns-2's DropTail `limit_`).
+    DropTail { limit: u32 },
+    /// RED. `limit` is the number of packets that may wait (ns-2's RED `limit_`).
+    Red { limit: u32, params: RedParams },
+}
+
+/// What a queue decides for an arriving packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Admission {
+    Enqueue,
+    /// Enqueue with the CE codepoint set.
+    Mark,
+    /// Dropped by an early (probabilistic) decision.
+    EarlyDrop,
+    /// Dropped because the buffer is full (or RED's forced region).
+    ForcedDrop,
+}
+
+/// RED's running state.
+#[derive(Clone, Debug)]
+pub struct Red {
+    pub p: RedParams,
+    pub limit: u32,
+    /// Average queue (packets).
+    pub avg: f64,
+    count: i64,
+    old: bool,
+    idle: bool,
+    idle_since: Time,
+    /// Packets per second at the link rate (for idle-time aging).
+    ptc: f64,
+    rng: Rng,
+}
+
+impl Red {
+    pub fn new(limit: u32, p: RedParams, rate_bps: f64, rng: Rng) -> Self {
+        let ptc = rate_bps / (8.0 * p.mean_pkt_size as f64);
+        Red { p, limit, avg: 0.0, count: 0, old: false, idle: true, idle_since: 0, ptc, rng }
+    }
+
+    /// The link finished sending and nothing waits: the queue is idle from `now`.
+    pub fn went_idle(&mut self, now: Time) {
+        self.idle = true;
+        self.idle_since = now;
+    }
+
+    /// Drop probability for the current average (before the count correction).
+    fn base_probability(&self) -> f64 {
+        let p = &self.p;
+        let v = if self.avg >= p.max_th {
+            if p.gentle {
+                // max_p at max_th rising linearly to 1 at 2·max_th.
+                (1.0 - p.max_p) / p.max_th * self.avg + 2.0 * p.max_p - 1.0
+            } else {
+                1.0
+            }
+        } else {
+            p.max_p * (self.avg - p.min_th) / (p.max_th - p.min_th)
+        };
+        v.min(1.0)
+    }
+
+    /// Probability corrected by the number of packets since the last drop.
+    fn modified_probability(&self, p: f64) -> f64 {
+        let c = self.count as f64;
+        let m = if self.p.wait {
+            if c * p < 1.0 {
+                0.0
+            } else if c * p < 2.0 {
+                p / (2.0 - c * p)
+            } else {
+                1.0
+            }
+        } else if c * p < 1.0 {
+            p / (1.0 - c * p)
+        } else {
+            1.0
+        };
+        m.min(1.0)
+    }
+
+    /// Decide for a packet arriving at `now` while `waiting` packets wait.
+    pub fn admit(&mut self, now: Time, waiting: u32, ect: bool) -> Admission {
+        // Age the average over an idle period as if `m` small packets had gone by.
+        let mut m: i64 = 0;
+        if self.idle {
+            self.idle = false;
+            let idle_s = (now.saturating_sub(self.idle_since)) as f64 * 1e-9;
+            m = (self.ptc * idle_s) as i64;
+        }
+        let w = self.p.q_weight;
+        if m > 0 {
+            self.avg *= libm::pow(1.0 - w, m as f64);
+        }
+        self.avg = self.avg * (1.0 - w) + w * waiting as f64;
+        self.count += 1;
+
+        let mut decision = Admission::Enqueue;
+        if self.avg >= self.p.min_th && waiting > 1 {
+            let forced = if self.p.gentle { self.avg >= 2.0 * self.p.max_th } else { self.avg >= self.p.max_th };
+            if forced {
+                decision = Admission::ForcedDrop;
+            } else if !self.old {
+                self.count = 1;
+                self.old = true;
+            } else {
+                let p1 = self.base_probability();
+                let p = self.modified_probability(p1);
+                if self.rng.uniform() <= p {
+                    self.count = 0;
+                    decision = if self.p.ecn && ect && p1 < self.p.mark_p { Admission::Mark } else { Admission::EarlyDrop };
+                }
+            }
+        } else {
+            self.old = false;
+        }
+        if decision != Admission::ForcedDrop && decision != Admission::EarlyDrop && waiting >= self.limit {
+            decision = Admission::ForcedDrop;
+        }
+        if decision == Admission::ForcedDrop {
+            self.count = 0;
+        }
+        decision
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params() -> RedParams {
+        RedParams { min_th: 5.0, max_th: 15.0, q_weight: 0.002, max_p: 0.1, gentle: true, wait: true, ecn: false, mark_p: 1.0, mean_pkt_size: 1000 }
+    }
+
+    #[test]
+    fn probability_is_linear_then_gentle() {
+        let mut r = Red::new(100, params(), 10e6, Rng::new(1));
+        r.avg = 10.0;
+        assert!((r.base_probability() - 0.05).abs() < 1e-12);
+        r.avg = 15.0;
+        assert!((r.base_probability() - 0.1).abs() < 1e-12);
+        r.avg = 22.5;
+        assert!((r.base_probability() - 0.55).abs() < 1e-12);
+        r.avg = 40.0;
+        assert_eq!(r.base_probability(), 1.0);
+    }
+
+    #[test]
+    fn wait_spreads_drops() {
+        let r = Red::new(100, params(), 10e6, Rng::new(1));
+        let mut r2 = r.clone();
+        r2.count = 5;
+        assert_eq!(r2.modified_probability(0.1), 0.0);
+        r2.count = 15;
+        assert!((r2.modified_probability(0.1) - 0.1 / 0.5).abs() < 1e-12);
+        r2.count = 25;
+        assert_eq!(r2.modified_probability(0.1), 1.0);
+    }
+
+    #[test]
+    fn average_tracks_persistent_queue_and_ages_when_idle() {
+        let mut r = Red::new(1000, params(), 10e6, Rng::new(1));
+        for i in 0..5000u64 {
+            r.admit(i * 1000, 3, false);
+        }
+        assert!((r.avg - 3.0).abs() < 0.01, "avg {}", r.avg);
+        r.went_idle(5_000_000);
+        // One second idle at 1250 packets/s ages the average by (1-w)^1250 ≈ 0.08.
+        r.admit(1_005_000_000, 0, false);
+        assert!(r.avg < 0.3, "avg {}", r.avg);
+    }
+
+    #[test]
+    fn full_buffer_forces_drop() {
+        let mut r = Red::new(10, params(), 10e6, Rng::new(1));
+        assert_eq!(r.admit(0, 10, false), Admission::ForcedDrop);
+    }
+}

@@ -1,0 +1,36 @@
+//! Transport endpoints: the TCP sender (slow start, loss recovery, RTO) with congestion
+//! avoidance delegated to a `cc::Controller`, the TCP receiver, and UDP sources.
+//!
+//! Endpoints are driven by the engine: each call takes the current time and appends the
+//! packets to send to an output buffer; timers are exposed as deadlines the engine arms.
+
+pub mod cbr;
+pub mod rtt;
+pub mod sink;
+pub mod tcp;
+
+pub use cbr::{CbrSource, OnOff};
+pub use sink::TcpSink;
+pub use tcp::{Recovery, TcpParams, TcpSender};
+
+use crate::sim::Time;
+
+/// A measurement window [from, to] in nanoseconds.
+#[derive(Clone, Copy, Debug)]
+pub struct Window {
+    pub from: Time,
+    pub to: Time,
+}
+
+impl Window {
+    #[inline]
+    pub fn contains(&self, t: Time) -> bool {
+        t >= self.from && t <= self.to
+    }
+
+    /// Length of [a, b] ∩ [from, to].
+    #[inline]
+    pub fn overlap(&self, a: Time, b: Time) -> u64 {
+        b.min(self.to).saturating_sub(a.max(self.from))
+    }
+}

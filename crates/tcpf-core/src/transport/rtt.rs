@@ -1,0 +1,111 @@
+//! RTT estimation and the retransmission timeout (RFC 6298), measured with a clock of
+//! configurable granularity as BSD and ns-2 do: samples are counted in ticks, SRTT and RTTVAR
+//! are kept in fixed point (1/8 and 1/4 tick), RTO = SRTT + 4·RTTVAR ticks, at least the
+//! minimum RTO, doubled per backoff (up to a cap), at most the maximum RTO.
+
+#[derive(Clone, Debug)]
+pub struct RttEstimator {
+    tick: f64,
+    min_rto: f64,
+    max_rto: f64,
+    max_backoff: u32,
+    /// SRTT in 1/8 ticks (0 = no sample yet).
+    srtt8: i64,
+    /// RTTVAR in 1/4 ticks.
+    rttvar4: i64,
+    /// SRTT + 4·RTTVAR in seconds (before clamping and backoff).
+    rto_base: f64,
+    pub backoff: u32,
+}
+
+impl RttEstimator {
+    pub fn new(tick: f64, min_rto: f64, max_rto: f64, initial_rto: f64, max_backoff: u32) -> Self {
+        RttEstimator { tick, min_rto, max_rto, max_backoff, srtt8: 0, rttvar4: 0, rto_base: initial_rto, backoff: 1 }
+    }
+
+    /// Take a sample of `rtt` seconds for a segment sent at `sent_at` seconds.
+    pub fn sample(&mut self, rtt: f64, sent_at: f64) {
+        // Ticks elapsed on a clock that ticks every `tick` seconds since time zero.
+        let offset = sent_at % self.tick;
+        let ticks = (((rtt + offset) / self.tick) as i64).max(1);
+        if self.srtt8 != 0 {
+            let mut delta = ticks - (self.srtt8 >> 3);
+            self.srtt8 += delta;
+            if self.srtt8 <= 0 {
+                self.srtt8 = 1;
+            }
+            if delta < 0 {
+                delta = -delta;
+            }
+            delta -= self.rttvar4 >> 2;
+            self.rttvar4 += delta;
+            if self.rttvar4 <= 0 {
+                self.rttvar4 = 1;
+            }
+        } else {
+            self.srtt8 = ticks << 3;
+            self.rttvar4 = ticks << 1;
+        }
+        // (SRTT + 4·RTTVAR) in ticks, in the same fixed point as SRTT.
+        let rto_ticks = ((self.rttvar4 << 3) + self.srtt8) >> 3;
+        self.rto_base = rto_ticks as f64 * self.tick;
+        self.backoff = 1;
+    }
+
+    /// Smoothed RTT in seconds (0 before the first sample).
+    pub fn srtt(&self) -> f64 {
+        (self.srtt8 as f64 / 8.0) * self.tick
+    }
+
+    /// Current timeout in seconds.
+    pub fn rto(&self) -> f64 {
+        let t = self.rto_base.max(self.min_rto) * self.backoff as f64;
+        t.min(self.max_rto).max(2.0 * self.tick)
+    }
+
+    /// Double the timeout (after it fired), up to `max_backoff`.
+    pub fn back_off(&mut self) {
+        self.backoff = (self.backoff * 2).min(self.max_backoff);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn first_sample_gives_three_rtt_and_min_rto_applies() {
+        let mut e = RttEstimator::new(0.01, 0.2, 60.0, 3.0, 64);
+        assert_eq!(e.rto(), 3.0);
+        e.sample(0.1, 0.0);
+        // srtt 10 ticks, rttvar 5 ticks: 10 + 4·5 = 30 ticks.
+        assert!((e.rto() - 0.3).abs() < 1e-9, "{}", e.rto());
+        let mut f = RttEstimator::new(0.01, 0.5, 60.0, 3.0, 64);
+        f.sample(0.1, 0.0);
+        assert_eq!(f.rto(), 0.5);
+    }
+
+    #[test]
+    fn converges_to_srtt_for_constant_samples() {
+        let mut e = RttEstimator::new(0.01, 0.0, 60.0, 3.0, 64);
+        for i in 0..200 {
+            e.sample(0.1, i as f64 * 0.1);
+        }
+        assert!((e.srtt() - 0.1).abs() < 0.011, "srtt {}", e.srtt());
+        // With integer arithmetic RTTVAR stops decaying at 3/4 tick, so RTO settles at
+        // SRTT + 3 ticks.
+        assert!((e.rto() - 0.13).abs() < 1e-9, "rto {}", e.rto());
+    }
+
+    #[test]
+    fn backoff_doubles_to_cap_and_sample_resets() {
+        let mut e = RttEstimator::new(0.01, 0.2, 60.0, 1.0, 64);
+        for _ in 0..10 {
+            e.back_off();
+        }
+        assert_eq!(e.backoff, 64);
+        assert_eq!(e.rto(), 60.0);
+        e.sample(0.1, 0.0);
+        assert_eq!(e.backoff, 1);
+    }
+}

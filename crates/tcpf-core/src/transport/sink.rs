@@ -1,0 +1,226 @@
+//! The TCP receiver: cumulative ACKs, SACK blocks (RFC 2018: the block holding the newest
+//! arrival first), optional delayed ACKs (every second in-order packet, or after a timeout;
+//! anything out of order is acknowledged at once), and ECN echo.
+
+use super::Window as Meas;
+use crate::net::packet::{ecn, Packet, MAX_SACK_BLOCKS};
+use crate::sim::Time;
+use std::collections::VecDeque;
+
+pub struct TcpSink {
+    pub flow: u32,
+    ack_size: u32,
+    sack: bool,
+    delayed: bool,
+    delack_timeout: Time,
+    /// Next expected sequence number.
+    next: u32,
+    /// `ooo[i]`: packet `next + i` has arrived (so `ooo[0]` is always false).
+    ooo: VecDeque<bool>,
+    /// Newest out-of-order arrivals, newest first.
+    recent: [u32; MAX_SACK_BLOCKS],
+    nrecent: usize,
+    pending: u32,
+    pending_ce: bool,
+    pending_stamp: Time,
+    /// When a delayed ACK must go out (None: none pending).
+    pub delack_deadline: Option<Time>,
+    /// Unique data packets received in the measurement window.
+    pub delivered: u64,
+    meas: Meas,
+}
+
+impl TcpSink {
+    pub fn new(flow: u32, ack_size: u32, sack: bool, delayed: bool, delack_timeout: Time, meas: Meas) -> Self {
+        TcpSink {
+            flow,
+            ack_size,
+            sack,
+            delayed,
+            delack_timeout,
+            next: 0,
+            ooo: VecDeque::new(),
+            recent: [0; MAX_SACK_BLOCKS],
+            nrecent: 0,
+            pending: 0,
+            pending_ce: false,
+            pending_stamp: 0,
+            delack_deadline: None,
+            delivered: 0,
+            meas,
+        }
+    }
+
+    /// Highest in-order sequence received + 1.
+    pub fn next_expected(&self) -> u32 {
+        self.next
+    }
+
+    fn note_recent(&mut self, seq: u32) {
+        let n = self.nrecent.min(MAX_SACK_BLOCKS - 1);
+        self.recent.copy_within(0..n, 1);
+        self.recent[0] = seq;
+        self.nrecent = (self.nrecent + 1).min(MAX_SACK_BLOCKS);
+    }
+
+    /// The received block [start, end) containing `seq` (which must have arrived).
+    fn block_of(&self, seq: u32) -> (u32, u32) {
+        let i = (seq - self.next) as usize;
+        let mut lo = i;
+        while lo > 0 && self.ooo[lo - 1] {
+            lo -= 1;
+        }
+        let mut hi = i + 1;
+        while hi < self.ooo.len() && self.ooo[hi] {
+            hi += 1;
+        }
+        (self.next + lo as u32, self.next + hi as u32)
+    }
+
+    fn fill_sack(&self, ack: &mut Packet) {
+        if !self.sack || self.ooo.is_empty() {
+            return;
+        }
+        let mut n = 0usize;
+        let push = |b: (u32, u32), ack: &mut Packet, n: &mut usize| {
+            if *n < MAX_SACK_BLOCKS && !ack.sack[..*n].contains(&b) {
+                ack.sack[*n] = b;
+                *n += 1;
+            }
+        };
+        for &seq in &self.recent[..self.nrecent] {
+            if seq >= self.next && ((seq - self.next) as usize) < self.ooo.len() && self.ooo[(seq - self.next) as usize] {
+                push(self.block_of(seq), ack, &mut n);
+            }
+        }
+        // Then the lowest blocks (they tell the sender about the holes it must fill first).
+        let mut i = 0;
+        while n < MAX_SACK_BLOCKS && i < self.ooo.len() {
+            if self.ooo[i] {
+                let b = self.block_of(self.next + i as u32);
+                i = (b.1 - self.next) as usize;
+                push(b, ack, &mut n);
+            } else {
+                i += 1;
+            }
+        }
+        ack.nsack = n as u8;
+    }
+
+    fn make_ack(&mut self, stamp: Time, ce: bool) -> Packet {
+        let mut a = Packet::ack(self.flow, self.next, self.ack_size, stamp);
+        if ce {
+            a.ecn |= ecn::ECE;
+        }
+        self.fill_sack(&mut a);
+        self.pending = 0;
+        self.pending_ce = false;
+        self.delack_deadline = None;
+        a
+    }
+
+    /// A data packet arrives; returns the ACK to send now, if any.
+    pub fn on_data(&mut self, now: Time, pkt: &Packet) -> Option<Packet> {
+        let seq = pkt.seq;
+        let ce = pkt.ecn & ecn::CE != 0;
+        let in_order = seq == self.next;
+        let fresh = if seq < self.next {
+            false
+        } else {
+            let i = (seq - self.next) as usize;
+            !(i < self.ooo.len() && self.ooo[i])
+        };
+        if fresh && self.meas.contains(now) {
+            self.delivered += 1;
+        }
+        if in_order {
+            self.next += 1;
+            self.ooo.pop_front();
+            while self.ooo.front() == Some(&true) {
+                self.ooo.pop_front();
+                self.next += 1;
+            }
+        } else if fresh {
+            let i = (seq - self.next) as usize;
+            if self.ooo.len() <= i {
+                self.ooo.resize(i + 1, false);
+            }
+            self.ooo[i] = true;
+            self.note_recent(seq);
+        }
+        let immediate = !self.delayed || !in_order || !self.ooo.is_empty() || !fresh;
+        if immediate || self.pending >= 1 {
+            let ce_any = ce || self.pending_ce;
+            return Some(self.make_ack(pkt.stamp, ce_any));
+        }
+        self.pending += 1;
+        self.pending_ce |= ce;
+        self.pending_stamp = pkt.stamp;
+        self.delack_deadline = Some(now + self.delack_timeout);
+        None
+    }
+
+    /// The delayed-ACK timer fired.
+    pub fn on_delack_timeout(&mut self, _now: Time) -> Option<Packet> {
+        if self.pending == 0 {
+            self.delack_deadline = None;
+            return None;
+        }
+        let (stamp, ce) = (self.pending_stamp, self.pending_ce);
+        Some(self.make_ack(stamp, ce))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sink(sack: bool, delayed: bool) -> TcpSink {
+        TcpSink::new(0, 40, sack, delayed, 100_000_000, Meas { from: 0, to: u64::MAX })
+    }
+
+    fn data(seq: u32) -> Packet {
+        Packet::data(0, seq, 1000, 0, 0)
+    }
+
+    #[test]
+    fn cumulative_acks_and_sack_blocks() {
+        let mut s = sink(true, false);
+        assert_eq!(s.on_data(0, &data(0)).unwrap().seq, 1);
+        let a = s.on_data(0, &data(2)).unwrap();
+        assert_eq!(a.seq, 1);
+        assert_eq!(a.sack_blocks(), &[(2, 3)]);
+        let a = s.on_data(0, &data(5)).unwrap();
+        assert_eq!(a.sack_blocks(), &[(5, 6), (2, 3)]);
+        let a = s.on_data(0, &data(3)).unwrap();
+        assert_eq!(a.sack_blocks(), &[(2, 4), (5, 6)]);
+        let a = s.on_data(0, &data(1)).unwrap();
+        assert_eq!(a.seq, 4);
+        assert_eq!(a.sack_blocks(), &[(5, 6)]);
+        assert_eq!(s.delivered, 5);
+        // duplicate: acknowledged, not counted
+        s.on_data(0, &data(2)).unwrap();
+        assert_eq!(s.delivered, 5);
+    }
+
+    #[test]
+    fn delayed_ack_every_second_packet() {
+        let mut s = sink(false, true);
+        assert!(s.on_data(0, &data(0)).is_none());
+        assert_eq!(s.delack_deadline, Some(100_000_000));
+        assert_eq!(s.on_data(1, &data(1)).unwrap().seq, 2);
+        assert!(s.on_data(2, &data(2)).is_none());
+        assert_eq!(s.on_delack_timeout(100_000_002).unwrap().seq, 3);
+        // out of order: immediate
+        assert_eq!(s.on_data(3, &data(5)).unwrap().seq, 3);
+    }
+
+    #[test]
+    fn echoes_congestion_experienced() {
+        let mut s = sink(false, false);
+        let mut p = data(0);
+        p.ecn = ecn::ECT | ecn::CE;
+        assert!(s.on_data(0, &p).unwrap().ecn & ecn::ECE != 0);
+        assert!(s.on_data(0, &data(1)).unwrap().ecn & ecn::ECE == 0);
+    }
+}
