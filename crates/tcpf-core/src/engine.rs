@@ -2,7 +2,6 @@
 
 use crate::cc;
 use crate::metrics::{FlowResult, LinkResult, RunResult, TimeSeries};
-use crate::net::link::Entered;
 use crate::net::topology::{Route, Topology};
 use crate::net::{Link, LossModel, Packet, PacketKind};
 use crate::sim::{to_secs, EventQueue, Rng, Time};
@@ -40,7 +39,6 @@ pub struct SimConfig {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Ev {
-    LinkTx(u32),
     LinkArrival(u32),
     Rto(u32),
     DelAck(u32),
@@ -64,12 +62,33 @@ struct FlowState {
     ts_delivered: u64,
 }
 
+/// Which links can be entered without an event: every path through them comes from the same
+/// upstream link, and none starts at them.
+fn foldable(nlinks: usize, flows: &[FlowSpec]) -> Vec<bool> {
+    const NONE: u32 = u32::MAX;
+    const MANY: u32 = u32::MAX - 1;
+    let mut feeder = vec![NONE; nlinks];
+    for f in flows {
+        for path in [&f.route.fwd, &f.route.rev] {
+            for (i, &l) in path.iter().enumerate() {
+                let prev = if i == 0 { MANY } else { path[i - 1] };
+                let slot = &mut feeder[l as usize];
+                *slot = if *slot == NONE || *slot == prev { prev } else { MANY };
+            }
+        }
+    }
+    feeder.iter().map(|&p| p != NONE && p != MANY).collect()
+}
+
 /// A run in progress.
 pub struct Simulation {
     cfg: SimConfig,
     q: EventQueue<Ev>,
     links: Vec<Link>,
     flows: Vec<FlowState>,
+    /// Links entered only from one other link (and never first on a path): a packet admitted
+    /// upstream is admitted here at once, at its arrival time, without an event in between.
+    fold: Vec<bool>,
     out: Vec<Packet>,
     ts: Option<TimeSeries>,
     ts_link_bytes: Vec<u64>,
@@ -126,7 +145,8 @@ impl Simulation {
             TimeSeries::default()
         });
         let nl = links.len();
-        Simulation { cfg, q, links, flows, out: Vec::with_capacity(64), ts, ts_link_bytes: vec![0; nl], ts_link_drops: vec![0; nl] }
+        let fold = foldable(nl, &cfg.flows);
+        Simulation { cfg, q, links, flows, fold, out: Vec::with_capacity(64), ts, ts_link_bytes: vec![0; nl], ts_link_drops: vec![0; nl] }
     }
 
     /// Run to the end and collect the results.
@@ -135,15 +155,6 @@ impl Simulation {
         while let Some(s) = self.q.pop_until(end) {
             let now = s.time;
             match s.event {
-                Ev::LinkTx(l) => {
-                    let (next, arrival) = self.links[l as usize].tx_done(now);
-                    if let Some(t) = next {
-                        self.q.schedule(t, Ev::LinkTx(l));
-                    }
-                    if let Some(t) = arrival {
-                        self.q.schedule(t, Ev::LinkArrival(l));
-                    }
-                }
                 Ev::LinkArrival(l) => {
                     let (pkt, next) = self.links[l as usize].pop_arrival();
                     if let Some(t) = next {
@@ -166,27 +177,33 @@ impl Simulation {
         self.collect(end)
     }
 
-    #[inline]
-    fn enter_link(&mut self, now: Time, l: u32, pkt: Packet) {
-        match self.links[l as usize].enter(now, pkt) {
-            Entered::TxUntil(t) => self.q.schedule(t, Ev::LinkTx(l)),
-            Entered::Piped { arrival, first: true } => self.q.schedule(arrival, Ev::LinkArrival(l)),
-            _ => {}
-        }
-    }
-
     /// Send a packet from its origin (hop 0) or onward from a node.
     #[inline]
     fn forward(&mut self, now: Time, mut pkt: Packet) {
-        let fs = &self.flows[pkt.flow as usize];
-        let path = if pkt.kind == PacketKind::Ack { &fs.rev } else { &fs.fwd };
-        let hop = pkt.hop as usize;
-        if hop == path.len() {
+        let f = pkt.flow as usize;
+        let ack = pkt.kind == PacketKind::Ack;
+        let len = if ack { self.flows[f].rev.len() } else { self.flows[f].fwd.len() };
+        if pkt.hop as usize == len {
             self.deliver(now, pkt);
-        } else {
-            let l = path[hop];
+            return;
+        }
+        let mut at = now;
+        loop {
+            let hop = pkt.hop as usize;
+            let l = if ack { self.flows[f].rev[hop] } else { self.flows[f].fwd[hop] };
             pkt.hop += 1;
-            self.enter_link(now, l, pkt);
+            let Some(arrival) = self.links[l as usize].admit(at, &mut pkt) else { return };
+            if hop + 1 < len {
+                let next = if ack { self.flows[f].rev[hop + 1] } else { self.flows[f].fwd[hop + 1] };
+                if self.fold[next as usize] {
+                    at = arrival;
+                    continue;
+                }
+            }
+            if self.links[l as usize].pipe_push(arrival, pkt) {
+                self.q.schedule(arrival, Ev::LinkArrival(l));
+            }
+            return;
         }
     }
 
@@ -340,7 +357,7 @@ impl Simulation {
             let bytes = l.stats.bytes_sent;
             let drops = l.stats.drops;
             let util = (bytes - self.ts_link_bytes[i]) as f64 * 8.0 / (l.rate_bps * to_secs(iv));
-            ts.push_link(t, i as u32, l.queue_len() as f64, util, drops - self.ts_link_drops[i]);
+            ts.push_link(t, i as u32, l.queue_len_at(now) as f64, util, drops - self.ts_link_drops[i]);
             self.ts_link_bytes[i] = bytes;
             self.ts_link_drops[i] = drops;
         }

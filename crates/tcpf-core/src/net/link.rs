@@ -1,9 +1,12 @@
 //! A unidirectional link: loss model → output queue → transmitter → propagation pipe.
 //!
-//! Packets in propagation sit in a FIFO (`pipe`) because a link delivers in order; the engine
-//! keeps one event per link for the head of that FIFO, which keeps the event heap small.
-//! Links with an unlimited FIFO need no transmit-complete events at all: departure times
-//! follow from `busy_until`.
+//! The queue is FIFO and the transmitter serves at a constant rate, so a packet's service
+//! start and end are known the moment it is admitted: start = max(arrival, end of the
+//! previous packet). The link therefore keeps only the service-start times of packets still
+//! waiting (to know the queue length when the next packet arrives) and needs no
+//! transmit-complete events. Packets in propagation sit in a FIFO (`pipe`); the engine keeps
+//! one event for its head. Admission is exact: the queue length, RED's average and idle time
+//! are those at the packet's arrival time.
 
 use super::loss::LossModel;
 use super::packet::{ecn, Packet, PacketKind};
@@ -30,19 +33,6 @@ pub struct LinkStats {
     pub queue_area: u128,
 }
 
-/// What the engine must schedule after a packet entered a link.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Entered {
-    /// Lost or dropped; nothing to schedule.
-    Dropped,
-    /// Waiting behind others; nothing to schedule.
-    Queued,
-    /// Transmission started; schedule a transmit-complete event at this time.
-    TxUntil(Time),
-    /// (Unlimited FIFO) in the pipe; schedule an arrival at this time if the pipe was empty.
-    Piped { arrival: Time, first: bool },
-}
-
 enum Discipline {
     Unlimited,
     DropTail { limit: u32 },
@@ -57,8 +47,9 @@ pub struct Link {
     pub delay: Time,
     ns_per_byte: f64,
     discipline: Discipline,
-    waiting: VecDeque<Packet>,
-    in_service: Option<Packet>,
+    /// Service-start times of admitted packets that have not started yet.
+    starts: VecDeque<Time>,
+    /// End of the last admitted packet's transmission.
     busy_until: Time,
     pipe: VecDeque<(Time, Packet)>,
     pub loss: Option<LossModel>,
@@ -83,8 +74,7 @@ impl Link {
             delay,
             ns_per_byte: 8e9 / rate_bps,
             discipline,
-            waiting: VecDeque::new(),
-            in_service: None,
+            starts: VecDeque::new(),
             busy_until: 0,
             pipe: VecDeque::new(),
             loss: None,
@@ -98,19 +88,17 @@ impl Link {
     pub fn set_measurement(&mut self, from: Time, to: Time) {
         self.meas_from = from;
         self.meas_to = to;
-        self.q_last = from;
+        self.q_last = 0;
     }
 
     #[inline]
-    fn measuring(&self, now: Time) -> bool {
-        now >= self.meas_from && now <= self.meas_to
+    fn measuring(&self, t: Time) -> bool {
+        t >= self.meas_from && t <= self.meas_to
     }
 
     #[inline]
     fn overlap(&self, a: Time, b: Time) -> u64 {
-        let lo = a.max(self.meas_from);
-        let hi = b.min(self.meas_to);
-        hi.saturating_sub(lo)
+        b.min(self.meas_to).saturating_sub(a.max(self.meas_from))
     }
 
     #[inline]
@@ -118,19 +106,26 @@ impl Link {
         ((bytes as f64 * self.ns_per_byte).ceil() as Time).max(1)
     }
 
-    /// Account the waiting-queue length up to `now` (call before it changes).
+    /// Bring the waiting queue up to time `t`: packets whose service has started leave it.
     #[inline]
-    fn queue_tick(&mut self, now: Time) {
-        if now > self.q_last {
-            let dt = self.overlap(self.q_last, now);
-            self.stats.queue_area += self.waiting.len() as u128 * dt as u128;
-            self.q_last = now;
+    fn advance(&mut self, t: Time) {
+        while let Some(&s) = self.starts.front() {
+            if s > t {
+                break;
+            }
+            self.stats.queue_area += self.starts.len() as u128 * self.overlap(self.q_last, s) as u128;
+            self.q_last = s;
+            self.starts.pop_front();
+        }
+        if t > self.q_last {
+            self.stats.queue_area += self.starts.len() as u128 * self.overlap(self.q_last, t) as u128;
+            self.q_last = t;
         }
     }
 
-    /// Packets waiting (not counting the one being sent).
-    pub fn queue_len(&self) -> usize {
-        self.waiting.len()
+    /// Packets waiting at time `t` (not counting the one being sent).
+    pub fn queue_len_at(&self, t: Time) -> usize {
+        self.starts.iter().filter(|&&s| s > t).count()
     }
 
     /// Average RED queue, if RED.
@@ -141,8 +136,8 @@ impl Link {
         }
     }
 
-    fn note_drop(&mut self, now: Time, kind: Admission) {
-        if self.measuring(now) {
+    fn note_drop(&mut self, at: Time, kind: Admission) {
+        if self.measuring(at) {
             self.stats.drops += 1;
             match kind {
                 Admission::EarlyDrop => self.stats.early_drops += 1,
@@ -151,111 +146,79 @@ impl Link {
         }
     }
 
-    fn start_tx(&mut self, now: Time, pkt: Packet) -> Time {
-        let done = now + self.tx_ns(pkt.size);
-        let busy = self.overlap(now, done);
-        self.stats.busy_ns += busy as u128;
-        self.in_service = Some(pkt);
-        done
-    }
-
-    /// A packet enters the link at `now`.
+    /// A packet reaches the link's entrance at time `at` (never earlier than the previous
+    /// one). Returns when it reaches the far end, or None if it was dropped.
     #[inline]
-    pub fn enter(&mut self, now: Time, mut pkt: Packet) -> Entered {
-        let measuring = self.measuring(now);
-        if measuring {
+    pub fn admit(&mut self, at: Time, pkt: &mut Packet) -> Option<Time> {
+        if self.measuring(at) {
             self.stats.arrivals += 1;
         }
         if let Some(loss) = self.loss.as_mut() {
-            if (!loss.data_only || pkt.kind != PacketKind::Ack) && loss.drops(now) {
-                if measuring {
+            if (!loss.data_only || pkt.kind != PacketKind::Ack) && loss.drops(at) {
+                if self.measuring(at) {
                     self.stats.drops += 1;
                     self.stats.loss_model_drops += 1;
                 }
-                return Entered::Dropped;
+                return None;
             }
         }
-        match &mut self.discipline {
-            Discipline::Unlimited => {
-                let start = now.max(self.busy_until);
-                let done = start + self.tx_ns(pkt.size);
-                self.busy_until = done;
-                let busy = self.overlap(start, done);
-                self.stats.busy_ns += busy as u128;
-                if self.measuring(done) {
-                    self.stats.departures += 1;
-                    self.stats.bytes_sent += pkt.size as u64;
-                }
-                let arrival = done + self.delay;
-                let first = self.pipe.is_empty();
-                self.pipe.push_back((arrival, pkt));
-                Entered::Piped { arrival, first }
-            }
+        self.advance(at);
+        let busy = at < self.busy_until;
+        let waiting = self.starts.len() as u32;
+        let decision = match &mut self.discipline {
+            Discipline::Unlimited => Admission::Enqueue,
             Discipline::DropTail { limit } => {
-                let in_system = self.waiting.len() as u32 + self.in_service.is_some() as u32;
-                if in_system >= *limit {
-                    self.note_drop(now, Admission::ForcedDrop);
-                    return Entered::Dropped;
+                if waiting + busy as u32 >= *limit {
+                    Admission::ForcedDrop
+                } else {
+                    Admission::Enqueue
                 }
-                self.admit_queued(now, pkt)
             }
             Discipline::Red(red) => {
                 let ect = pkt.ecn & ecn::ECT != 0;
-                match red.admit(now, self.waiting.len() as u32, ect) {
-                    Admission::Enqueue => self.admit_queued(now, pkt),
-                    Admission::Mark => {
-                        pkt.ecn |= ecn::CE;
-                        if measuring {
-                            self.stats.marks += 1;
-                        }
-                        self.admit_queued(now, pkt)
-                    }
-                    d => {
-                        self.note_drop(now, d);
-                        Entered::Dropped
-                    }
+                let idle_since = if busy || waiting > 0 { None } else { Some(self.busy_until) };
+                red.admit(at, waiting, ect, idle_since)
+            }
+        };
+        match decision {
+            Admission::Enqueue => {}
+            Admission::Mark => {
+                pkt.ecn |= ecn::CE;
+                if self.measuring(at) {
+                    self.stats.marks += 1;
                 }
             }
+            d => {
+                self.note_drop(at, d);
+                return None;
+            }
         }
-    }
-
-    fn admit_queued(&mut self, now: Time, pkt: Packet) -> Entered {
-        if self.in_service.is_none() {
-            Entered::TxUntil(self.start_tx(now, pkt))
-        } else {
-            self.queue_tick(now);
-            self.waiting.push_back(pkt);
-            Entered::Queued
+        let start = at.max(self.busy_until);
+        let done = start + self.tx_ns(pkt.size);
+        self.busy_until = done;
+        if start > at {
+            self.starts.push_back(start);
         }
-    }
-
-    /// The packet in service finished at `now`. Returns (next transmit-complete time, arrival
-    /// time to schedule if the pipe was empty).
-    pub fn tx_done(&mut self, now: Time) -> (Option<Time>, Option<Time>) {
-        let pkt = self.in_service.take().expect("tx_done without a packet in service");
-        if self.measuring(now) {
+        self.stats.busy_ns += self.overlap(start, done) as u128;
+        if self.measuring(done) {
             self.stats.departures += 1;
             self.stats.bytes_sent += pkt.size as u64;
         }
-        let arrival = now + self.delay;
-        let first = self.pipe.is_empty();
-        self.pipe.push_back((arrival, pkt));
-        let next = if let Some(p) = {
-            self.queue_tick(now);
-            self.waiting.pop_front()
-        } {
-            Some(self.start_tx(now, p))
-        } else {
-            if let Discipline::Red(red) = &mut self.discipline {
-                red.went_idle(now);
-            }
-            None
-        };
-        (next, if first { Some(arrival) } else { None })
+        Some(done + self.delay)
     }
 
-    /// The head of the pipe reaches the far end at `now`. Returns it and the arrival time of
-    /// the next one, if any.
+    /// Put an admitted packet in the propagation pipe; true if it is the only one there (the
+    /// caller must then schedule its arrival).
+    #[inline]
+    pub fn pipe_push(&mut self, arrival: Time, pkt: Packet) -> bool {
+        let first = self.pipe.is_empty();
+        debug_assert!(self.pipe.back().map_or(true, |(t, _)| *t <= arrival), "pipe out of order");
+        self.pipe.push_back((arrival, pkt));
+        first
+    }
+
+    /// The head of the pipe reaches the far end. Returns it and the arrival time of the next
+    /// one, if any.
     #[inline]
     pub fn pop_arrival(&mut self) -> (Packet, Option<Time>) {
         let (_, pkt) = self.pipe.pop_front().expect("arrival with an empty pipe");
@@ -264,12 +227,7 @@ impl Link {
 
     /// Close the time integrals at the end of the run.
     pub fn finish(&mut self, end: Time) {
-        self.queue_tick(end);
-    }
-
-    /// Length of the measurement window (ns).
-    pub fn window_ns(&self, end: Time) -> u64 {
-        self.meas_to.min(end).saturating_sub(self.meas_from)
+        self.advance(end);
     }
 }
 
@@ -284,24 +242,22 @@ mod tests {
     #[test]
     fn droptail_limits_packets_in_system() {
         let mut l = Link::new("l".into(), 0, 1, 8e6, 1_000_000, &QueueSpec::DropTail { limit: 3 }, Rng::new(1));
-        assert_eq!(l.enter(0, pkt(0)), Entered::TxUntil(1_000_000));
-        assert_eq!(l.enter(0, pkt(1)), Entered::Queued);
-        assert_eq!(l.enter(0, pkt(2)), Entered::Queued);
-        assert_eq!(l.enter(0, pkt(3)), Entered::Dropped);
+        let mut p = pkt(0);
+        assert_eq!(l.admit(0, &mut p), Some(2_000_000));
+        assert_eq!(l.admit(0, &mut p), Some(3_000_000));
+        assert_eq!(l.admit(0, &mut p), Some(4_000_000));
+        assert_eq!(l.admit(0, &mut p), None);
         assert_eq!(l.stats.drops, 1);
-        let (next, arr) = l.tx_done(1_000_000);
-        assert_eq!(next, Some(2_000_000));
-        assert_eq!(arr, Some(2_000_000));
-        let (p, nxt) = l.pop_arrival();
-        assert_eq!(p.seq, 0);
-        assert_eq!(nxt, None);
+        // at 1 ms the first left: room for one more
+        assert_eq!(l.admit(1_000_000, &mut p), Some(5_000_000));
+        assert_eq!(l.admit(1_000_000, &mut p), None);
     }
 
     #[test]
-    fn unlimited_fifo_serialises_back_to_back() {
+    fn pipe_is_fifo() {
         let mut l = Link::new("a".into(), 0, 1, 8e6, 500, &QueueSpec::Unlimited, Rng::new(1));
-        assert_eq!(l.enter(0, pkt(0)), Entered::Piped { arrival: 1_000_500, first: true });
-        assert_eq!(l.enter(10, pkt(1)), Entered::Piped { arrival: 2_000_500, first: false });
+        assert!(l.pipe_push(1_000_500, pkt(0)));
+        assert!(!l.pipe_push(2_000_500, pkt(1)));
         let (p, nxt) = l.pop_arrival();
         assert_eq!((p.seq, nxt), (0, Some(2_000_500)));
     }
@@ -310,14 +266,14 @@ mod tests {
     fn utilisation_and_queue_integrals() {
         let mut l = Link::new("b".into(), 0, 1, 8e6, 0, &QueueSpec::DropTail { limit: 10 }, Rng::new(1));
         l.set_measurement(0, 4_000_000);
-        l.enter(0, pkt(0));
-        l.enter(0, pkt(1));
-        let (n, _) = l.tx_done(1_000_000);
-        assert_eq!(n, Some(2_000_000));
-        l.tx_done(2_000_000);
+        let mut p = pkt(0);
+        l.admit(0, &mut p);
+        l.admit(0, &mut p);
+        assert_eq!(l.queue_len_at(500_000), 1);
         l.finish(4_000_000);
         assert_eq!(l.stats.busy_ns, 2_000_000);
         // one packet waited for 1 ms
         assert_eq!(l.stats.queue_area, 1_000_000);
+        assert_eq!(l.queue_len_at(1_500_000), 0);
     }
 }

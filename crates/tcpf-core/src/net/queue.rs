@@ -82,8 +82,6 @@ pub struct Red {
     pub avg: f64,
     count: i64,
     old: bool,
-    idle: bool,
-    idle_since: Time,
     /// Packets per second at the link rate (for idle-time aging).
     ptc: f64,
     rng: Rng,
@@ -92,13 +90,7 @@ pub struct Red {
 impl Red {
     pub fn new(limit: u32, p: RedParams, rate_bps: f64, rng: Rng) -> Self {
         let ptc = rate_bps / (8.0 * p.mean_pkt_size as f64);
-        Red { p, limit, avg: 0.0, count: 0, old: false, idle: true, idle_since: 0, ptc, rng }
-    }
-
-    /// The link finished sending and nothing waits: the queue is idle from `now`.
-    pub fn went_idle(&mut self, now: Time) {
-        self.idle = true;
-        self.idle_since = now;
+        Red { p, limit, avg: 0.0, count: 0, old: false, ptc, rng }
     }
 
     /// Drop probability for the current average (before the count correction).
@@ -136,13 +128,13 @@ impl Red {
         m.min(1.0)
     }
 
-    /// Decide for a packet arriving at `now` while `waiting` packets wait.
-    pub fn admit(&mut self, now: Time, waiting: u32, ect: bool) -> Admission {
+    /// Decide for a packet arriving at `now` while `waiting` packets wait; `idle_since` is
+    /// when the link went idle if it is idle now.
+    pub fn admit(&mut self, now: Time, waiting: u32, ect: bool, idle_since: Option<Time>) -> Admission {
         // Age the average over an idle period as if `m` small packets had gone by.
         let mut m: i64 = 0;
-        if self.idle {
-            self.idle = false;
-            let idle_s = (now.saturating_sub(self.idle_since)) as f64 * 1e-9;
+        if let Some(since) = idle_since {
+            let idle_s = (now.saturating_sub(since)) as f64 * 1e-9;
             m = (self.ptc * idle_s) as i64;
         }
         let w = self.p.q_weight;
@@ -218,18 +210,17 @@ mod tests {
     fn average_tracks_persistent_queue_and_ages_when_idle() {
         let mut r = Red::new(1000, params(), 10e6, Rng::new(1));
         for i in 0..5000u64 {
-            r.admit(i * 1000, 3, false);
+            r.admit(i * 1000, 3, false, None);
         }
         assert!((r.avg - 3.0).abs() < 0.01, "avg {}", r.avg);
-        r.went_idle(5_000_000);
         // One second idle at 1250 packets/s ages the average by (1-w)^1250 ≈ 0.08.
-        r.admit(1_005_000_000, 0, false);
+        r.admit(1_005_000_000, 0, false, Some(5_000_000));
         assert!(r.avg < 0.3, "avg {}", r.avg);
     }
 
     #[test]
     fn full_buffer_forces_drop() {
         let mut r = Red::new(10, params(), 10e6, Rng::new(1));
-        assert_eq!(r.admit(0, 10, false), Admission::ForcedDrop);
+        assert_eq!(r.admit(0, 10, false, None), Admission::ForcedDrop);
     }
 }
