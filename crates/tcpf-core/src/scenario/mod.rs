@@ -180,7 +180,9 @@ pub struct TcpTable {
     pub delayed_ack: bool,
     pub delack_timeout: f64,
     pub ack_size: u32,
+    pub header_size: u32,
     pub dupthresh: u32,
+    pub limited_transmit: bool,
 }
 
 const TOP_KEYS: &[&str] = &["duration", "seed", "packet_size", "max_window", "measure", "bottleneck", "tcp", "flows", "timeseries", "name", "description"];
@@ -225,7 +227,7 @@ impl Scenario {
         let empty = Value::Object(Map::new());
         let tcp_v = top.get("tcp").unwrap_or(&empty);
         let t = Table::new("tcp", tcp_v)?;
-        t.only(&["initial_window", "tick", "min_rto", "initial_rto", "max_rto", "max_backoff", "delayed_ack", "delack_timeout", "ack_size", "dupthresh"])?;
+        t.only(&["initial_window", "tick", "min_rto", "initial_rto", "max_rto", "max_backoff", "delayed_ack", "delack_timeout", "ack_size", "header_size", "dupthresh", "limited_transmit"])?;
         let tcp = TcpTable {
             initial_window: t.integer("initial_window", Some(2), 1, 1000, "packets")? as u32,
             tick: t.with("tick", Some(0.01), |v| positive_seconds(v, "RTO clock granularity"))?,
@@ -236,6 +238,8 @@ impl Scenario {
             delayed_ack: t.boolean("delayed_ack", false)?,
             delack_timeout: t.with("delack_timeout", Some(0.1), |v| positive_seconds(v, "delayed-ACK timer"))?,
             ack_size: t.integer("ack_size", Some(40), 1, 65_535, "bytes")? as u32,
+            header_size: t.integer("header_size", Some(40), 0, 65_535, "TCP/IP header bytes added to each data packet on the wire (ns-2's tcpip_base_hdr_size_)")? as u32,
+            limited_transmit: t.boolean("limited_transmit", true)?,
             dupthresh: t.integer("dupthresh", Some(3), 1, 1000, "duplicate ACKs that trigger fast retransmit")? as u32,
         };
         if tcp.max_rto < tcp.min_rto {
@@ -347,7 +351,8 @@ impl Scenario {
             "tcp": {
                 "initial_window": t.initial_window, "tick": t.tick, "min_rto": t.min_rto, "initial_rto": t.initial_rto,
                 "max_rto": t.max_rto, "max_backoff": t.max_backoff, "delayed_ack": t.delayed_ack,
-                "delack_timeout": t.delack_timeout, "ack_size": t.ack_size, "dupthresh": t.dupthresh,
+                "delack_timeout": t.delack_timeout, "ack_size": t.ack_size, "header_size": t.header_size,
+                "dupthresh": t.dupthresh, "limited_transmit": t.limited_transmit,
             },
             "flows": flows,
         })
@@ -403,8 +408,11 @@ impl Scenario {
                             max_backoff: t.max_backoff,
                             max_window: self.max_window.map_or(f64::INFINITY, |w| w as f64),
                             packet_size: self.packet_size,
+                            header_size: t.header_size,
                             ecn: self.ecn,
                             dupthresh: t.dupthresh,
+                            limited_transmit: t.limited_transmit,
+                            clock_phase: Rng::stream(self.seed, "clock", f.id as u64).range(0.0, t.tick),
                         },
                         ack_size: t.ack_size,
                         delayed_ack: t.delayed_ack,
@@ -480,7 +488,8 @@ impl Scenario {
             "max_window": self.max_window,
             "tcp": {"initial_window": t.initial_window, "tick_s": t.tick, "min_rto_s": t.min_rto, "initial_rto_s": t.initial_rto,
                     "max_rto_s": t.max_rto, "max_backoff": t.max_backoff, "delayed_ack": t.delayed_ack,
-                    "delack_timeout_s": t.delack_timeout, "ack_size": t.ack_size, "dupthresh": t.dupthresh},
+                    "delack_timeout_s": t.delack_timeout, "ack_size": t.ack_size, "header_size": t.header_size,
+                    "dupthresh": t.dupthresh, "limited_transmit": t.limited_transmit},
             "bottleneck": {"rate_bps": self.rate, "delay_s": self.delay, "queue": self.queue, "limit_pkts": self.limit_pkts,
                            "bdp_pkts": self.bdp_pkts, "ecn": self.ecn, "red": red,
                            "loss": self.loss.as_ref().map(|l| serde_json::to_value(l).unwrap())},
@@ -558,15 +567,17 @@ fn red_params(v: Option<&Value>, limit: f64, ecn: bool, packet_size: u32) -> Res
     t.only(&["min_th", "max_th", "q_weight", "max_p", "gentle", "wait", "mark_p"])?;
     let min_th = t.with("min_th", Some(0.15 * limit), |v| units::threshold(v, limit))?;
     let max_th = t.with("max_th", Some(0.5 * limit), |v| units::threshold(v, limit))?;
+    let max_p = t.number("max_p", Some(0.1), 1e-9, 1.0, "drop probability at max_th")?;
     let p = RedParams {
         min_th,
         max_th,
         q_weight: t.number("q_weight", Some(0.002), 1e-9, 1.0, "EWMA weight of the average queue")?,
-        max_p: t.number("max_p", Some(0.1), 1e-9, 1.0, "drop probability at max_th")?,
+        max_p,
         gentle: t.boolean("gentle", true)?,
         wait: t.boolean("wait", true)?,
         ecn,
-        mark_p: t.number("mark_p", Some(1.0), 1e-9, 1.0, "ECN-capable packets are marked while RED's probability is below this, dropped above (ns-2 mark_p_)")?,
+        // Default: mark below max_th, drop in the gentle region (ns-2's mark_p_ with max_p 0.1).
+        mark_p: t.number("mark_p", Some(max_p), 1e-9, 1.0, "ECN-capable packets are marked while RED's base probability is below this, dropped above (ns-2 mark_p_)")?,
         mean_pkt_size: packet_size,
     };
     p.validate().map_err(|m| {

@@ -16,17 +16,19 @@ pub struct RttEstimator {
     /// SRTT + 4·RTTVAR in seconds (before clamping and backoff).
     rto_base: f64,
     pub backoff: u32,
+    /// Phase of the coarse clock: it ticks at phase + k·tick.
+    phase: f64,
 }
 
 impl RttEstimator {
-    pub fn new(tick: f64, min_rto: f64, max_rto: f64, initial_rto: f64, max_backoff: u32) -> Self {
-        RttEstimator { tick, min_rto, max_rto, max_backoff, srtt8: 0, rttvar4: 0, rto_base: initial_rto, backoff: 1 }
+    pub fn new(tick: f64, min_rto: f64, max_rto: f64, initial_rto: f64, max_backoff: u32, phase: f64) -> Self {
+        RttEstimator { tick, min_rto, max_rto, max_backoff, srtt8: 0, rttvar4: 0, rto_base: initial_rto, backoff: 1, phase }
     }
 
     /// Take a sample of `rtt` seconds for a segment sent at `sent_at` seconds.
     pub fn sample(&mut self, rtt: f64, sent_at: f64) {
         // Ticks elapsed on a clock that ticks every `tick` seconds since time zero.
-        let offset = sent_at % self.tick;
+        let offset = (sent_at + self.phase) % self.tick;
         let ticks = (((rtt + offset) / self.tick) as i64).max(1);
         if self.srtt8 != 0 {
             let mut delta = ticks - (self.srtt8 >> 3);
@@ -75,19 +77,19 @@ mod tests {
 
     #[test]
     fn first_sample_gives_three_rtt_and_min_rto_applies() {
-        let mut e = RttEstimator::new(0.01, 0.2, 60.0, 3.0, 64);
+        let mut e = RttEstimator::new(0.01, 0.2, 60.0, 3.0, 64, 0.0);
         assert_eq!(e.rto(), 3.0);
         e.sample(0.1, 0.0);
         // srtt 10 ticks, rttvar 5 ticks: 10 + 4·5 = 30 ticks.
         assert!((e.rto() - 0.3).abs() < 1e-9, "{}", e.rto());
-        let mut f = RttEstimator::new(0.01, 0.5, 60.0, 3.0, 64);
+        let mut f = RttEstimator::new(0.01, 0.5, 60.0, 3.0, 64, 0.0);
         f.sample(0.1, 0.0);
         assert_eq!(f.rto(), 0.5);
     }
 
     #[test]
     fn converges_to_srtt_for_constant_samples() {
-        let mut e = RttEstimator::new(0.01, 0.0, 60.0, 3.0, 64);
+        let mut e = RttEstimator::new(0.01, 0.0, 60.0, 3.0, 64, 0.0);
         for i in 0..200 {
             e.sample(0.1, i as f64 * 0.1);
         }
@@ -99,7 +101,7 @@ mod tests {
 
     #[test]
     fn backoff_doubles_to_cap_and_sample_resets() {
-        let mut e = RttEstimator::new(0.01, 0.2, 60.0, 1.0, 64);
+        let mut e = RttEstimator::new(0.01, 0.2, 60.0, 1.0, 64, 0.0);
         for _ in 0..10 {
             e.back_off();
         }

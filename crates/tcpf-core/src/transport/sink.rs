@@ -7,6 +7,9 @@ use crate::net::packet::{ecn, Packet, MAX_SACK_BLOCKS};
 use crate::sim::Time;
 use std::collections::VecDeque;
 
+/// Bytes a SACK block adds to an ACK (ns-2's Sack1 sink; RFC 2018 uses 8 per block too).
+pub const SACK_BLOCK_BYTES: u32 = 8;
+
 pub struct TcpSink {
     pub flow: u32,
     ack_size: u32,
@@ -113,6 +116,7 @@ impl TcpSink {
             a.ecn |= ecn::ECE;
         }
         self.fill_sack(&mut a);
+        a.size += SACK_BLOCK_BYTES * a.nsack as u32;
         self.pending = 0;
         self.pending_ce = false;
         self.delack_deadline = None;

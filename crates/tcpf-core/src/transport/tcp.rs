@@ -46,10 +46,17 @@ pub struct TcpParams {
     pub max_backoff: u32,
     /// Receiver window cap, packets (infinity: none).
     pub max_window: f64,
-    /// Bytes on the wire of a data packet.
+    /// Payload bytes of a data packet.
     pub packet_size: u32,
+    /// TCP/IP header bytes added on the wire (ns-2's tcpip_base_hdr_size_).
+    pub header_size: u32,
     pub ecn: bool,
     pub dupthresh: u32,
+    /// RFC 3042 limited transmit: the first dupthresh−1 duplicate ACKs each release one new
+    /// packet (ns-2's singledup_).
+    pub limited_transmit: bool,
+    /// Phase of this sender's RTO clock, seconds in [0, tick) (ns-2's boot_time_).
+    pub clock_phase: f64,
 }
 
 const SACKED: u8 = 1;
@@ -108,7 +115,7 @@ pub struct TcpSender {
 
 impl TcpSender {
     pub fn new(flow: u32, p: TcpParams, recovery: Recovery, cc: Box<dyn Controller>, meas: Meas) -> Self {
-        let rtt = RttEstimator::new(p.tick, p.min_rto, p.max_rto, p.initial_rto, p.max_backoff);
+        let rtt = RttEstimator::new(p.tick, p.min_rto, p.max_rto, p.initial_rto, p.max_backoff, p.clock_phase);
         TcpSender {
             flow,
             p,
@@ -209,7 +216,7 @@ impl TcpSender {
             self.stats.sent += 1;
         }
         let mark = if self.p.ecn { ecn::ECT } else { 0 };
-        out.push(Packet::data(self.flow, seq, self.p.packet_size, now, mark));
+        out.push(Packet::data(self.flow, seq, self.p.packet_size + self.p.header_size, now, mark));
         if self.rto_deadline.is_none() {
             self.restart_timer(now);
         }
@@ -299,6 +306,16 @@ impl TcpSender {
                 }
             }
             pipe += 1.0;
+        }
+    }
+
+    /// RFC 3042: one new packet per early duplicate ACK, within cwnd + dupacks.
+    fn limited_transmit(&mut self, now: Time, out: &mut Vec<Packet>) {
+        let seq = self.snd_max;
+        let wnd = (self.cc.window() + self.dupacks as f64).min(self.p.max_window) as u32;
+        if self.snd_nxt == self.snd_max && seq < self.snd_una.saturating_add(wnd) && self.has_data(seq) {
+            self.snd_nxt = seq + 1;
+            self.transmit(now, seq, out);
         }
     }
 
@@ -425,6 +442,9 @@ impl TcpSender {
                 }
             } else if self.dupacks >= self.p.dupthresh && self.snd_una >= self.recover {
                 self.enter_recovery(now, out);
+                return;
+            } else if self.p.limited_transmit && self.dupacks < self.p.dupthresh {
+                self.limited_transmit(now, out);
                 return;
             }
         }
