@@ -10,6 +10,7 @@ pub mod api;
 pub mod cc;
 pub mod engine;
 pub mod metrics;
+pub mod models;
 pub mod net;
 pub mod sim;
 pub mod scenario;

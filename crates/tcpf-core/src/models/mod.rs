@@ -1,0 +1,3 @@
+//! Analytic models from the papers (pure functions; no simulator types).
+
+pub mod rate;

@@ -1,0 +1,123 @@
+//! Issue #2's acceptance checks that need only the engine (run with `--release`; each prints
+//! the numbers it checks).
+
+use serde_json::{json, Value};
+use tcpf_core::api;
+use tcpf_core::metrics::jain_index;
+use tcpf_core::models::rate::padhye;
+
+fn run(s: Value) -> Value {
+    serde_json::from_str(&api::run(&s.to_string(), None, None).expect("valid scenario")).unwrap()
+}
+
+fn run_ts(s: Value, interval: f64) -> Value {
+    serde_json::from_str(&api::run(&s.to_string(), None, Some(interval)).expect("valid scenario")).unwrap()
+}
+
+fn single_flow_droptail(limit: &str) -> Value {
+    json!({
+        "duration": 300, "seed": 1, "measure": {"from": 60, "to": 300},
+        "bottleneck": {"rate": "10Mbps", "delay": "50ms", "queue": "droptail", "limit": limit},
+        "flows": [{"count": 1, "algorithm": "tcp", "recovery": "sack", "access_delay": "1ms"}]
+    })
+}
+
+/// Classic single-flow AIMD analysis: with buffer B = b·BDP the window oscillates between
+/// (1+b)/2 and (1+b) BDP; below 1 BDP utilisation is W/BDP, above it the link is full.
+fn classic_utilisation(b: f64) -> f64 {
+    let lo = (1.0 + b) / 2.0;
+    let hi = 1.0 + b;
+    if lo >= 1.0 {
+        return 1.0;
+    }
+    // Time (in units of BDP·RTT0): growth of one packet per RTT.
+    let t1 = 1.0 - lo; // from lo to 1 BDP at the base RTT
+    let t2 = (hi * hi - 1.0) / 2.0; // from 1 to hi with RTT = W/C
+    (t1 * (lo + 1.0) / 2.0 + t2) / (t1 + t2)
+}
+
+#[test]
+fn b_single_flow_droptail_one_bdp_full_utilisation_and_halving_sawtooth() {
+    let r = run_ts(single_flow_droptail("1bdp"), 0.01);
+    let util = r["links"][0]["utilization"].as_f64().unwrap();
+    println!("1 BDP buffer: utilisation {util:.4}");
+    assert!(util >= 0.95, "utilisation {util}");
+    // Every window reduction in the time series is a halving.
+    let ts = &r["timeseries"]["flows"];
+    let cwnd: Vec<f64> = ts["cwnd"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+    let time: Vec<f64> = ts["time"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+    let mut ratios = vec![];
+    for i in 1..cwnd.len() {
+        if time[i] > 60.0 && cwnd[i] < cwnd[i - 1] - 1.0 {
+            ratios.push(cwnd[i] / cwnd[i - 1]);
+        }
+    }
+    println!("window reductions after 60 s: {} ratios {:?}", ratios.len(), ratios);
+    assert!(ratios.len() >= 3, "expected a sawtooth, got {} reductions", ratios.len());
+    for q in &ratios {
+        assert!((0.45..=0.56).contains(q), "reduction ratio {q}");
+    }
+}
+
+#[test]
+fn b_single_flow_droptail_quarter_bdp_matches_classic_analysis() {
+    let r = run(single_flow_droptail("0.25bdp"));
+    let util = r["links"][0]["utilization"].as_f64().unwrap();
+    let expect = classic_utilisation(0.25);
+    println!("0.25 BDP buffer: utilisation {util:.4}, classic analysis {expect:.4}");
+    assert!((expect - 0.8929).abs() < 1e-3);
+    assert!((util - expect).abs() <= 0.03, "utilisation {util} vs {expect}");
+}
+
+#[test]
+fn c_bernoulli_loss_throughput_follows_padhye() {
+    for p in [0.001, 0.01, 0.05] {
+        let s = json!({
+            "duration": 1000, "seed": 3, "measure": {"from": 20, "to": 1000},
+            "bottleneck": {"rate": "1Gbps", "delay": "50ms", "queue": "droptail", "limit": 100000,
+                           "loss": {"model": "bernoulli", "p": p}},
+            "flows": [{"count": 1, "algorithm": "tcp", "recovery": "sack", "access_delay": "1ms"}]
+        });
+        let r = run(s);
+        let f = &r["flows"][0];
+        let rtt = f["mean_rtt_s"].as_f64().unwrap();
+        let rto = f["mean_rto_s"].as_f64().unwrap();
+        let measured = f["throughput_bps"].as_f64().unwrap() / 8000.0;
+        let predicted = padhye(p, rtt, rto, 1.0);
+        let ratio = measured / predicted;
+        println!("p={p}: measured {measured:.1} pkt/s, Padhye {predicted:.1} pkt/s (RTT {rtt:.4} s, RTO {rto:.3} s), ratio {ratio:.3}, timeouts {}", f["timeouts"]);
+        assert!((0.75..=1.25).contains(&ratio), "p={p}: ratio {ratio}");
+    }
+}
+
+fn jin2001_red(n: u32) -> Value {
+    json!({
+        "duration": 120, "seed": 1, "max_window": 128,
+        "bottleneck": {"rate": "15Mbps", "delay": "50ms", "queue": "red", "limit": "2.5bdp",
+                       "red": {"min_th": "0.15limit", "max_th": "0.5limit", "q_weight": 0.002, "max_p": 0.1, "gentle": true, "wait": true}},
+        "tcp": {"tick": 0.1},
+        "flows": [{"count": n, "access_delay": "1ms..10ms", "start": "0..2"},
+                  {"count": n, "access_delay": "1ms..10ms", "start": "0..2"}]
+    })
+}
+
+#[test]
+fn d_32_sack_flows_on_red_share_fairly_and_fill_the_link() {
+    let r = run(jin2001_red(16));
+    let util = r["links"][0]["utilization"].as_f64().unwrap();
+    let g: Vec<f64> = r["flows"].as_array().unwrap().iter().map(|f| f["goodput_bps"].as_f64().unwrap()).collect();
+    let jain = jain_index(&g);
+    println!("16+16 SACK on RED: utilisation {util:.4}, Jain {jain:.4}");
+    assert!(util >= 0.90, "utilisation {util}");
+    assert!(jain >= 0.9, "Jain {jain}");
+}
+
+#[test]
+fn a_same_seed_same_bytes_other_seed_differs() {
+    let s = jin2001_red(4).to_string();
+    let a = api::run(&s, Some(5), None).unwrap();
+    let b = api::run(&s, Some(5), None).unwrap();
+    let c = api::run(&s, Some(6), None).unwrap();
+    assert_eq!(a, b);
+    assert_ne!(a, c);
+}
