@@ -1,0 +1,609 @@
+"""Differential checks against ns-2 2.35, the simulator the papers used.
+
+`export_tcl(expanded)` turns an *expanded* scenario (the output of
+`tcpfriendly._core.expand(json, seed)`) into a self-contained ns-2 Tcl script;
+`run_ns2(expanded)` runs it with the installed `ns` binary and returns the
+result in the same schema as the tcpfriendly engine.  The facts behind every
+knob set here (sizes, queue limits, RED details, TCP defaults) are collected in
+docs/ns2-notes.md.
+
+What ns-2 cannot express raises `Ns2Unsupported`, naming the scenario element.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+__all__ = ["Ns2Unsupported", "ALGORITHMS", "export_tcl", "run_ns2", "ns2_available"]
+
+
+class Ns2Unsupported(ValueError):
+    """The scenario uses something ns-2 2.35 cannot express; the message names it."""
+
+
+# ns-2's one-way TCP adds a 40-byte TCP/IP header to every data packet
+# (Agent/TCP tcpip_base_hdr_size_); the SYN is a bare 40-byte header.
+TCP_HEADER_BYTES = 40
+# "No receiver-window limit": ns-2 has no infinite window_, so use a big one.
+HUGE_WINDOW = 1_000_000
+# Access-link queues must never drop.
+ACCESS_QUEUE_LIMIT = 1_000_000
+# Period of the Tcl sampler behind mean_cwnd and mean_rtt_s.  Sampling from
+# Tcl is expensive in ns-2 (about 15 us per flow and sample), so keep it coarse;
+# None switches it off (those two fields are then null).
+DEFAULT_SAMPLE_INTERVAL_S = 0.5
+
+Setting = Tuple[str, Any]
+
+
+# --------------------------------------------------------------------------
+# Congestion-control algorithms: one entry per algorithm.
+# Each entry maps the canonical params (beta = fraction removed) to the
+# Agent/TCP variables that implement it.  ns-2 caveats that apply to all
+# windowOption_ 1/6 controls (first decrease halves, reductions after slow
+# start halve) are listed in docs/ns2-notes.md.
+# --------------------------------------------------------------------------
+
+def _param(params: Dict[str, Any], name: str, where: str) -> float:
+    if name not in params or params[name] is None:
+        raise Ns2Unsupported(f"{where}.params: missing '{name}' needed for the ns-2 mapping")
+    return float(params[name])
+
+
+def _alg_tcp(params: Dict[str, Any], where: str) -> List[Setting]:
+    return []
+
+
+def _alg_gaimd(params: Dict[str, Any], where: str) -> List[Setting]:
+    alpha = _param(params, "alpha", where)
+    beta = _param(params, "beta", where)  # canonical: fraction removed
+    return [("windowOption_", 1), ("increase_num_", alpha),
+            ("decrease_num_", 1.0 - beta),  # ns-2 wants the kept fraction
+            ("precisionReduce_", "true")]
+
+
+def _alg_binomial(params: Dict[str, Any], where: str) -> List[Setting]:
+    # ns-2 windowOption_ 6: per ACK cwnd += increase_num_/cwnd^(k+1);
+    # on a loss cwnd -= (1 - decrease_num_) * cwnd^l.
+    alpha = _param(params, "alpha", where)
+    beta = _param(params, "beta", where)
+    k = _param(params, "k", where)
+    l = _param(params, "l", where)
+    return [("windowOption_", 6), ("increase_num_", alpha),
+            ("decrease_num_", 1.0 - beta), ("k_parameter_", k),
+            ("l_parameter_", l), ("precisionReduce_", "true")]
+
+
+ALGORITHMS: Dict[str, Callable[[Dict[str, Any], str], List[Setting]]] = {
+    "tcp": _alg_tcp,
+    "gaimd": _alg_gaimd,
+    "binomial": _alg_binomial,
+}
+
+# recovery -> (sender, sink, delayed-ACK sink)
+RECOVERY = {
+    "sack": ("Agent/TCP/Sack1", "Agent/TCPSink/Sack1", "Agent/TCPSink/Sack1/DelAck"),
+    "newreno": ("Agent/TCP/Newreno", "Agent/TCPSink", "Agent/TCPSink/DelAck"),
+    "reno": ("Agent/TCP/Reno", "Agent/TCPSink", "Agent/TCPSink/DelAck"),
+}
+
+
+# --------------------------------------------------------------------------
+# Tcl generation
+# --------------------------------------------------------------------------
+
+def _num(x: Any) -> str:
+    """A Tcl-safe decimal for a number (ints stay ints)."""
+    if isinstance(x, bool):
+        return "1" if x else "0"
+    if isinstance(x, int):
+        return str(x)
+    v = float(x)
+    if v == int(v) and abs(v) < 1e15:
+        return str(int(v)) + ".0"
+    return repr(v)
+
+
+def _bool(x: Any) -> str:
+    return "true" if x else "false"
+
+
+def _rng_seed(seed: int, salt: int) -> int:
+    """Map the scenario seed to a valid, non-zero ns-2 RNG seed (0 would mean
+    'seed from the clock' in ns-2)."""
+    return ((int(seed) * 1_000_003 + salt * 7919) % 2_147_483_646) + 1
+
+
+def _group_label(flow: Dict[str, Any], index: int) -> str:
+    return f"flows[{flow.get('group', index)}]"
+
+
+def _check(expanded: Dict[str, Any]) -> None:
+    bn = expanded["bottleneck"]
+    q = bn.get("queue")
+    if q not in ("droptail", "red"):
+        raise Ns2Unsupported(f"bottleneck.queue: {q!r} has no ns-2 equivalent here")
+    if q == "red" and not bn.get("red"):
+        raise Ns2Unsupported("bottleneck.red: missing RED parameters")
+    loss = bn.get("loss")
+    mb = (expanded.get("tcp") or {}).get("max_backoff")
+    if mb is not None and int(mb) != 64:
+        raise Ns2Unsupported(f"tcp.max_backoff: {mb} cannot be set in ns-2 (fixed at 64, "
+                             "and with rfc2988_ only the max_rto cap applies)")
+    if loss:
+        if loss.get("model") != "bernoulli":
+            raise Ns2Unsupported(f"bottleneck.loss.model: {loss.get('model')!r} has no ns-2 equivalent here")
+    for i, f in enumerate(expanded["flows"]):
+        where = _group_label(f, i)
+        kind = f.get("kind", "tcp")
+        if kind == "tcp":
+            alg = f.get("algorithm")
+            if alg not in ALGORITHMS:
+                raise Ns2Unsupported(f"{where}.algorithm: {alg!r} has no ns-2 equivalent")
+            ALGORITHMS[alg](f.get("params") or {}, where)  # validates params
+            if f.get("recovery", "sack") not in RECOVERY:
+                raise Ns2Unsupported(f"{where}.recovery: {f.get('recovery')!r} has no ns-2 equivalent")
+        elif kind != "cbr":
+            raise Ns2Unsupported(f"{where}.kind: {kind!r} has no ns-2 equivalent")
+        if f.get("direction", "forward") not in ("forward", "reverse"):
+            raise Ns2Unsupported(f"{where}.direction: {f.get('direction')!r} has no ns-2 equivalent")
+
+
+_TCL_PROCS = r"""
+# ---- measurement helpers -------------------------------------------------
+# Byte counters in ns-2 are C ints (they wrap past 2^31); `accumulate` adds
+# wrap-safe increments so long, fast runs stay exact.
+
+proc tcp_snapshot {i} {
+    global tcp sink SNAP ACC
+    set SNAP($i,sent)   $ACC($i,sentbytes)
+    set SNAP($i,rexmit) $ACC($i,rexmitbytes)
+    set SNAP($i,dlv)    $ACC($i,sinkbytes)
+    set SNAP($i,cuts)   [$tcp($i) set ncwndcuts_]
+    set SNAP($i,cuts1)  [$tcp($i) set ncwndcuts1_]
+    set SNAP($i,to)     [$tcp($i) set nrexmit_]
+    set SNAP($i,ecn)    [$tcp($i) set necnresponses_]
+}
+
+proc tcp_accumulate {i} {
+    global tcp sink ACC
+    acc1 $i sentbytes [$tcp($i) set ndatabytes_]
+    acc1 $i rexmitbytes [$tcp($i) set nrexmitbytes_]
+    acc1 $i sinkbytes [$sink($i) set bytes_]
+}
+
+proc acc1 {i key cur} {
+    global ACC
+    set ACC($i,$key) [expr {$ACC($i,$key) + (($cur - $ACC($i,last$key)) & 0xFFFFFFFF)}]
+    set ACC($i,last$key) $cur
+}
+
+proc cbr_snapshot {i} {
+    global sink SNAP
+    set e [$sink($i) set expected_]
+    if {$e < 0} { set e 0 }
+    set SNAP($i,sent) $e
+    set SNAP($i,dlv) [$sink($i) set npkts_]
+}
+
+proc link_accumulate {} {
+    global qmon LACC
+    set cur [$qmon set bdepartures_]
+    set LACC(bytes) [expr {$LACC(bytes) + (($cur - $LACC(lastbytes)) & 0xFFFFFFFF)}]
+    set LACC(lastbytes) $cur
+}
+
+proc link_snapshot {} {
+    global qmon LSNAP LACC
+    link_accumulate
+    set qi [$qmon get-pkts-integrator]
+    $qi newpoint [[Simulator instance] now] [$qi set lasty_]
+    set LSNAP(bytes) $LACC(bytes)
+    set LSNAP(pdep)  [$qmon set pdepartures_]
+    set LSNAP(drops) [$qmon set pdrops_]
+    set LSNAP(marks) [$qmon set pmarks_]
+    set LSNAP(qint)  [$qi set sum_]
+}
+
+# cwnd/srtt sampler: runs only inside the measurement window
+proc sample {} {
+    global ns TCPFLOWS START STOP WND CWS CWN RTS RTN tcp TICK SAMPLE_DT MEASURE_TO
+    set now [$ns now]
+    foreach i $TCPFLOWS {
+        if {$now < $START($i) || ($STOP($i) >= 0 && $now >= $STOP($i))} { continue }
+        set c [$tcp($i) set cwnd_]
+        # ns-2 lets cwnd_ grow past window_; the usable window is the minimum
+        if {$c > $WND($i)} { set c $WND($i) }
+        set CWS($i) [expr {$CWS($i) + $c}]
+        incr CWN($i)
+        set s [$tcp($i) set srtt_]
+        if {$s > 0} {
+            # srtt_ is kept in ticks scaled by 8 (T_SRTT_BITS = 3)
+            set RTS($i) [expr {$RTS($i) + $s / 8.0 * $TICK($i)}]
+            incr RTN($i)
+        }
+    }
+    set nxt [expr {$now + $SAMPLE_DT}]
+    if {$nxt < $MEASURE_TO} { $ns at $nxt "sample" }
+}
+
+# keeps the wrap-safe byte counters current (a C int cannot wrap twice in 5 s)
+proc accumulate {} {
+    global ns TCPFLOWS MEASURE_TO
+    foreach i $TCPFLOWS { tcp_accumulate $i }
+    link_accumulate
+    set nxt [expr {[$ns now] + 5.0}]
+    if {$nxt < $MEASURE_TO} { $ns at $nxt "accumulate" }
+}
+
+proc measure_start {} {
+    global FLOWS KIND SAMPLE_DT
+    foreach i $FLOWS {
+        if {$KIND($i) == "tcp"} { tcp_accumulate $i; tcp_snapshot $i } else { cbr_snapshot $i }
+    }
+    link_snapshot
+    if {$SAMPLE_DT > 0} { sample }
+}
+
+proc measure_end {} {
+    global ns FLOWS KIND GROUP SNAP tcp sink CWS CWN RTS RTN PKT HDR LSNAP
+    set t [$ns now]
+    set total 0
+    foreach i $FLOWS {
+        if {$KIND($i) == "tcp"} {
+            tcp_accumulate $i
+            set s0 $SNAP($i,sent); set r0 $SNAP($i,rexmit); set d0 $SNAP($i,dlv)
+            set c0 $SNAP($i,cuts); set c10 $SNAP($i,cuts1); set t0 $SNAP($i,to); set e0 $SNAP($i,ecn)
+            tcp_snapshot $i
+            set sent   [expr {($SNAP($i,sent) - $s0) / $PKT}]
+            set rexmit [expr {($SNAP($i,rexmit) - $r0) / $PKT}]
+            # sink bytes_ counts in-order bytes as they were on the wire:
+            # the 40-byte SYN once, then PKT+HDR per data packet.
+            set b0 [expr {$d0 >= $HDR ? $d0 - $HDR : 0}]
+            set b1 [expr {$SNAP($i,dlv) >= $HDR ? $SNAP($i,dlv) - $HDR : 0}]
+            set dlv [expr {$b1 / ($PKT + $HDR) - $b0 / ($PKT + $HDR)}]
+            set cw [expr {$CWN($i) > 0 ? double($CWS($i)) / $CWN($i) : "null"}]
+            set rt [expr {$RTN($i) > 0 ? double($RTS($i)) / $RTN($i) : "null"}]
+            puts "FLOW id=$i group=$GROUP($i) kind=tcp sent=$sent rexmit=$rexmit delivered=$dlv ncwndcuts=[expr {[$tcp($i) set ncwndcuts_] - $c0}] ncwndcuts1=[expr {[$tcp($i) set ncwndcuts1_] - $c10}] ntimeouts=[expr {[$tcp($i) set nrexmit_] - $t0}] necn=[expr {[$tcp($i) set necnresponses_] - $e0}] mean_cwnd=$cw mean_srtt=$rt"
+        } else {
+            set s0 $SNAP($i,sent); set d0 $SNAP($i,dlv)
+            cbr_snapshot $i
+            set sent [expr {$SNAP($i,sent) - $s0}]
+            set dlv [expr {$SNAP($i,dlv) - $d0}]
+            puts "FLOW id=$i group=$GROUP($i) kind=cbr sent=$sent delivered=$dlv"
+        }
+        incr total $dlv
+    }
+    set b0 $LSNAP(bytes); set p0 $LSNAP(pdep); set d0 $LSNAP(drops); set m0 $LSNAP(marks); set q0 $LSNAP(qint)
+    link_snapshot
+    puts "LINK name=bottleneck bytes=[expr {$LSNAP(bytes) - $b0}] pkts=[expr {$LSNAP(pdep) - $p0}] drops=[expr {$LSNAP(drops) - $d0}] marks=[expr {$LSNAP(marks) - $m0}] qint=[expr {$LSNAP(qint) - $q0}]"
+    puts "TOTAL delivered_pkts=$total t=$t"
+    flush stdout
+}
+"""
+
+
+def export_tcl(expanded: Dict[str, Any],
+               sample_interval_s: Optional[float] = DEFAULT_SAMPLE_INTERVAL_S) -> str:
+    """Return a complete ns-2 Tcl script for an expanded scenario.
+
+    The script prints, at the end of the measurement window, one
+    ``FLOW key=value ...`` line per flow, one ``LINK ...`` line for the
+    forward bottleneck and one ``TOTAL delivered_pkts=...`` line.
+    """
+    _check(expanded)
+    seed = int(expanded.get("seed", 1))
+    duration = float(expanded["duration_s"])
+    meas = expanded.get("measure") or {}
+    m_from = float(meas.get("from_s", 0.0))
+    m_to = float(meas.get("to_s", duration))
+    if not 0.0 <= m_from < m_to <= duration:
+        raise Ns2Unsupported(f"measure: window [{m_from}, {m_to}] is not inside [0, {duration}]")
+    pkt = int(expanded["packet_size"])
+    max_window = expanded.get("max_window")
+    wnd = int(max_window) if max_window is not None else HUGE_WINDOW
+    tcpd = expanded.get("tcp") or {}
+    bn = expanded["bottleneck"]
+    flows = expanded["flows"]
+
+    L: List[str] = []
+    a = L.append
+    a("# Generated by tcpfriendly.ns2.export_tcl for ns-2 2.35 -- do not edit.")
+    a(f"# seed={seed} duration={duration} measure=[{m_from}, {m_to}]")
+    a("set ns [new Simulator]")
+    a("global defaultRNG")
+    a(f"$defaultRNG seed {_rng_seed(seed, 0)}")
+    a(f"set PKT {pkt}")
+    hdr = int(tcpd.get("header_size", TCP_HEADER_BYTES))
+    a(f"set HDR {hdr}")
+    a(f"set SAMPLE_DT {_num(sample_interval_s) if sample_interval_s else 0}")
+    a(f"set MEASURE_TO {_num(m_to)}")
+    a("set FLOWS {}")
+    a("set TCPFLOWS {}")
+    a("")
+    # ---- bottleneck ----
+    qtype = "RED" if bn["queue"] == "red" else "DropTail"
+    a("set R1 [$ns node]")
+    a("set R2 [$ns node]")
+    a(f"$ns duplex-link $R1 $R2 {_num(bn['rate_bps'])} {_num(bn['delay_s'])} {qtype}")
+    a(f"$ns queue-limit $R1 $R2 {int(bn['limit_pkts'])}")
+    a(f"$ns queue-limit $R2 $R1 {int(bn['limit_pkts'])}")
+    if qtype == "RED":
+        red = bn["red"]
+        max_p = float(red["max_p"])
+        mean_pkt = int(red.get("mean_pkt_size") or pkt)
+        a("foreach q [list [[$ns link $R1 $R2] queue] [[$ns link $R2 $R1] queue]] {")
+        a("    $q set bytes_ false")
+        a("    $q set queue_in_bytes_ false")
+        a(f"    $q set mean_pktsize_ {mean_pkt}")
+        a(f"    $q set thresh_ {_num(red['min_th_pkts'])}")
+        a(f"    $q set maxthresh_ {_num(red['max_th_pkts'])}")
+        a(f"    $q set q_weight_ {_num(red['q_weight'])}")
+        a(f"    $q set linterm_ {_num(1.0 / max_p)}")
+        a(f"    $q set gentle_ {_bool(red.get('gentle', True))}")
+        a(f"    $q set wait_ {_bool(red.get('wait', True))}")
+        a(f"    $q set setbit_ {_bool(bn.get('ecn', False))}")
+        # ECN: mark an ECT packet only while RED's base probability is below mark_p_,
+        # drop it otherwise (ns-2 default mark_p_ is 0.1)
+        a("    $q set use_mark_p_ true")
+        if red.get("mark_p") is not None:
+            a(f"    $q set mark_p_ {_num(red['mark_p'])}")
+        a("    $q set adaptive_ 0")
+        a("}")
+    # monitor before the loss model, so the loss model sits in front of it
+    a('set qmon [$ns monitor-queue $R1 $R2 ""]')
+    a("set LACC(bytes) 0; set LACC(lastbytes) 0")
+    a("")
+    # ---- flows ----
+    fwd_fids: List[int] = []
+    for i, f in enumerate(flows):
+        fid = int(f["id"])
+        where = _group_label(f, i)
+        kind = f.get("kind", "tcp")
+        fwd = f.get("direction", "forward") == "forward"
+        near, far = ("$R1", "$R2") if fwd else ("$R2", "$R1")
+        acc_rate = _num(f.get("access_rate_bps") or 10 * float(bn["rate_bps"]))
+        start = float(f.get("start_s") or 0.0)
+        stop = f.get("stop_s")
+        a(f"# flow {fid} ({where}, {kind}, {'forward' if fwd else 'reverse'})")
+        a(f"lappend FLOWS {fid}")
+        a(f"set KIND({fid}) {kind}")
+        a(f"set GROUP({fid}) {int(f.get('group', 0))}")
+        a(f"set START({fid}) {_num(start)}")
+        a(f"set STOP({fid}) {_num(stop) if stop is not None else -1}")
+        a(f"set S({fid}) [$ns node]")
+        a(f"set D({fid}) [$ns node]")
+        a(f"$ns duplex-link $S({fid}) {near} {acc_rate} {_num(f.get('access_delay_s', 0.0))} DropTail")
+        a(f"$ns duplex-link $D({fid}) {far} {acc_rate} {_num(f.get('receiver_delay_s', 0.0))} DropTail")
+        for x, y in (("$S", near), ("$D", far)):
+            a(f"$ns queue-limit {x}({fid}) {y} {ACCESS_QUEUE_LIMIT}")
+            a(f"$ns queue-limit {y} {x}({fid}) {ACCESS_QUEUE_LIMIT}")
+        if fwd:
+            fwd_fids.append(fid + 1)
+        if kind == "tcp":
+            sender, sink, delsink = RECOVERY[f.get("recovery", "sack")]
+            a(f"set tcp({fid}) [new {sender}]")
+            tv = f"$tcp({fid})"
+            settings: List[Setting] = [
+                ("fid_", fid + 1),
+                ("packetSize_", pkt),
+                ("window_", wnd),
+                ("windowInit_", int(tcpd.get("initial_window", 2))),
+                ("tcpTick_", tcpd.get("tick_s", 0.01)),
+                ("minrto_", tcpd.get("min_rto_s", 0.2)),
+                ("rtxcur_init_", tcpd.get("initial_rto_s", 3.0)),
+                ("maxrto_", tcpd.get("max_rto_s", 60.0)),
+                ("ecn_", 1 if f.get("ecn") else 0),
+                ("numdupacks_", int(tcpd.get("dupthresh", 3))),
+                ("tcpip_base_hdr_size_", hdr),
+                ("singledup_", 1 if tcpd.get("limited_transmit", True) else 0),
+            ]
+            settings += ALGORITHMS[f["algorithm"]](f.get("params") or {}, where)
+            for var, val in settings:
+                a(f"{tv} set {var} {val if isinstance(val, str) else _num(val)}")
+            if tcpd.get("delayed_ack"):
+                a(f"set sink({fid}) [new {delsink}]")
+                a(f"$sink({fid}) set interval_ {_num(tcpd.get('delack_timeout_s', 0.1))}")
+            else:
+                a(f"set sink({fid}) [new {sink}]")
+            a(f"$sink({fid}) set packetSize_ {int(tcpd.get('ack_size', TCP_HEADER_BYTES))}")
+            a(f"$ns attach-agent $S({fid}) {tv}")
+            a(f"$ns attach-agent $D({fid}) $sink({fid})")
+            a(f"$ns connect {tv} $sink({fid})")
+            a(f"lappend TCPFLOWS {fid}")
+            a(f"set WND({fid}) {wnd}")
+            a(f"set TICK({fid}) [{tv} set tcpTick_]")
+            a(f"set CWS({fid}) 0.0; set CWN({fid}) 0; set RTS({fid}) 0.0; set RTN({fid}) 0")
+            a(f"foreach k {{sentbytes rexmitbytes sinkbytes}} {{ set ACC({fid},$k) 0; set ACC({fid},last$k) 0 }}")
+            a(f"set app({fid}) [new Application/FTP]")
+            a(f"$app({fid}) attach-agent {tv}")
+            a(f'$ns at {_num(start)} "$app({fid}) start"')
+            if stop is not None:
+                a(f'$ns at {_num(stop)} "$app({fid}) stop"')
+        else:
+            cbr = f.get("cbr") or {}
+            a(f"set udp({fid}) [new Agent/UDP]")
+            a(f"$udp({fid}) set fid_ {fid + 1}")
+            a(f"$udp({fid}) set packetSize_ {pkt}")
+            a(f"set sink({fid}) [new Agent/LossMonitor]")
+            a(f"$ns attach-agent $S({fid}) $udp({fid})")
+            a(f"$ns attach-agent $D({fid}) $sink({fid})")
+            a(f"$ns connect $udp({fid}) $sink({fid})")
+            a(f"set app({fid}) [new Application/Traffic/CBR]")
+            a(f"$app({fid}) attach-agent $udp({fid})")
+            a(f"$app({fid}) set packetSize_ {pkt}")
+            a(f"$app({fid}) set rate_ {_num(cbr['rate_bps'])}")
+            a(f"$app({fid}) set random_ 0")
+            end = float(stop) if stop is not None else duration
+            on, off = cbr.get("on_s"), cbr.get("off_s")
+            t = start
+            if on is None or off is None:
+                a(f'$ns at {_num(start)} "$app({fid}) start"')
+                if stop is not None:
+                    a(f'$ns at {_num(end)} "$app({fid}) stop"')
+            else:
+                on, off = float(on), float(off)
+                if on <= 0 or off < 0 or on + off <= 0:
+                    raise Ns2Unsupported(f"{where}.cbr: on/off periods must be positive")
+                while t < end:
+                    a(f'$ns at {_num(t)} "$app({fid}) start"')
+                    a(f'$ns at {_num(min(t + on, end))} "$app({fid}) stop"')
+                    t += on + off
+        a("")
+    # ---- random loss on the forward bottleneck (data of forward flows only) ----
+    loss = bn.get("loss")
+    if loss and float(loss.get("p", 0.0)) > 0.0 and fwd_fids:
+        a("# Bernoulli loss: an ErrorModel in front of the forward bottleneck queue,")
+        a("# reached only by forward flows' packets (classified by flow id), so the")
+        a("# reverse flows' ACKs that share this link are never dropped by it.")
+        a("set lossrng [new RNG]")
+        a(f"$lossrng seed {_rng_seed(seed, 1)}")
+        a("set lossrv [new RandomVariable/Uniform]")
+        a("$lossrv set min_ 0.0")
+        a("$lossrv set max_ 1.0")
+        a("$lossrv use-rng $lossrng")
+        a("set em [new ErrorModel]")
+        a("$em unit pkt")
+        a(f"$em set rate_ {_num(loss['p'])}")
+        a("$em ranvar $lossrv")
+        a("set emod [new ErrorModule Fid]")
+        a("$emod insert $em")
+        for fidv in fwd_fids:
+            a(f"$emod bind $em {fidv}")
+        a("$emod default pass")
+        a("$ns lossmodel $emod $R1 $R2")
+        a("# random losses go to their own sink, not the queue monitor's drop count")
+        a("$emod drop-target [new Agent/Null]")
+        a("")
+    a(_TCL_PROCS)
+    a('$ns at 0.0 "accumulate"')
+    a(f'$ns at {_num(m_from)} "measure_start"')
+    a(f'$ns at {_num(m_to)} "measure_end"')
+    a(f'$ns at {_num(duration)} "exit 0"')
+    a("$ns run")
+    return "\n".join(L) + "\n"
+
+
+# --------------------------------------------------------------------------
+# Running ns-2 and parsing its output
+# --------------------------------------------------------------------------
+
+def ns2_available(ns_binary: str = "ns") -> bool:
+    """True when an ns-2 binary is on PATH (or at the given path)."""
+    return shutil.which(ns_binary) is not None
+
+
+_KV = re.compile(r"(\w+)=(\S+)")
+
+
+def _parse_value(v: str) -> Any:
+    if v == "null":
+        return None
+    try:
+        return int(v)
+    except ValueError:
+        return float(v)
+
+
+def parse_output(stdout: str) -> Dict[str, Any]:
+    """Parse the FLOW/LINK/TOTAL lines printed by an exported script."""
+    out: Dict[str, Any] = {"flows": [], "links": [], "total": {}}
+    for line in stdout.splitlines():
+        tag, _, rest = line.partition(" ")
+        if tag not in ("FLOW", "LINK", "TOTAL"):
+            continue
+        kv = {k: (v if k in ("kind", "name") else _parse_value(v)) for k, v in _KV.findall(rest)}
+        if tag == "FLOW":
+            out["flows"].append(kv)
+        elif tag == "LINK":
+            out["links"].append(kv)
+        else:
+            out["total"] = kv
+    return out
+
+
+def _results(expanded: Dict[str, Any], parsed: Dict[str, Any], wall_s: float) -> Dict[str, Any]:
+    pkt = int(expanded["packet_size"])
+    duration = float(expanded["duration_s"])
+    meas = expanded.get("measure") or {}
+    window = float(meas.get("to_s", duration)) - float(meas.get("from_s", 0.0))
+    by_id = {int(f["id"]): f for f in expanded["flows"]}
+    flows = []
+    for r in parsed["flows"]:
+        spec = by_id[int(r["id"])]
+        sent, dlv = r["sent"], r["delivered"]
+        if r["kind"] == "tcp":
+            loss_events = r["ncwndcuts1"]
+            flows.append({
+                "id": int(r["id"]), "group": int(r["group"]),
+                "algorithm": spec.get("algorithm"), "params": spec.get("params") or {},
+                "direction": spec.get("direction", "forward"),
+                "throughput_bps": sent * pkt * 8.0 / window,
+                "goodput_bps": dlv * pkt * 8.0 / window,
+                "packets_sent": sent, "packets_delivered": dlv,
+                "retransmissions": r["rexmit"],
+                "loss_events": loss_events, "timeouts": r["ntimeouts"],
+                "loss_event_rate": (loss_events / sent) if sent else None,
+                "mean_rtt_s": r.get("mean_srtt"), "mean_cwnd": r.get("mean_cwnd"),
+            })
+        else:
+            flows.append({
+                "id": int(r["id"]), "group": int(r["group"]),
+                "algorithm": spec.get("algorithm", "cbr"), "params": spec.get("params") or {},
+                "direction": spec.get("direction", "forward"),
+                "throughput_bps": sent * pkt * 8.0 / window,
+                "goodput_bps": dlv * pkt * 8.0 / window,
+                "packets_sent": sent, "packets_delivered": dlv,
+                "retransmissions": None, "loss_events": None, "timeouts": None,
+                "loss_event_rate": None, "mean_rtt_s": None, "mean_cwnd": None,
+            })
+    links = []
+    rate = float(expanded["bottleneck"]["rate_bps"])
+    for lk in parsed["links"]:
+        links.append({
+            "name": lk["name"],
+            "utilization": lk["bytes"] * 8.0 / (rate * window),
+            "drops": lk["drops"], "marks": lk["marks"],
+            "mean_queue_pkts": lk["qint"] / window,
+        })
+    return {"flows": flows, "links": links, "wall_s": wall_s,
+            "ns2": {"delivered_packets": parsed["total"].get("delivered_pkts")}}
+
+
+def run_ns2(expanded: Dict[str, Any], ns_binary: str = "ns", workdir: Optional[str] = None,
+            sample_interval_s: Optional[float] = DEFAULT_SAMPLE_INTERVAL_S,
+            timeout_s: Optional[float] = None) -> Dict[str, Any]:
+    """Export `expanded`, run it with ns-2 and return results in the engine's schema.
+
+    `wall_s` is the wall time of the `ns` process alone.  Fields ns-2 cannot
+    give are None.  The script is kept in `workdir` when one is given.
+    """
+    script = export_tcl(expanded, sample_interval_s=sample_interval_s)
+    tmp = None
+    if workdir is None:
+        tmp = tempfile.mkdtemp(prefix="tcpf-ns2-")
+        workdir = tmp
+    else:
+        os.makedirs(workdir, exist_ok=True)
+    try:
+        path = os.path.join(workdir, "scenario.tcl")
+        with open(path, "w") as fh:
+            fh.write(script)
+        t0 = time.perf_counter()
+        proc = subprocess.run([ns_binary, path], cwd=workdir, capture_output=True, text=True,
+                              timeout=timeout_s)
+        wall = time.perf_counter() - t0
+        parsed = parse_output(proc.stdout)
+        if proc.returncode != 0 or not parsed["links"]:
+            raise RuntimeError(f"ns-2 failed (exit {proc.returncode}) on {path}:\n"
+                               f"{proc.stderr.strip()[-2000:]}")
+        return _results(expanded, parsed, wall)
+    finally:
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)

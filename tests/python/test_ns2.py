@@ -1,0 +1,265 @@
+"""ns-2 2.35 cross-checks: the Tcl exporter (no ns needed) and a differential run against ns-2.
+
+The differential test is skipped only where the `ns` binary is absent.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+import statistics
+
+import pytest
+
+from tcpfriendly import ns2
+from tcpfriendly.ns2 import Ns2Unsupported, export_tcl, ns2_available
+
+NS_MISSING = "ns-2 (`ns`) is not installed here (Debian/Ubuntu: apt-get install ns2)"
+
+
+def expanded_sample(n_per_group=2, duration=20.0, **bottleneck):
+    """A hand-written expanded scenario in the format of tcpfriendly._core.expand."""
+    flows = []
+    for g in range(2):
+        for k in range(n_per_group):
+            fid = g * n_per_group + k
+            flows.append({"id": fid, "group": g, "kind": "tcp", "algorithm": "tcp", "params": {},
+                          "recovery": "sack", "direction": "forward",
+                          "access_delay_s": 0.001 + 0.009 * k / max(1, n_per_group - 1),
+                          "receiver_delay_s": 0.0, "access_rate_bps": 150000000.0,
+                          "start_s": round(0.1 * fid, 3), "stop_s": None, "ecn": False})
+    bn = {"rate_bps": 15000000.0, "delay_s": 0.05, "queue": "red", "limit_pkts": 469, "ecn": False,
+          "red": {"min_th_pkts": 70.35, "max_th_pkts": 234.5, "q_weight": 0.002, "max_p": 0.1,
+                  "gentle": True, "wait": True, "mean_pkt_size": 1000},
+          "loss": None}
+    bn.update(bottleneck)
+    return {"seed": 1, "duration_s": duration, "measure": {"from_s": 0.0, "to_s": duration},
+            "packet_size": 1000, "max_window": 128,
+            "tcp": {"initial_window": 2, "tick_s": 0.01, "min_rto_s": 0.2, "initial_rto_s": 3.0,
+                    "max_rto_s": 60.0, "delayed_ack": False, "delack_timeout_s": 0.1, "ack_size": 40},
+            "bottleneck": bn, "flows": flows, "scenario": {}}
+
+
+def has_line(script, pattern):
+    return re.search(pattern, script, re.MULTILINE) is not None
+
+
+# ----------------------------------------------------------------------------------------
+# export_tcl: no ns needed
+# ----------------------------------------------------------------------------------------
+
+def test_export_dumbbell_red_and_tcp_knobs():
+    s = export_tcl(expanded_sample())
+    assert "$ns duplex-link $R1 $R2 15000000.0 0.05 RED" in s
+    assert "$ns queue-limit $R1 $R2 469" in s and "$ns queue-limit $R2 $R1 469" in s
+    for knob in ["bytes_ false", "queue_in_bytes_ false", "mean_pktsize_ 1000", "thresh_ 70.35",
+                 "maxthresh_ 234.5", "q_weight_ 0.002", "linterm_ 10.0", "gentle_ true",
+                 "wait_ true", "setbit_ false"]:
+        assert f"$q set {knob}" in s, knob
+    assert s.count("[new Agent/TCP/Sack1]") == 4
+    assert s.count("[new Agent/TCPSink/Sack1]") == 4
+    for knob in ["packetSize_ 1000", "window_ 128", "windowInit_ 2", "tcpTick_ 0.01",
+                 "minrto_ 0.2", "rtxcur_init_ 3.0", "maxrto_ 60.0", "ecn_ 0", "numdupacks_ 3",
+                 "tcpip_base_hdr_size_ 40", "singledup_ 1"]:
+        assert has_line(s, rf"^\$tcp\(0\) set {re.escape(knob)}$"), knob
+    assert "$sink(0) set packetSize_ 40" in s
+    assert s.count("[new Application/FTP]") == 4
+    assert '$ns at 0.3 "$app(3) start"' in s
+    assert "$defaultRNG seed" in s
+    # access queues never drop
+    assert f"$ns queue-limit $S(0) $R1 {ns2.ACCESS_QUEUE_LIMIT}" in s
+    assert s.rstrip().endswith("$ns run")
+
+
+def test_export_is_deterministic_and_seeded():
+    e = expanded_sample()
+    assert export_tcl(e) == export_tcl(copy.deepcopy(e))
+    e2 = copy.deepcopy(e)
+    e2["seed"] = 2
+    seeds = [re.search(r"\$defaultRNG seed (\d+)", export_tcl(x)).group(1) for x in (e, e2)]
+    assert seeds[0] != seeds[1] and "0" not in seeds
+
+
+def test_export_gaimd_mapping():
+    e = expanded_sample()
+    for f in e["flows"]:
+        if f["group"] == 1:
+            f["algorithm"], f["params"] = "gaimd", {"alpha": 0.31, "beta": 0.125}
+    s = export_tcl(e)
+    assert has_line(s, r"^\$tcp\(2\) set windowOption_ 1$")
+    assert has_line(s, r"^\$tcp\(2\) set increase_num_ 0\.31$")
+    assert has_line(s, r"^\$tcp\(2\) set decrease_num_ 0\.875$")  # ns-2 wants the kept fraction
+    assert has_line(s, r"^\$tcp\(2\) set precisionReduce_ true$")
+    assert not has_line(s, r"^\$tcp\(0\) set increase_num_")
+
+
+def test_unsupported_algorithm_names_the_field():
+    e = expanded_sample()
+    e["flows"][3]["algorithm"] = "cubic-ish"
+    with pytest.raises(Ns2Unsupported) as err:
+        export_tcl(e)
+    msg = str(err.value)
+    assert "flows[1].algorithm" in msg and "'cubic-ish'" in msg and "no ns-2 equivalent" in msg
+    assert isinstance(err.value, ValueError)
+
+
+def test_other_unsupported_elements():
+    e = expanded_sample()
+    e["flows"][0]["recovery"] = "rack"
+    with pytest.raises(Ns2Unsupported, match=r"flows\[0\]\.recovery"):
+        export_tcl(e)
+    e = expanded_sample(loss={"model": "gilbert", "p": 0.1})
+    with pytest.raises(Ns2Unsupported, match=r"bottleneck\.loss\.model"):
+        export_tcl(e)
+    e = expanded_sample()
+    e["flows"][1]["params"] = {"alpha": 0.2}
+    e["flows"][1]["algorithm"] = "gaimd"
+    with pytest.raises(Ns2Unsupported, match=r"flows\[0\]\.params.*beta"):
+        export_tcl(e)
+
+
+def test_recovery_variants_delayed_ack_and_unlimited_window():
+    e = expanded_sample()
+    e["flows"][0]["recovery"] = "newreno"
+    e["flows"][1]["recovery"] = "reno"
+    e["max_window"] = None
+    e["tcp"]["delayed_ack"] = True
+    e["tcp"]["delack_timeout_s"] = 0.2
+    s = export_tcl(e)
+    assert "set tcp(0) [new Agent/TCP/Newreno]" in s
+    assert "set tcp(1) [new Agent/TCP/Reno]" in s
+    assert "set sink(0) [new Agent/TCPSink/DelAck]" in s
+    assert "set sink(2) [new Agent/TCPSink/Sack1/DelAck]" in s
+    assert "$sink(2) set interval_ 0.2" in s
+    assert f"$tcp(0) set window_ {ns2.HUGE_WINDOW}" in s
+
+
+def test_droptail_ecn_loss_reverse_and_cbr():
+    e = expanded_sample(queue="droptail", red=None, limit_pkts=281,
+                        loss={"model": "bernoulli", "p": 0.01})
+    e["flows"][3]["direction"] = "reverse"
+    e["flows"][0]["ecn"] = True
+    e["flows"].append({"id": 4, "group": 2, "kind": "cbr", "algorithm": "cbr", "params": {},
+                       "cbr": {"rate_bps": 5e6, "on_s": 30.0, "off_s": 30.0},
+                       "direction": "forward", "access_delay_s": 0.001, "receiver_delay_s": 0.0,
+                       "access_rate_bps": 150e6, "start_s": 0.0, "stop_s": None, "ecn": False})
+    e["duration_s"] = 100.0
+    e["measure"]["to_s"] = 100.0
+    s = export_tcl(e)
+    assert "15000000.0 0.05 DropTail" in s and "$q set thresh_" not in s
+    assert "$tcp(0) set ecn_ 1" in s
+    # reverse flow: sender on R2's side
+    assert "$ns duplex-link $S(3) $R2" in s and "$ns duplex-link $D(3) $R1" in s
+    # Bernoulli loss before the forward bottleneck queue, forward flows' packets only
+    for line in ["$em unit pkt", "$em set rate_ 0.01", "$em ranvar $lossrv",
+                 "$lossrv use-rng $lossrng", "set emod [new ErrorModule Fid]",
+                 "$emod default pass", "$ns lossmodel $emod $R1 $R2"]:
+        assert line in s, line
+    bound = re.findall(r"\$emod bind \$em (\d+)", s)
+    assert sorted(int(b) for b in bound) == [1, 2, 3, 5]  # fid = id + 1; flow 3 is reverse
+    # CBR on/off 30 s / 30 s over 100 s
+    assert "set udp(4) [new Agent/UDP]" in s and "[new Agent/LossMonitor]" in s
+    assert "$app(4) set rate_ 5000000.0" in s
+    starts = re.findall(r'\$ns at (\S+) "\$app\(4\) start"', s)
+    stops = re.findall(r'\$ns at (\S+) "\$app\(4\) stop"', s)
+    assert starts == ["0.0", "60.0"] and stops == ["30.0", "90.0"]
+
+
+def test_parse_output_and_result_schema():
+    e = expanded_sample(n_per_group=1)
+    out = ("noise\n"
+           "FLOW id=0 group=0 kind=tcp sent=1000 rexmit=10 delivered=990 ncwndcuts=9 ncwndcuts1=8 "
+           "ntimeouts=1 necn=0 mean_cwnd=12.5 mean_srtt=0.12\n"
+           "FLOW id=1 group=1 kind=tcp sent=500 rexmit=5 delivered=495 ncwndcuts=5 ncwndcuts1=5 "
+           "ntimeouts=0 necn=0 mean_cwnd=null mean_srtt=null\n"
+           "LINK name=bottleneck bytes=2500000 pkts=3000 drops=15 marks=0 qint=200.0\n"
+           "TOTAL delivered_pkts=1485 t=20\n")
+    r = ns2._results(e, ns2.parse_output(out), 1.5)
+    f0, f1 = r["flows"]
+    assert f0["throughput_bps"] == pytest.approx(1000 * 1000 * 8 / 20.0)
+    assert f0["goodput_bps"] == pytest.approx(990 * 1000 * 8 / 20.0)
+    assert f0["loss_events"] == 8 and f0["timeouts"] == 1 and f0["retransmissions"] == 10
+    assert f0["loss_event_rate"] == pytest.approx(8 / 1000)
+    assert f0["mean_cwnd"] == 12.5 and f1["mean_cwnd"] is None and f1["mean_rtt_s"] is None
+    for key in ["id", "group", "algorithm", "throughput_bps", "goodput_bps", "packets_sent",
+                "packets_delivered", "retransmissions", "loss_events", "timeouts",
+                "loss_event_rate", "mean_rtt_s", "mean_cwnd"]:
+        assert key in f0
+    (link,) = r["links"]
+    assert link["name"] == "bottleneck"
+    assert link["utilization"] == pytest.approx(2500000 * 8 / (15e6 * 20.0))
+    assert link["drops"] == 15 and link["marks"] == 0
+    assert link["mean_queue_pkts"] == pytest.approx(10.0)
+    assert r["wall_s"] == 1.5 and r["ns2"]["delivered_packets"] == 1485
+
+
+# ----------------------------------------------------------------------------------------
+# with ns-2
+# ----------------------------------------------------------------------------------------
+
+@pytest.mark.skipif(not ns2_available(), reason=NS_MISSING)
+def test_run_ns2_small():
+    e = expanded_sample(n_per_group=2, duration=20.0, loss={"model": "bernoulli", "p": 0.01})
+    e["measure"]["from_s"] = 5.0
+    r = ns2.run_ns2(e)
+    assert len(r["flows"]) == 4 and r["wall_s"] > 0
+    for f in r["flows"]:
+        assert f["packets_sent"] >= f["packets_delivered"] > 0
+        assert 0 < f["loss_event_rate"] < 0.05  # ~1% random loss plus a little queueing loss
+        assert f["mean_cwnd"] is not None and 1 <= f["mean_cwnd"] <= 128
+        assert 0.1 < f["mean_rtt_s"] < 1.0
+    link = r["links"][0]
+    assert 0.0 < link["utilization"] <= 1.0
+    # same seed, same numbers
+    r2 = ns2.run_ns2(e)
+    assert [f["packets_delivered"] for f in r2["flows"]] == [f["packets_delivered"] for f in r["flows"]]
+
+
+# The differential scenario: 16 + 16 SACK flows, access delays 1-10 ms, 15 Mbps / 50 ms, RED per
+# jin2001 Table 4 (limit 2.5 BDP, min_th 0.15 limit, max_th 0.5 limit, q_weight 0.002, max_p 0.1,
+# gentle, wait), max window 128, 120 s; measured over 20-120 s (the first 20 s of start-up are
+# left out).
+DIFF_SCENARIO = {
+    "duration": 120,
+    "seed": 1,
+    "packet_size": 1000,
+    "max_window": 128,
+    "measure": {"from": 20, "to": 120},
+    "bottleneck": {"rate": "15Mbps", "delay": "50ms", "queue": "red", "limit": "2.5bdp",
+                   "red": {"q_weight": 0.002, "max_p": 0.1, "gentle": True, "wait": True}},
+    "flows": [
+        {"count": 16, "algorithm": "tcp", "recovery": "sack", "access_delay": "1ms..10ms", "start": "0..1"},
+        {"count": 16, "algorithm": "tcp", "recovery": "sack", "access_delay": "1ms..10ms", "start": "0..1"},
+    ],
+}
+
+
+def _summary(flows):
+    sent = sum(f["packets_sent"] for f in flows)
+    return {
+        "mean_goodput_bps": statistics.mean(f["goodput_bps"] for f in flows),
+        "loss_event_rate": sum(f["loss_events"] for f in flows) / sent,
+        "mean_flow_loss_event_rate": statistics.mean(f["loss_event_rate"] for f in flows),
+        "timeouts": sum(f["timeouts"] for f in flows),
+        "retransmissions": sum(f["retransmissions"] for f in flows),
+    }
+
+
+@pytest.mark.skipif(not ns2_available(), reason=NS_MISSING)
+def test_differential_sack_red_15mbps():
+    import tcpfriendly
+
+    seed = 1
+    expanded = tcpfriendly.expand(DIFF_SCENARIO, seed=seed)
+    ref = ns2.run_ns2(expanded)
+    ours = tcpfriendly.run(DIFF_SCENARIO, seed=seed).raw
+    a, b = _summary(ours["flows"]), _summary(ref["flows"])
+    link_a = ours["links"][0]
+    link_b = ref["links"][0]
+    print("\nmeasure 20-120 s       tcpfriendly        ns-2")
+    for key in a:
+        print(f"  {key:26s} {a[key]:14.6g} {b[key]:12.6g}")
+    for key in ("utilization", "drops", "marks", "mean_queue_pkts"):
+        print(f"  {'link ' + key:26s} {link_a[key]:14.6g} {link_b[key]:12.6g}")
+    assert a["mean_goodput_bps"] == pytest.approx(b["mean_goodput_bps"], rel=0.10)
+    assert a["loss_event_rate"] == pytest.approx(b["loss_event_rate"], rel=0.25)
