@@ -152,16 +152,21 @@ impl Simulation {
     /// Run to the end and collect the results.
     pub fn run(mut self) -> RunResult {
         let end = self.cfg.duration;
-        while let Some(s) = self.q.pop_until(end) {
+        while let Some(s) = self.q.peek_until(end) {
             let now = s.time;
-            match s.event {
-                Ev::LinkArrival(l) => {
-                    let (pkt, next) = self.links[l as usize].pop_arrival();
-                    if let Some(t) = next {
-                        self.q.schedule(t, Ev::LinkArrival(l));
-                    }
-                    self.forward(now, pkt);
+            if let Ev::LinkArrival(l) = s.event {
+                // The link's next packet usually takes this entry's place.
+                let (pkt, next) = self.links[l as usize].pop_arrival();
+                match next {
+                    Some(t) => self.q.replace_top(t, Ev::LinkArrival(l)),
+                    None => self.q.pop(),
                 }
+                self.forward(now, pkt);
+                continue;
+            }
+            self.q.pop();
+            match s.event {
+                Ev::LinkArrival(_) => unreachable!(),
                 Ev::Rto(f) => self.rto_fired(now, f),
                 Ev::DelAck(f) => self.delack_fired(now, f),
                 Ev::Start(f) => self.start_flow(now, f),

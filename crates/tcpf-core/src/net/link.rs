@@ -46,6 +46,8 @@ pub struct Link {
     pub rate_bps: f64,
     pub delay: Time,
     ns_per_byte: f64,
+    /// Transmission times of the two packet sizes seen last (data and ACKs alternate).
+    tx_cache: [(u32, Time); 2],
     discipline: Discipline,
     /// Service-start times of admitted packets that have not started yet.
     starts: VecDeque<Time>,
@@ -73,6 +75,7 @@ impl Link {
             rate_bps,
             delay,
             ns_per_byte: 8e9 / rate_bps,
+            tx_cache: [(0, 0); 2],
             discipline,
             starts: VecDeque::new(),
             busy_until: 0,
@@ -102,8 +105,19 @@ impl Link {
     }
 
     #[inline]
-    fn tx_ns(&self, bytes: u32) -> Time {
-        ((bytes as f64 * self.ns_per_byte).ceil() as Time).max(1)
+    fn tx_ns(&mut self, bytes: u32) -> Time {
+        if self.tx_cache[0].0 == bytes {
+            return self.tx_cache[0].1;
+        }
+        if self.tx_cache[1].0 == bytes {
+            self.tx_cache.swap(0, 1);
+            return self.tx_cache[0].1;
+        }
+        // Rounded up to whole nanoseconds.
+        let t = ((bytes as f64 * self.ns_per_byte).ceil() as Time).max(1);
+        self.tx_cache[1] = self.tx_cache[0];
+        self.tx_cache[0] = (bytes, t);
+        t
     }
 
     /// Bring the waiting queue up to time `t`: packets whose service has started leave it.

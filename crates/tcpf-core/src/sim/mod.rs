@@ -14,10 +14,12 @@ pub type Time = u64;
 
 pub const NS_PER_SEC: f64 = 1e9;
 
-/// Seconds (f64) to nanoseconds, rounded to the nearest nanosecond.
+/// Seconds (f64, non-negative) to nanoseconds, rounded to the nearest nanosecond.
 #[inline]
 pub fn secs(s: f64) -> Time {
-    (s * NS_PER_SEC).round() as Time
+    // Adding one half and truncating rounds like `f64::round` for non-negative values, without
+    // a libm call on targets that lack a rounding instruction.
+    (s * NS_PER_SEC + 0.5) as Time
 }
 
 /// Nanoseconds to seconds.
