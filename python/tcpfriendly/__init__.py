@@ -1,0 +1,38 @@
+"""tcpfriendly: simulate TCP-friendly congestion control.
+
+    import tcpfriendly as tf
+    s = (tf.Scenario.dumbbell(rate="5Mbps", delay="20ms", queue="red", limit="2.5bdp", duration=20)
+         .add_flows(4, "tcp", recovery="sack")
+         .add_flows(4, "gaimd", params={"alpha": 0.31, "keep": 0.875}))
+    r = tf.run(s, seed=1)
+    r.flows    # pandas DataFrame, one row per flow
+    r.links    # pandas DataFrame, one row per link
+
+β convention: ``beta`` is the fraction of the window REMOVED on a loss event; ``keep`` is the
+kept fraction (yang2000, ns-2's ``decrease_num_``). Outputs always show the canonical ``beta``.
+"""
+
+from .errors import ScenarioError, ScenarioFileError
+from .results import Result, run
+from .scenario import Scenario, algorithms, expand, normalize
+
+__all__ = [
+    "Scenario", "Result", "ScenarioError", "ScenarioFileError",
+    "run", "normalize", "expand", "algorithms", "__version__",
+]
+
+
+def _version() -> str:
+    try:
+        from ._core import version
+        return version()
+    except ImportError:
+        pass
+    try:
+        from importlib.metadata import PackageNotFoundError, version as dist_version
+        return dist_version("tcpfriendly")
+    except (ImportError, PackageNotFoundError):
+        return "0+unknown"
+
+
+__version__ = _version()

@@ -1,0 +1,321 @@
+"""The `tcpf` command line.
+
+Structure: ``app`` is the root Typer app; every command lives in a function below and
+sub-apps (``tcpf ns2 ...`` today; ``tcpf model ...``, ``tcpf sweep ...`` later) are attached
+with ``app.add_typer(sub_app, name=...)`` in :func:`_add_optional_commands`.
+
+Error policy (enforced once, in :func:`main`): bad input -- an invalid scenario, malformed
+TOML, a missing file, a bad option -- exits 2; a failure while running exits 1. Either way
+stderr gets exactly one line, ``error: <message>``, and never a traceback (set
+``TCPF_TRACEBACK=1`` to see one while debugging).
+"""
+
+import importlib.util
+import json
+import os
+import sys
+from typing import Any, Dict, List, NoReturn, Optional
+
+import typer
+
+from .errors import ScenarioError, one_line
+
+# Click's exception classes, found through typer's public BadParameter so this works with
+# typer versions that vendor click and with those that depend on it.
+_CLICK_MRO = {cls.__name__: cls for cls in typer.BadParameter.__mro__}
+_UsageError = _CLICK_MRO["UsageError"]
+_ClickException = _CLICK_MRO["ClickException"]
+
+EXIT_BAD_INPUT = 2
+EXIT_RUNTIME = 1
+
+app = typer.Typer(
+    name="tcpf",
+    help=(
+        "Simulate TCP-friendly congestion control on a dumbbell network.\n\n"
+        "\b\n"
+        "Examples:\n"
+        "  tcpf run examples/quickstart.toml                 summary table per flow group\n"
+        "  tcpf run examples/quickstart.toml --json          the full result as JSON\n"
+        "  tcpf run examples/quickstart.toml --seed 2 --out results/\n"
+        "  tcpf algorithms                                   every controller and its parameters\n"
+        "  tcpf algorithms gaimd                             one controller in detail\n\n"
+        "Scenario files are TOML; see examples/*.toml and README.md. beta is always the "
+        "fraction of the window REMOVED on a loss event; keep = 1 - beta is accepted too."
+    ),
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+@app.callback(invoke_without_command=True)
+def _root(
+    ctx: typer.Context,
+    version: bool = typer.Option(False, "--version", help="Print the version and exit."),
+) -> None:
+    if version:
+        from . import __version__
+
+        typer.echo(f"tcpf {__version__}")
+        raise typer.Exit(0)
+    if ctx.invoked_subcommand is None:
+        typer.echo(ctx.get_help())
+        raise typer.Exit(0)
+
+
+# ----- tcpf run ---------------------------------------------------------------------------------
+@app.command(
+    "run",
+    short_help="Run a scenario file; print a summary, JSON, or write CSVs.",
+    help=(
+        "Run the scenario in FILE.toml and print a summary (or the JSON result).\n\n"
+        "The summary has one row per [[flows]] group (mean/min/max goodput, share of the "
+        "fair share, loss-event rate, RTT, cwnd, retransmissions, timeouts) and one row per "
+        "link. --json prints the engine's JSON unchanged: the same scenario and seed give "
+        "byte-identical output on any machine.\n\n"
+        "\b\n"
+        "Examples:\n"
+        "  tcpf run examples/quickstart.toml\n"
+        "  tcpf run examples/jin2001-red-32.toml --seed 3 --json > r.json\n"
+        "  tcpf run examples/quickstart.toml --out out/q --timeseries 0.5\n"
+        "      writes out/q/result.json, flows.csv, links.csv,\n"
+        "      timeseries_flows.csv and timeseries_links.csv"
+    ),
+)
+def run_command(
+    file: str = typer.Argument(..., metavar="FILE.toml", help="Scenario file (TOML)."),
+    seed: Optional[int] = typer.Option(
+        None, "--seed", metavar="N", help="Random seed; overrides the file's `seed`."),
+    as_json: bool = typer.Option(
+        False, "--json", help="Print the result as one JSON object instead of tables."),
+    out: Optional[str] = typer.Option(
+        None, "--out", metavar="DIR",
+        help="Also write result.json, flows.csv and links.csv (and time-series CSVs) into "
+             "DIR, creating it. Nothing is written if the run fails."),
+    timeseries: Optional[float] = typer.Option(
+        None, "--timeseries", metavar="SECONDS",
+        help="Record per-flow cwnd/rate/RTT and per-link queue samples every SECONDS "
+             "(included in --json and written as CSV with --out)."),
+) -> None:
+    from .results import run
+    from .scenario import Scenario, check_seed
+
+    check_seed(seed, "--seed")
+    if timeseries is not None and not timeseries > 0:
+        raise ScenarioError(f"--timeseries: must be a positive number of seconds, got {timeseries:g}")
+    if out is not None and os.path.exists(out) and not os.path.isdir(out):
+        raise ScenarioError(f"--out: {out} exists and is not a directory")
+    scenario = Scenario.from_toml(file)
+    result = run(scenario, seed=seed, timeseries=timeseries)
+    written: List[str] = result.write(out) if out is not None else []
+    if as_json:
+        sys.stdout.write(result.to_json() + "\n")
+        return
+    typer.echo(result.summary())
+    if written:
+        typer.echo("")
+        typer.echo(f"wrote {', '.join(written)}")
+
+
+# ----- tcpf algorithms --------------------------------------------------------------------------
+def _fmt(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:g}"
+    if isinstance(value, (dict, list)):
+        return json.dumps(value)
+    return str(value)
+
+
+def _param_line(p: Dict[str, Any], detail: bool) -> str:
+    unit = p.get("unit")
+    text = f"    {p.get('name')} = {_fmt(p.get('default'))}"
+    if unit:
+        text += f" {unit}"
+    if detail:
+        bounds = [f"{k} {_fmt(p[k])}" for k in ("min", "max") if p.get(k) is not None]
+        if bounds:
+            text += f"  ({', '.join(bounds)})"
+    if detail and p.get("doc"):
+        text += f"  -- {p['doc']}"
+    return text
+
+
+def _describe(algo: Dict[str, Any], detail: bool) -> List[str]:
+    head = f"{algo.get('name')}"
+    if algo.get("family"):
+        head += f"  ({algo['family']})"
+    if algo.get("summary"):
+        head += f"  {algo['summary']}"
+    lines = [head]
+    if algo.get("source"):
+        lines.append(f"  source: {algo['source']}")
+    taxonomy = algo.get("taxonomy")
+    if detail and isinstance(taxonomy, dict) and taxonomy:
+        lines.append("  taxonomy: " + ", ".join(f"{k}={_fmt(v)}" for k, v in taxonomy.items()))
+    params = algo.get("params") or []
+    if params:
+        lines.append("  params (name = default unit" + ("  (bounds)  -- meaning)" if detail else ")"))
+        lines.extend(_param_line(p, detail) for p in params)
+    else:
+        lines.append("  params: none")
+    return lines
+
+
+@app.command(
+    "algorithms",
+    short_help="List the controllers, their parameters and sources.",
+    help=(
+        "List every window/rate controller with its parameters, defaults, units and source "
+        "paper; with NAME, show one in detail (ranges, meaning, taxonomy).\n\n"
+        "\b\n"
+        "Examples:\n"
+        "  tcpf algorithms\n"
+        "  tcpf algorithms gaimd\n"
+        "  tcpf algorithms --json"
+    ),
+)
+def algorithms_command(
+    name: Optional[str] = typer.Argument(None, metavar="NAME", help="One algorithm to describe."),
+    as_json: bool = typer.Option(False, "--json", help="Print the registry as JSON."),
+) -> None:
+    from .scenario import algorithms
+
+    registry = algorithms()
+    if name is not None:
+        found = [a for a in registry if a.get("name") == name]
+        if not found:
+            known = ", ".join(str(a.get("name")) for a in registry)
+            raise ScenarioError(f"NAME: unknown algorithm {name!r} (known: {known})")
+        registry = found
+    if as_json:
+        typer.echo(json.dumps(registry[0] if name is not None else registry, indent=2))
+        return
+    blocks = ["\n".join(_describe(a, detail=name is not None)) for a in registry]
+    typer.echo("\n\n".join(blocks))
+
+
+# ----- optional sub-apps ------------------------------------------------------------------------
+def _has_module(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def _add_optional_commands(root: typer.Typer) -> None:
+    """Attach commands whose implementation lives in optional modules (imported lazily)."""
+    if not _has_module("tcpfriendly.ns2"):
+        return
+
+    ns2_app = typer.Typer(
+        short_help="ns-2 cross-checks: export a scenario as an ns-2 Tcl script.",
+        help=(
+            "Cross-check against ns-2 (the simulator the papers used).\n\n"
+            "\b\n"
+            "Examples:\n"
+            "  tcpf ns2 export examples/quickstart.toml > quickstart.tcl && ns quickstart.tcl"
+        ),
+        no_args_is_help=True,
+    )
+
+    @ns2_app.command(
+        "export",
+        help=(
+            "Print an ns-2 Tcl script equivalent to FILE.toml (per-flow delays and start "
+            "times resolved with the seed). Exits 2 if the scenario uses something ns-2 "
+            "cannot express.\n\n"
+            "\b\n"
+            "Example:\n"
+            "  tcpf ns2 export examples/quickstart.toml --seed 1 > q.tcl"
+        ),
+    )
+    def ns2_export(
+        file: str = typer.Argument(..., metavar="FILE.toml", help="Scenario file (TOML)."),
+        seed: Optional[int] = typer.Option(
+            None, "--seed", metavar="N", help="Random seed; overrides the file's `seed`."),
+    ) -> None:
+        from . import ns2
+        from .scenario import Scenario
+
+        expanded = Scenario.from_toml(file).expand(seed)
+        sys.stdout.write(ns2.export_tcl(expanded))
+
+    root.add_typer(ns2_app, name="ns2")
+
+    bench_script = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir,
+                                "benchmarks", "vs_ns2.py")
+    if not os.path.isfile(bench_script):
+        return  # installed without the source tree
+
+    @root.command(
+        "bench",
+        short_help="Time tcpfriendly against ns-2 (benchmarks/vs_ns2.py).",
+        help="Run benchmarks/vs_ns2.py with the given options (see `tcpf bench --help`).",
+        context_settings={"allow_extra_args": True, "ignore_unknown_options": True,
+                          "help_option_names": []},
+    )
+    def bench(ctx: typer.Context) -> None:
+        spec = importlib.util.spec_from_file_location("tcpfriendly_bench_vs_ns2", bench_script)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        sys.argv[0] = "tcpf bench"  # argparse's prog name in usage and errors
+        raise typer.Exit(module.main(list(ctx.args)) or 0)
+
+
+_add_optional_commands(app)
+
+
+# ----- entry point ------------------------------------------------------------------------------
+def _fail(code: int, message: str) -> NoReturn:
+    sys.stdout.flush()
+    sys.stderr.write(f"error: {one_line(message)}\n")
+    sys.stderr.flush()
+    raise SystemExit(code)
+
+
+def main(argv: Optional[List[str]] = None) -> None:
+    """Console-script entry point (`tcpf`)."""
+    debug = os.environ.get("TCPF_TRACEBACK") == "1"
+    try:
+        code = app(args=argv, prog_name="tcpf", standalone_mode=False)
+    except (typer.Exit, SystemExit):
+        raise
+    except typer.Abort:
+        _fail(EXIT_RUNTIME, "aborted")
+    except _UsageError as exc:
+        hint = ""
+        ctx = getattr(exc, "ctx", None)
+        if ctx is not None:
+            hint = f" (see '{ctx.command_path} --help')"
+        _fail(exc.exit_code, exc.format_message() + hint)
+    except _ClickException as exc:
+        _fail(exc.exit_code, exc.format_message())
+    except KeyboardInterrupt:
+        _fail(130, "interrupted")
+    except BrokenPipeError:
+        # The reader went away (e.g. `tcpf algorithms | head`): stop quietly.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        raise SystemExit(EXIT_RUNTIME)
+    except Exception as exc:  # noqa: BLE001 - the CLI never shows a traceback
+        if debug:
+            raise
+        if isinstance(exc, ValueError):  # ScenarioError and other bad-input errors
+            _fail(EXIT_BAD_INPUT, str(exc))
+        if isinstance(exc, RuntimeError):
+            _fail(EXIT_RUNTIME, str(exc))
+        if isinstance(exc, ImportError):
+            _fail(EXIT_RUNTIME, str(exc))
+        if isinstance(exc, OSError):
+            where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
+            _fail(EXIT_RUNTIME, f"{where}{exc.strerror or exc}")
+        _fail(EXIT_RUNTIME, f"internal error: {type(exc).__name__}: {exc}")
+    raise SystemExit(code if isinstance(code, int) else 0)
+
+
+if __name__ == "__main__":
+    main()

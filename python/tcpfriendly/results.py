@@ -1,0 +1,310 @@
+"""Results of a run: the engine's JSON, with pandas views and a readable summary."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from typing import Any, Dict, List, Optional, Sequence
+
+import pandas as pd
+
+from .errors import ScenarioError
+from .scenario import ScenarioLike, _call_engine, as_scenario, check_seed, native
+
+__all__ = ["Result", "run"]
+
+# Columns the JSON contract guarantees, in the order DataFrames show them first.
+FLOW_COLUMNS = [
+    "id", "group", "algorithm", "params", "direction", "throughput_bps", "goodput_bps",
+    "packets_sent", "packets_delivered", "retransmissions", "loss_events", "timeouts",
+    "loss_event_rate", "mean_rtt_s", "mean_cwnd",
+]
+LINK_COLUMNS = ["name", "utilization", "drops", "marks", "mean_queue_pkts"]
+TIMESERIES_KINDS = ("flows", "links")
+
+
+def _frame(rows: List[Dict[str, Any]], first: Sequence[str]) -> pd.DataFrame:
+    df = pd.DataFrame(rows)
+    ordered = [c for c in first if c in df.columns] + [c for c in df.columns if c not in first]
+    return df[ordered] if len(df.columns) else df
+
+
+def _csv_ready(df: pd.DataFrame) -> pd.DataFrame:
+    """JSON-encode dict/list cells so a CSV cell holds parseable JSON, not a Python repr."""
+    out = df.copy()
+    for col in out.columns:
+        if out[col].map(lambda v: isinstance(v, (dict, list))).any():
+            out[col] = out[col].map(
+                lambda v: json.dumps(v, separators=(",", ":")) if isinstance(v, (dict, list)) else v
+            )
+    return out
+
+
+class Result:
+    """The outcome of :func:`run`.
+
+    Attributes:
+        raw: the parsed JSON result (dict).
+        flows: one row per flow (pandas DataFrame).
+        links: one row per link, the bottleneck first (pandas DataFrame).
+    """
+
+    def __init__(self, text: str):
+        self._text = text
+        self.raw: Dict[str, Any] = json.loads(text)
+        self._flows: Optional[pd.DataFrame] = None
+        self._links: Optional[pd.DataFrame] = None
+
+    @property
+    def version(self) -> Optional[str]:
+        return self.raw.get("version")
+
+    @property
+    def scenario(self) -> Dict[str, Any]:
+        """The normalized scenario the run used (every default filled)."""
+        return self.raw.get("scenario", {})
+
+    @property
+    def flows(self) -> pd.DataFrame:
+        if self._flows is None:
+            self._flows = _frame(self.raw.get("flows", []), FLOW_COLUMNS)
+        return self._flows
+
+    @property
+    def links(self) -> pd.DataFrame:
+        if self._links is None:
+            self._links = _frame(self.raw.get("links", []), LINK_COLUMNS)
+        return self._links
+
+    def has_timeseries(self) -> bool:
+        return isinstance(self.raw.get("timeseries"), dict)
+
+    def timeseries(self, kind: str = "flows") -> pd.DataFrame:
+        """Sampled time series as a long DataFrame.
+
+        ``kind="flows"``: columns time, flow, cwnd, rate_bps, srtt_s, ...;
+        ``kind="links"``: time, link, queue_pkts, utilization, drops, ...
+        Only available when :func:`run` was given ``timeseries=SECONDS``.
+        """
+        if kind not in TIMESERIES_KINDS:
+            raise ValueError(f"kind: must be one of {', '.join(TIMESERIES_KINDS)}, got {kind!r}")
+        if not self.has_timeseries():
+            raise ValueError("this result has no time series: pass timeseries=SECONDS to run()")
+        return pd.DataFrame(self.raw["timeseries"].get(kind, {}))
+
+    def to_json(self) -> str:
+        """The engine's JSON, unchanged (what ``tcpf run --json`` prints)."""
+        return self._text
+
+    def write(self, directory: "os.PathLike[str] | str") -> List[str]:
+        """Write result.json, flows.csv, links.csv (and timeseries_flows.csv,
+        timeseries_links.csv when present) into ``directory``, creating it.
+        Returns the paths written."""
+        directory = os.fspath(directory)
+        os.makedirs(directory, exist_ok=True)
+        written = []
+
+        def put(name: str, write) -> None:
+            path = os.path.join(directory, name)
+            write(path)
+            written.append(path)
+
+        def write_json(path: str) -> None:
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(self._text)
+                f.write("\n")
+
+        put("result.json", write_json)
+        put("flows.csv", lambda p: _csv_ready(self.flows).to_csv(p, index=False))
+        put("links.csv", lambda p: _csv_ready(self.links).to_csv(p, index=False))
+        if self.has_timeseries():
+            for kind in TIMESERIES_KINDS:
+                put(f"timeseries_{kind}.csv",
+                    lambda p, k=kind: _csv_ready(self.timeseries(k)).to_csv(p, index=False))
+        return written
+
+    # ----- readable summary ---------------------------------------------------------------
+    def group_summary(self) -> pd.DataFrame:
+        """One row per flow group: flows, mean/min/max goodput, the group's share relative
+        to the mean flow in the same direction (1 = fair share), aggregate loss-event rate
+        (loss events / packets sent), mean RTT and cwnd, retransmissions and timeouts."""
+        df = self.flows
+        if df.empty:
+            return pd.DataFrame()
+        direction = df["direction"] if "direction" in df.columns else pd.Series("forward", index=df.index)
+        dir_mean = df.groupby(direction, sort=False)["goodput_bps"].transform("mean")
+        rows = []
+        for group, g in df.groupby("group", sort=False):
+            first = g.iloc[0]
+            sent = g["packets_sent"].sum()
+            mean_goodput = g["goodput_bps"].mean()
+            share_base = dir_mean.loc[g.index].iloc[0]
+            row = {
+                "group": group,
+                "algorithm": _algorithm_label(first),
+                "params": _params_label(first.get("params")),
+                "direction": direction.loc[g.index[0]],
+                "flows": len(g),
+                "goodput_bps": mean_goodput,
+                "goodput_min_bps": g["goodput_bps"].min(),
+                "goodput_max_bps": g["goodput_bps"].max(),
+                "share": mean_goodput / share_base if share_base > 0 else float("nan"),
+                "loss_event_rate": g["loss_events"].sum() / sent if sent > 0 else float("nan"),
+                "mean_rtt_s": g["mean_rtt_s"].mean(),
+                "mean_cwnd": g["mean_cwnd"].mean(),
+                "retransmissions": int(g["retransmissions"].sum()),
+                "timeouts": int(g["timeouts"].sum()),
+            }
+            rows.append(row)
+        return pd.DataFrame(rows)
+
+    def summary(self) -> str:
+        """A plain-text report: one table row per flow group, then the links."""
+        lines = []
+        sc = self.scenario
+        head = [f"tcpfriendly {self.version}" if self.version else "tcpfriendly"]
+        for key, label, unit in (("duration", "duration", " s"), ("seed", "seed", "")):
+            if key in sc:
+                head.append(f"{label} {_num(sc[key])}{unit}")
+        measure = sc.get("measure")
+        if isinstance(measure, dict) and "from" in measure and "to" in measure:
+            head.append(f"measured {_num(measure['from'])}..{_num(measure['to'])} s")
+        lines.append(", ".join(head))
+        link = sc.get("bottleneck")
+        if isinstance(link, dict):
+            lines.append(f"bottleneck {_link_label(link)}")
+        lines.append("")
+
+        groups = self.group_summary()
+        if not groups.empty:
+            show_dir = (groups["direction"] != "forward").any()
+            headers = ["group", "algorithm", "params"] + (["dir"] if show_dir else []) + [
+                "flows", "goodput Mb/s", "min..max Mb/s", "share", "loss-ev rate",
+                "RTT ms", "cwnd", "rtx", "RTOs"]
+            rows = []
+            for _, r in groups.iterrows():
+                rows.append([str(r["group"]), r["algorithm"], r["params"]]
+                            + ([str(r["direction"])] if show_dir else []) + [
+                    str(r["flows"]),
+                    _fixed(r["goodput_bps"] / 1e6, 3),
+                    f"{_fixed(r['goodput_min_bps'] / 1e6, 3)}..{_fixed(r['goodput_max_bps'] / 1e6, 3)}",
+                    _fixed(r["share"], 2),
+                    _fixed(r["loss_event_rate"], 5),
+                    _fixed(r["mean_rtt_s"] * 1e3, 1),
+                    _fixed(r["mean_cwnd"], 1),
+                    str(r["retransmissions"]),
+                    str(r["timeouts"]),
+                ])
+            lines.append("flows (per group; share = group mean goodput / mean flow goodput in the same direction, 1 = fair)")
+            lines.extend(_table(headers, rows, left=3 + (1 if show_dir else 0)))
+            lines.append("")
+
+        links = self.links
+        if not links.empty:
+            headers = ["link", "utilization", "drops", "marks", "mean queue pkts"]
+            rows = [[str(r.get("name")), _percent(r.get("utilization")), _int(r.get("drops")),
+                     _int(r.get("marks")), _fixed(r.get("mean_queue_pkts"), 1)]
+                    for _, r in links.iterrows()]
+            lines.append("links")
+            lines.extend(_table(headers, rows, left=1))
+        return "\n".join(lines).rstrip("\n")
+
+    def __repr__(self) -> str:
+        return f"<tcpfriendly.Result: {len(self.raw.get('flows', []))} flows, {len(self.raw.get('links', []))} links>"
+
+
+# ----- formatting helpers ---------------------------------------------------------------------
+def _percent(v) -> str:
+    text = _fixed(v, 3)
+    return text if text == "-" else f"{float(v) * 100:.1f}%"
+
+
+def _fixed(v, digits: int) -> str:
+    try:
+        v = float(v)
+    except (TypeError, ValueError):
+        return "-"
+    return f"{v:.{digits}f}" if math.isfinite(v) else "-"
+
+
+def _int(v) -> str:
+    try:
+        return str(int(v))
+    except (TypeError, ValueError):
+        return "-"
+
+
+def _num(v) -> str:
+    if isinstance(v, float) and v.is_integer():
+        return str(int(v))
+    return str(v)
+
+
+def _link_label(link: Dict[str, Any]) -> str:
+    """'5 Mb/s, 20 ms, red, limit 72 pkts' from a normalized bottleneck (bps, s, packets)."""
+    parts = []
+    rate, delay = link.get("rate"), link.get("delay")
+    if isinstance(rate, (int, float)):
+        parts.append(f"{rate / 1e6:g} Mb/s")
+    if isinstance(delay, (int, float)):
+        parts.append(f"{delay * 1e3:g} ms")
+    if link.get("queue"):
+        parts.append(str(link["queue"]) + (" + ECN" if link.get("ecn") else ""))
+    if isinstance(link.get("limit"), (int, float)):
+        parts.append(f"limit {_num(link['limit'])} pkts")
+    loss = link.get("loss")
+    if isinstance(loss, dict) and loss:
+        parts.append("loss " + " ".join(f"{k}={v}" for k, v in loss.items()))
+    return ", ".join(parts)
+
+
+def _algorithm_label(row) -> str:
+    name = str(row.get("algorithm"))
+    recovery = row.get("recovery") if hasattr(row, "get") else None
+    if isinstance(recovery, str) and recovery:
+        name += f"/{recovery}"
+    return name
+
+
+def _params_label(params) -> str:
+    if not isinstance(params, dict) or not params:
+        return "-"
+    return " ".join(f"{k}={_num(v) if not isinstance(v, float) else f'{v:g}'}" for k, v in params.items())
+
+
+def _table(headers: List[str], rows: List[List[str]], left: int) -> List[str]:
+    """Align columns; the first ``left`` columns are left-aligned, the rest right-aligned."""
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
+
+    def fmt(cells):
+        out = [c.ljust(w) if i < left else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths))]
+        return "  ".join(out).rstrip()
+
+    return ["  " + fmt(headers)] + ["  " + fmt(r) for r in rows]
+
+
+# ----- running ----------------------------------------------------------------------------
+def run(scenario: ScenarioLike, seed: Optional[int] = None,
+        timeseries: Optional[float] = None) -> Result:
+    """Simulate ``scenario`` and return a :class:`Result`.
+
+    Args:
+        scenario: a :class:`Scenario`, a dict shaped like the TOML file, or a TOML path.
+        seed: overrides the scenario's ``seed`` (same scenario + seed => identical result).
+        timeseries: sampling interval in seconds for per-flow and per-link time series
+            (``Result.timeseries("flows"|"links")``); ``None`` records none.
+
+    Raises:
+        ScenarioError: the scenario or an argument is invalid (the message names the field).
+        RuntimeError: the simulation failed while running.
+    """
+    sc = as_scenario(scenario)
+    seed = check_seed(seed)
+    if timeseries is not None:
+        if isinstance(timeseries, bool) or not isinstance(timeseries, (int, float)) \
+                or not math.isfinite(timeseries) or timeseries <= 0:
+            raise ScenarioError(f"timeseries: must be a positive number of seconds, got {timeseries!r}")
+        timeseries = float(timeseries)
+    text = _call_engine(native().run, sc.to_json(), seed, timeseries)
+    return Result(text)

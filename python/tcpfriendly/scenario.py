@@ -1,0 +1,283 @@
+"""Scenarios: load them from TOML or a dict, or build them with a small fluent API.
+
+The Rust engine owns the schema: it validates a scenario and fills in every default
+(:func:`normalize`). This module only turns TOML / Python values into the JSON the engine
+reads, and turns the engine's ``ValueError`` into :class:`~tcpfriendly.ScenarioError`.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import os
+import sys
+from typing import Any, Dict, List, Mapping, Optional, Union
+
+from .errors import ScenarioError, ScenarioFileError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python < 3.11 only
+    import tomli as tomllib
+
+__all__ = ["Scenario", "ScenarioLike", "normalize", "expand", "algorithms"]
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+def native():
+    """The compiled engine module ``tcpfriendly._core`` (clear error when it is not built)."""
+    try:
+        from . import _core
+    except ImportError as exc:
+        raise ImportError(
+            "tcpfriendly._core (the compiled simulator) is not built; run `bash scripts/setup.sh` "
+            "or `maturin develop --release` in the repository"
+        ) from exc
+    return _core
+
+
+def _call_engine(fn, *args):
+    """Call a ``_core`` function; its ValueError (a bad scenario) becomes ScenarioError."""
+    try:
+        return fn(*args)
+    except ScenarioError:
+        raise
+    except ValueError as exc:
+        raise ScenarioError(str(exc)) from None
+
+
+def _plain(value: Any, path: str) -> Any:
+    """Copy ``value`` into plain JSON types, naming the field of anything that cannot be."""
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ScenarioError(f"{path}: must be a finite number, got {value}")
+        return float(value)
+    if isinstance(value, Mapping):
+        out = {}
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise ScenarioError(f"{path or '<scenario>'}: keys must be strings, got {key!r}")
+            out[key] = _plain(item, f"{path}.{key}" if path else key)
+        return out
+    if isinstance(value, (list, tuple)):
+        return [_plain(item, f"{path}[{i}]") for i, item in enumerate(value)]
+    if hasattr(value, "item") and callable(value.item):  # numpy scalars
+        try:
+            return _plain(value.item(), path)
+        except (TypeError, ValueError):
+            pass
+    raise ScenarioError(
+        f"{path or '<scenario>'}: unsupported value {value!r} of type {type(value).__name__} "
+        "(use numbers, strings, booleans, tables and arrays)"
+    )
+
+
+def _read_toml(text: str, source: str) -> Dict[str, Any]:
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ScenarioError(f"malformed TOML in {source}: {exc}", field=None) from None
+
+
+def _drop_none(d: Mapping[str, Any]) -> Dict[str, Any]:
+    return {k: v for k, v in d.items() if v is not None}
+
+
+class Scenario:
+    """A simulation scenario: a dumbbell bottleneck, TCP settings and groups of flows.
+
+    Build one from a TOML file or string, from a dict with the same structure, or with the
+    fluent builder::
+
+        s = (Scenario.dumbbell(rate="15Mbps", delay="50ms", queue="red", limit="2.5bdp",
+                               duration=120)
+             .add_flows(16, "tcp", recovery="sack", access_delay="1ms..10ms")
+             .add_flows(16, "gaimd", params={"alpha": 0.31, "keep": 0.875}))
+
+    A ``Scenario`` holds exactly what was given; the engine fills in defaults
+    (see :meth:`normalized`). Validation happens in :meth:`validate`, :meth:`normalized` and
+    :func:`tcpfriendly.run`, which raise :class:`~tcpfriendly.ScenarioError` naming the field.
+    """
+
+    def __init__(self, data: Optional[Mapping[str, Any]] = None):
+        if data is None:
+            data = {}
+        if isinstance(data, Scenario):
+            data = data.to_dict()
+        if not isinstance(data, Mapping):
+            raise ScenarioError(
+                f"<scenario>: expected a table/dict, got {type(data).__name__}"
+            )
+        self._data: Dict[str, Any] = _plain(data, "")
+
+    # ----- constructors -------------------------------------------------------------------
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> "Scenario":
+        """A scenario from a dict shaped like the TOML file (copied)."""
+        return cls(data)
+
+    @classmethod
+    def from_toml_string(cls, text: str, source: str = "<string>") -> "Scenario":
+        """Parse TOML text. ``source`` names the text in error messages."""
+        return cls(_read_toml(text, source))
+
+    @classmethod
+    def from_toml(cls, path: PathLike) -> "Scenario":
+        """Read a TOML scenario file.
+
+        Raises :class:`~tcpfriendly.errors.ScenarioFileError` if it cannot be read and
+        :class:`~tcpfriendly.ScenarioError` if it is not valid TOML.
+        """
+        name = os.fspath(path)
+        try:
+            with open(name, "rb") as f:
+                raw = f.read()
+        except OSError as exc:
+            reason = exc.strerror or type(exc).__name__
+            raise ScenarioFileError(f"cannot read scenario file {name}: {reason}") from None
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ScenarioError(f"malformed TOML in {name}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+        return cls(_read_toml(text, name))
+
+    @classmethod
+    def dumbbell(
+        cls,
+        rate: Any,
+        delay: Any,
+        queue: Optional[str] = None,
+        limit: Any = None,
+        duration: Any = None,
+        *,
+        ecn: Optional[bool] = None,
+        red: Optional[Mapping[str, Any]] = None,
+        loss: Optional[Mapping[str, Any]] = None,
+        bottleneck: Optional[Mapping[str, Any]] = None,
+        **options: Any,
+    ) -> "Scenario":
+        """Start a dumbbell scenario (add flows with :meth:`add_flows`).
+
+        ``rate``, ``delay``, ``queue``, ``limit``, ``ecn``, ``red`` and ``loss`` (and any
+        extra keys in ``bottleneck``) go to the ``[bottleneck]`` table; other keyword
+        options (``seed``, ``packet_size``, ``max_window``, ``measure``, ``tcp``, ...) are
+        top-level keys. Arguments left as ``None`` take the engine's defaults.
+        """
+        link = _drop_none(dict(rate=rate, delay=delay, queue=queue, limit=limit, ecn=ecn, red=red, loss=loss))
+        if bottleneck:
+            link.update(bottleneck)
+        data = _drop_none(dict(duration=duration, **options))
+        data["bottleneck"] = link
+        return cls(data)
+
+    # ----- fluent builder -----------------------------------------------------------------
+    def add_flows(
+        self,
+        count: int,
+        algorithm: str,
+        params: Optional[Mapping[str, Any]] = None,
+        **fields: Any,
+    ) -> "Scenario":
+        """Append a ``[[flows]]`` group and return ``self``.
+
+        ``fields`` are the other keys of a flow group (``recovery``, ``access_delay``,
+        ``access_rate``, ``receiver_delay``, ``start``, ``direction``, ...); ``None`` values
+        are left out so the engine fills its default.
+        """
+        group = dict(count=count, algorithm=algorithm)
+        if params is not None:
+            group["params"] = dict(params)
+        group.update(_drop_none(fields))
+        index = len(self._data.get("flows", []))
+        flows = self._data.setdefault("flows", [])
+        if not isinstance(flows, list):
+            raise ScenarioError("flows: must be an array of tables")
+        flows.append(_plain(group, f"flows[{index}]"))
+        return self
+
+    def copy(self) -> "Scenario":
+        return Scenario(self._data)
+
+    # ----- views --------------------------------------------------------------------------
+    def to_dict(self) -> Dict[str, Any]:
+        """A deep copy of the scenario as given (no defaults filled)."""
+        return copy.deepcopy(self._data)
+
+    def to_json(self) -> str:
+        """The scenario as the JSON the engine reads."""
+        return json.dumps(self._data, separators=(",", ":"), allow_nan=False)
+
+    def validate(self) -> "Scenario":
+        """Check the scenario with the engine; return ``self`` or raise ScenarioError."""
+        self.normalized()
+        return self
+
+    def normalized(self) -> Dict[str, Any]:
+        """The validated scenario with every default filled in (as the engine sees it)."""
+        return json.loads(_call_engine(native().normalize, self.to_json()))
+
+    def expand(self, seed: Optional[int] = None) -> Dict[str, Any]:
+        """The normalized scenario plus every per-flow value resolved for ``seed``."""
+        return json.loads(_call_engine(native().expand, self.to_json(), check_seed(seed)))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Scenario):
+            return self._data == other._data
+        return NotImplemented
+
+    __hash__ = None  # mutable
+
+    def __repr__(self) -> str:
+        return f"Scenario({self._data!r})"
+
+
+ScenarioLike = Union[Scenario, Mapping[str, Any], str, "os.PathLike[str]"]
+
+
+def as_scenario(scenario: ScenarioLike) -> Scenario:
+    """Accept a Scenario, a dict, or the path of a TOML file."""
+    if isinstance(scenario, Scenario):
+        return scenario
+    if isinstance(scenario, Mapping):
+        return Scenario(scenario)
+    if isinstance(scenario, (str, os.PathLike)):
+        return Scenario.from_toml(scenario)
+    raise TypeError(
+        f"expected a Scenario, a dict or the path of a TOML file, got {type(scenario).__name__}"
+    )
+
+
+def check_seed(seed: Any, name: str = "seed") -> Optional[int]:
+    if seed is None:
+        return None
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        if hasattr(seed, "item") and isinstance(getattr(seed, "item")(), int):
+            seed = seed.item()
+        else:
+            raise ScenarioError(f"{name}: must be a non-negative integer, got {seed!r}")
+    if not 0 <= seed < 2**64:
+        raise ScenarioError(f"{name}: must be a non-negative integer, got {seed}")
+    return int(seed)
+
+
+def normalize(scenario: ScenarioLike) -> Dict[str, Any]:
+    """Validate ``scenario`` and return it with every default filled in."""
+    return as_scenario(scenario).normalized()
+
+
+def expand(scenario: ScenarioLike, seed: Optional[int] = None) -> Dict[str, Any]:
+    """The normalized scenario plus per-flow resolved values (delays, start times, ...)."""
+    return as_scenario(scenario).expand(seed)
+
+
+def algorithms() -> List[Dict[str, Any]]:
+    """The controller registry: one dict per algorithm with ``name``, ``family``,
+    ``summary``, ``source``, ``params`` (``name``, ``default``, ``min``, ``max``, ``unit``,
+    ``doc``) and ``taxonomy``."""
+    return json.loads(native().algorithms())

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Set up a development/run environment in ./.venv (idempotent; safe to re-run):
+#   - system packages when missing and apt-get is usable as root: a C toolchain,
+#     python3-venv, and Debian's ns2 (the reference simulator for cross-checks);
+#   - Rust via rustup when cargo is missing;
+#   - .venv with the Python dependencies (pyproject.toml, extras "test");
+#   - the simulator extension tcpfriendly._core built in RELEASE mode and the package
+#     installed in editable mode (so `.venv/bin/tcpf` and `import tcpfriendly` work).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+ROOT=$(pwd)
+say() { printf 'setup: %s\n' "$*"; }
+die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
+
+PYTHON=${PYTHON:-python3}
+command -v "$PYTHON" >/dev/null 2>&1 || die "$PYTHON not found (Python >= 3.9 is required)"
+"$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 9))' \
+    || die "Python >= 3.9 is required, found $("$PYTHON" --version 2>&1)"
+
+# --- system packages (only what is missing; only with apt-get as root) ---------------------
+can_apt=0
+if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then can_apt=1; fi
+need=()
+command -v cc >/dev/null 2>&1 || need+=(gcc libc6-dev)
+if [ ! -x .venv/bin/python ] && ! "$PYTHON" -c 'import ensurepip, venv' >/dev/null 2>&1; then
+    need+=(python3-venv)
+fi
+want_ns2=0
+command -v ns >/dev/null 2>&1 || want_ns2=1
+if [ ${#need[@]} -gt 0 ] || [ $want_ns2 = 1 ]; then
+    if [ $can_apt = 1 ]; then
+        say "apt-get update"
+        DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null || say "warning: apt-get update failed"
+        if [ ${#need[@]} -gt 0 ]; then
+            say "installing ${need[*]}"
+            DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null \
+                || die "apt-get install ${need[*]} failed"
+        fi
+        if [ $want_ns2 = 1 ]; then
+            say "installing ns2 (reference simulator for cross-checks)"
+            DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ns2 >/dev/null \
+                || say "warning: could not install ns2; ns-2 cross-checks will be skipped"
+        fi
+    else
+        [ ${#need[@]} -gt 0 ] && die "missing system packages: ${need[*]} (install them, or re-run as root with apt-get)"
+        say "ns-2 (\`ns\`) not found and apt-get is not usable here; ns-2 cross-checks will be skipped"
+    fi
+else
+    say "system packages present (cc, ns $(command -v ns))"
+fi
+
+# --- Rust --------------------------------------------------------------------------------
+if ! command -v cargo >/dev/null 2>&1; then
+    if [ -x "$HOME/.cargo/bin/cargo" ]; then
+        export PATH="$HOME/.cargo/bin:$PATH"
+    elif command -v curl >/dev/null 2>&1; then
+        say "installing Rust (rustup, minimal profile)"
+        curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y -q --profile minimal >/dev/null
+        export PATH="$HOME/.cargo/bin:$PATH"
+    else
+        die "cargo not found; install Rust from https://rustup.rs"
+    fi
+fi
+say "rust: $(cargo --version)"
+
+# --- virtual environment and Python dependencies ---------------------------------------------
+if [ ! -x .venv/bin/python ]; then
+    say "creating .venv"
+    "$PYTHON" -m venv .venv
+fi
+VPY="$ROOT/.venv/bin/python"
+if ! "$VPY" -c 'import maturin' >/dev/null 2>&1; then
+    say "installing maturin"
+    "$VPY" -m pip install -q --disable-pip-version-check "maturin>=1.5,<2"
+fi
+
+# --- build the extension (release) and install the package + dependencies --------------------
+log="$ROOT/target/setup-build.log"
+mkdir -p "$ROOT/target"
+say "building tcpfriendly._core (cargo --release; the first build takes a few minutes) and installing dependencies"
+if ! VIRTUAL_ENV="$ROOT/.venv" PATH="$ROOT/.venv/bin:$PATH" \
+        "$ROOT/.venv/bin/maturin" develop --release --extras test >"$log" 2>&1; then
+    tail -n 40 "$log" >&2
+    die "build failed (full log: $log)"
+fi
+"$VPY" -c 'import tcpfriendly, tcpfriendly._core' \
+    || die "tcpfriendly._core does not import after the build (log: $log)"
+[ -x .venv/bin/tcpf ] || die ".venv/bin/tcpf was not installed"
+say "ready: tcpfriendly $("$VPY" -c 'import tcpfriendly; print(tcpfriendly.__version__)') in .venv (try: .venv/bin/tcpf run examples/quickstart.toml)"

@@ -1,0 +1,177 @@
+"""The `tcpf` command: exit codes, one-line errors, JSON determinism, --out, algorithms."""
+
+import csv
+import importlib.util
+import json
+
+import pytest
+
+from conftest import FLOW_FIELDS, LINK_FIELDS, SMALL_TOML
+
+
+def assert_one_line_error(proc, code, *fragments):
+    """Exit `code`, nothing on stdout, exactly one `error: ...` line on stderr naming the field."""
+    assert proc.returncode == code, (proc.returncode, proc.stdout, proc.stderr)
+    assert proc.stdout == ""
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith("error: "), lines[0]
+    for fragment in fragments:
+        assert fragment in lines[0], (fragment, lines[0])
+    assert "Traceback" not in proc.stderr and "panicked" not in proc.stderr
+    return lines[0]
+
+
+# ----- bad input: exit 2, one line ------------------------------------------------------------
+BAD_SCENARIOS = {
+    "unknown algorithm": (SMALL_TOML.replace('algorithm = "gaimd"', 'algorithm = "no-such-cc"'),
+                          ["algorithm", "no-such-cc"]),
+    "beta out of range": (SMALL_TOML.replace("keep = 0.875", "beta = 1.5"),
+                          ["flows[1]", "beta"]),
+    "keep out of range": (SMALL_TOML.replace("keep = 0.875", "keep = 1.5"),
+                          ["flows[1]", "keep"]),
+    "negative rate": (SMALL_TOML.replace('rate = "5Mbps"', 'rate = "-5Mbps"'),
+                      ["bottleneck", "rate"]),
+    "missing bottleneck rate": (SMALL_TOML.replace('rate = "5Mbps"\n', ""),
+                                ["bottleneck", "rate"]),
+    "malformed TOML": (SMALL_TOML.replace("duration = 10", "duration = [", 1),
+                       ["malformed TOML in", "s.toml", "line "]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_SCENARIOS))
+def test_bad_scenario_exits_2_with_one_line(tcpf, write_toml, case):
+    text, fragments = BAD_SCENARIOS[case]
+    path = write_toml(text)
+    for extra in ([], ["--json"]):
+        assert_one_line_error(tcpf("run", path, *extra), 2, *fragments)
+
+
+def test_missing_file_exits_2(tcpf, tmp_path):
+    missing = tmp_path / "nope.toml"
+    assert_one_line_error(tcpf("run", missing), 2, "nope.toml", "No such file")
+
+
+def test_usage_errors_are_one_line_too(tcpf, small_path):
+    assert_one_line_error(tcpf("run", small_path, "--seed", "abc"), 2, "--seed")
+    assert_one_line_error(tcpf("run"), 2, "FILE")
+    assert_one_line_error(tcpf("run", small_path, "--seed", "-1"), 2, "--seed")
+    assert_one_line_error(tcpf("run", small_path, "--timeseries", "0"), 2, "--timeseries")
+    assert_one_line_error(tcpf("no-such-command"), 2, "no-such-command")
+
+
+# ----- successful runs ------------------------------------------------------------------------
+def test_summary_names_groups_and_links(tcpf, small_path):
+    proc = tcpf("run", small_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ""
+    out = proc.stdout
+    assert "tcp" in out and "gaimd" in out and "bottleneck" in out
+    # the canonical beta is printed, not the kept fraction
+    assert "beta=0.125" in out
+
+
+def test_json_is_deterministic_and_seed_matters(tcpf, small_path):
+    first = tcpf("run", small_path, "--json")
+    second = tcpf("run", small_path, "--json")
+    assert first.returncode == 0 and second.returncode == 0, first.stderr
+    assert first.stdout == second.stdout
+    other = tcpf("run", small_path, "--json", "--seed", "8")
+    assert other.returncode == 0, other.stderr
+    assert other.stdout != first.stdout
+
+    data = json.loads(first.stdout)
+    assert data["version"]
+    assert len(data["flows"]) == 4
+    for flow in data["flows"]:
+        assert [k for k in FLOW_FIELDS if k not in flow] == []
+    assert [l["name"] for l in data["links"]].count("bottleneck") == 1
+    for link in data["links"]:
+        assert [k for k in LINK_FIELDS if k not in link] == []
+    # the scenario comes back with every default filled in
+    for key in ("duration", "seed", "packet_size", "max_window", "measure", "bottleneck", "tcp", "flows"):
+        assert key in data["scenario"], key
+    assert data["scenario"]["seed"] == 7
+    gaimd = [f for f in data["flows"] if f["algorithm"] == "gaimd"]
+    assert len(gaimd) == 2
+    assert gaimd[0]["params"]["beta"] == pytest.approx(0.125)
+    assert "keep" not in gaimd[0]["params"]
+
+
+def test_out_dir_writes_files(tcpf, small_path, tmp_path):
+    out = tmp_path / "results" / "run1"
+    proc = tcpf("run", small_path, "--out", out, "--timeseries", "1")
+    assert proc.returncode == 0, proc.stderr
+    names = sorted(p.name for p in out.iterdir())
+    assert names == ["flows.csv", "links.csv", "result.json", "timeseries_flows.csv",
+                     "timeseries_links.csv"]
+    result = json.loads((out / "result.json").read_text())
+    with open(out / "flows.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == len(result["flows"]) == 4
+    assert [k for k in FLOW_FIELDS if k not in rows[0]] == []
+    assert json.loads(rows[-1]["params"])["beta"] == pytest.approx(0.125)
+    with open(out / "links.csv", newline="") as f:
+        links = list(csv.DictReader(f))
+    assert "bottleneck" in [l["name"] for l in links]
+    with open(out / "timeseries_flows.csv", newline="") as f:
+        header = next(csv.reader(f))
+    assert {"time", "flow", "cwnd", "rate_bps", "srtt_s"} <= set(header)
+
+
+def test_out_json_matches_stdout(tcpf, small_path, tmp_path):
+    out = tmp_path / "o"
+    proc = tcpf("run", small_path, "--json", "--out", out)
+    assert proc.returncode == 0, proc.stderr
+    assert (out / "result.json").read_text() == proc.stdout
+    assert sorted(p.name for p in out.iterdir()) == ["flows.csv", "links.csv", "result.json"]
+
+
+def test_out_dir_untouched_when_run_fails(tcpf, write_toml, tmp_path):
+    bad = write_toml(SMALL_TOML.replace('algorithm = "gaimd"', 'algorithm = "no-such-cc"'))
+    out = tmp_path / "should-not-exist"
+    assert_one_line_error(tcpf("run", bad, "--out", out), 2, "algorithm")
+    assert not out.exists()
+    existing = tmp_path / "existing"
+    existing.mkdir()
+    assert_one_line_error(tcpf("run", bad, "--out", existing), 2)
+    assert list(existing.iterdir()) == []
+
+
+# ----- algorithms -----------------------------------------------------------------------------
+def test_algorithms_lists_tcp_and_gaimd(tcpf):
+    proc = tcpf("algorithms")
+    assert proc.returncode == 0, proc.stderr
+    names = [line.split()[0] for line in proc.stdout.splitlines() if line and not line[0].isspace()]
+    assert "tcp" in names and "gaimd" in names
+
+
+def test_algorithm_detail_and_unknown(tcpf):
+    proc = tcpf("algorithms", "gaimd")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("gaimd")
+    assert "alpha" in proc.stdout and "beta" in proc.stdout
+    assert_one_line_error(tcpf("algorithms", "no-such-cc"), 2, "no-such-cc")
+    registry = json.loads(tcpf("algorithms", "--json").stdout)
+    assert {"tcp", "gaimd"} <= {a["name"] for a in registry}
+
+
+# ----- help -----------------------------------------------------------------------------------
+@pytest.mark.parametrize("args", [["--help"], ["run", "--help"], ["algorithms", "--help"], []])
+def test_help_teaches_with_examples(tcpf, args):
+    proc = tcpf(*args)
+    assert proc.returncode == 0, proc.stderr
+    assert "Usage:" in proc.stdout
+    assert "Example" in proc.stdout and "tcpf " in proc.stdout
+
+
+@pytest.mark.skipif(importlib.util.find_spec("tcpfriendly.ns2") is None,
+                    reason="tcpfriendly.ns2 is not present")
+def test_ns2_export_is_wired(tcpf, small_path):
+    assert tcpf("ns2", "--help").returncode == 0
+    proc = tcpf("ns2", "export", small_path, "--seed", "3")
+    assert proc.returncode in (0, 2), proc.stderr
+    if proc.returncode == 0:
+        assert proc.stdout.strip()
+    else:
+        assert_one_line_error(proc, 2)
