@@ -3,8 +3,9 @@
 use crate::cc;
 use crate::metrics::{FlowResult, LinkResult, RunResult, TimeSeries};
 use crate::net::topology::{Route, Topology};
-use crate::net::{Link, LossModel, Packet, PacketKind};
+use crate::net::{Link, LinkStats, LossModel, Packet, PacketKind};
 use crate::sim::{to_secs, EventQueue, Rng, Time};
+use crate::transport::tcp::TcpStats;
 use crate::transport::{CbrSource, OnOff, Recovery, TcpParams, TcpSender, TcpSink, Window};
 
 /// What a flow is.
@@ -46,6 +47,28 @@ enum Ev {
     Stop(u32),
     Cbr(u32),
     Sample,
+    /// Snapshot the counters: 0 at the start of the measurement window, 1 at its end.
+    Measure(u8),
+}
+
+/// Counters of every flow and link at one instant.
+#[derive(Clone, Debug, Default)]
+struct Snapshot {
+    flows: Vec<FlowCounters>,
+    links: Vec<LinkStats>,
+}
+
+#[derive(Clone, Debug, Default)]
+struct FlowCounters {
+    tcp: TcpStats,
+    sent: u64,
+    delivered: u64,
+}
+
+impl FlowCounters {
+    fn minus(&self, e: &FlowCounters) -> FlowCounters {
+        FlowCounters { tcp: self.tcp.minus(&e.tcp), sent: self.sent - e.sent, delivered: self.delivered - e.delivered }
+    }
 }
 
 enum Endpoint {
@@ -93,6 +116,7 @@ pub struct Simulation {
     ts: Option<TimeSeries>,
     ts_link_bytes: Vec<u64>,
     ts_link_drops: Vec<u64>,
+    snaps: [Option<Snapshot>; 2],
 }
 
 impl Simulation {
@@ -108,7 +132,6 @@ impl Simulation {
                 if let Some(spec) = &s.loss {
                     l.loss = Some(LossModel::new(spec.clone(), Rng::stream(cfg.seed, "loss", i as u64)));
                 }
-                l.set_measurement(meas.from, meas.to);
                 l
             })
             .collect();
@@ -121,8 +144,8 @@ impl Simulation {
                 FlowKind::Tcp { params, recovery, tcp, ack_size, delayed_ack, delack_timeout } => {
                     let ctl = cc::build(params, tcp.initial_window, tcp.max_window);
                     Endpoint::Tcp {
-                        snd: Box::new(TcpSender::new(id, tcp.clone(), *recovery, ctl, meas)),
-                        rcv: Box::new(TcpSink::new(id, *ack_size, *recovery == Recovery::Sack, *delayed_ack, *delack_timeout, meas)),
+                        snd: Box::new(TcpSender::new(id, tcp.clone(), *recovery, ctl)),
+                        rcv: Box::new(TcpSink::new(id, *ack_size, *recovery == Recovery::Sack, *delayed_ack, *delack_timeout)),
                     }
                 }
                 FlowKind::Cbr { rate_bps, size, on_off } => Endpoint::Cbr { src: CbrSource::new(id, *rate_bps, *size, *on_off), sent: 0, received: 0 },
@@ -140,13 +163,19 @@ impl Simulation {
                 q.schedule(stop, Ev::Stop(id));
             }
         }
+        if meas.from > 0 {
+            q.schedule(meas.from, Ev::Measure(0));
+        }
+        if meas.to < cfg.duration {
+            q.schedule(meas.to, Ev::Measure(1));
+        }
         let ts = cfg.timeseries.map(|iv| {
             q.schedule(iv, Ev::Sample);
             TimeSeries::default()
         });
         let nl = links.len();
         let fold = foldable(nl, &cfg.flows);
-        Simulation { cfg, q, links, flows, fold, out: Vec::with_capacity(64), ts, ts_link_bytes: vec![0; nl], ts_link_drops: vec![0; nl] }
+        Simulation { cfg, q, links, flows, fold, out: Vec::with_capacity(64), ts, ts_link_bytes: vec![0; nl], ts_link_drops: vec![0; nl], snaps: [None, None] }
     }
 
     /// Run to the end and collect the results.
@@ -176,6 +205,7 @@ impl Simulation {
                 },
                 Ev::Cbr(f) => self.cbr_fire(now, f),
                 Ev::Sample => self.sample(now),
+                Ev::Measure(i) => self.snaps[i as usize] = Some(self.snapshot(now)),
             }
         }
         self.q.advance_to(end);
@@ -242,9 +272,7 @@ impl Simulation {
             }
             PacketKind::Datagram => {
                 if let Endpoint::Cbr { received, .. } = &mut self.flows[f as usize].ep {
-                    if self.cfg.measure.contains(now) {
-                        *received += 1;
-                    }
+                    *received += 1;
                 }
             }
         }
@@ -268,9 +296,7 @@ impl Simulation {
         if let Endpoint::Cbr { src, sent, .. } = &mut self.flows[f as usize].ep {
             let before = self.out.len();
             let next = src.fire(now, &mut self.out);
-            if self.cfg.measure.contains(now) {
-                *sent += (self.out.len() - before) as u64;
-            }
+            *sent += (self.out.len() - before) as u64;
             if let Some(t) = next {
                 self.q.schedule(t, Ev::Cbr(f));
             }
@@ -371,52 +397,72 @@ impl Simulation {
         }
     }
 
+    fn snapshot(&mut self, now: Time) -> Snapshot {
+        let flows = self
+            .flows
+            .iter_mut()
+            .map(|fs| match &mut fs.ep {
+                Endpoint::Tcp { snd, rcv } => FlowCounters { tcp: snd.snapshot(now), sent: 0, delivered: rcv.delivered },
+                Endpoint::Cbr { sent, received, .. } => FlowCounters { tcp: TcpStats::default(), sent: *sent, delivered: *received },
+            })
+            .collect();
+        let links = self.links.iter_mut().map(|l| l.snapshot(now)).collect();
+        Snapshot { flows, links }
+    }
+
     fn collect(mut self, end: Time) -> RunResult {
         let meas = self.cfg.measure;
         let window_s = to_secs(meas.to.min(end).saturating_sub(meas.from)).max(1e-12);
+        let start = self.snaps[0].take().unwrap_or_else(|| Snapshot {
+            flows: vec![FlowCounters::default(); self.flows.len()],
+            links: vec![LinkStats::default(); self.links.len()],
+        });
+        let stop = match self.snaps[1].take() {
+            Some(s) => s,
+            None => self.snapshot(end),
+        };
         let mut flows = Vec::with_capacity(self.flows.len());
-        for (i, fs) in self.flows.iter_mut().enumerate() {
+        for (i, fs) in self.flows.iter().enumerate() {
             let spec = &self.cfg.flows[i];
+            let c = stop.flows[i].minus(&start.flows[i]);
             let mut r = FlowResult::new(i as u32, spec);
-            match &mut fs.ep {
-                Endpoint::Tcp { snd, rcv } => {
-                    snd.finish(end);
-                    let st = &snd.stats;
+            match &fs.ep {
+                Endpoint::Tcp { .. } => {
+                    let st = &c.tcp;
                     let bits = match &spec.kind {
                         FlowKind::Tcp { tcp, .. } => tcp.packet_size as f64 * 8.0,
                         _ => unreachable!(),
                     };
                     r.packets_sent = st.sent;
-                    r.packets_delivered = rcv.delivered;
+                    r.packets_delivered = c.delivered;
                     r.retransmissions = st.retransmissions;
                     r.loss_events = st.loss_events;
                     r.timeouts = st.timeouts;
                     r.ecn_reactions = st.ecn_reactions;
                     r.fast_retransmits = st.fast_retransmits;
                     r.throughput_bps = st.sent as f64 * bits / window_s;
-                    r.goodput_bps = rcv.delivered as f64 * bits / window_s;
+                    r.goodput_bps = c.delivered as f64 * bits / window_s;
                     r.loss_event_rate = if st.sent > 0 { st.loss_events as f64 / st.sent as f64 } else { 0.0 };
                     r.mean_rtt_s = if st.rtt_samples > 0 { st.rtt_sum / st.rtt_samples as f64 } else { f64::NAN };
                     r.mean_rto_s = if st.rto_samples > 0 { st.rto_sum / st.rto_samples as f64 } else { f64::NAN };
                     r.mean_cwnd = if st.active_ns > 0 { st.cwnd_area / st.active_ns as f64 } else { f64::NAN };
                 }
-                Endpoint::Cbr { sent, received, src } => {
+                Endpoint::Cbr { src, .. } => {
                     let bits = src.size as f64 * 8.0;
-                    r.packets_sent = *sent;
-                    r.packets_delivered = *received;
-                    r.throughput_bps = *sent as f64 * bits / window_s;
-                    r.goodput_bps = *received as f64 * bits / window_s;
+                    r.packets_sent = c.sent;
+                    r.packets_delivered = c.delivered;
+                    r.throughput_bps = c.sent as f64 * bits / window_s;
+                    r.goodput_bps = c.delivered as f64 * bits / window_s;
                 }
             }
             flows.push(r);
         }
         let mut links = Vec::new();
-        for (i, l) in self.links.iter_mut().enumerate() {
+        for (i, l) in self.links.iter().enumerate() {
             if !self.cfg.topology.links[i].report {
                 continue;
             }
-            l.finish(end);
-            links.push(LinkResult::from_link(l, window_s));
+            links.push(LinkResult::from_stats(&l.name, &stop.links[i].minus(&start.links[i]), window_s));
         }
         RunResult { flows, links, timeseries: self.ts.take(), events: self.q.processed() }
     }

@@ -18,6 +18,8 @@ pub fn tcp_info() -> AlgorithmInfo {
         aliases: vec![],
         taxonomy: None,
         notes: "Loss recovery (reno | newreno | sack) is chosen per flow with `recovery`.",
+        named_numbers: false,
+        check: None,
     }
 }
 
@@ -30,6 +32,7 @@ const ALPHA: ParamSpec = ParamSpec {
     max_open: false,
     unit: "packets/RTT",
     doc: "additive increase per RTT",
+    ..ParamSpec::NUMBER
 };
 
 const BETA: ParamSpec = ParamSpec {
@@ -41,6 +44,7 @@ const BETA: ParamSpec = ParamSpec {
     max_open: true,
     unit: "fraction",
     doc: "fraction of the window removed on a loss event",
+    ..ParamSpec::NUMBER
 };
 
 const KEEP: ParamSpec = ParamSpec {
@@ -52,6 +56,7 @@ const KEEP: ParamSpec = ParamSpec {
     max_open: true,
     unit: "fraction",
     doc: "fraction of the window kept on a loss event (yang2000's β, ns-2's decrease_num_); beta = 1 - keep",
+    ..ParamSpec::NUMBER
 };
 
 pub fn gaimd_info() -> AlgorithmInfo {
@@ -64,7 +69,22 @@ pub fn gaimd_info() -> AlgorithmInfo {
         aliases: vec![Alias { name: "keep", canonical: "beta", spec: KEEP, to_canonical: |k| 1.0 - k }],
         taxonomy: Some(Taxonomy { fairness: "window-based", increase: "non-historical", curve: "linear", history: "variable" }),
         notes: "TCP-friendly (TD curve) when alpha = 3*beta/(2-beta); tsao2007 used GAIMD(0.2, 0.125).",
+        named_numbers: false,
+        check: None,
     }
+}
+
+/// The TCP-friendly α for a removed fraction β on the TD (triple-duplicate-ACK) curve:
+/// `α = 3β/(2 − β)` (yang2000 eq. 6; jin2001 §3; sastry2005 eq. 5). β = 1/2 gives 1.
+pub fn td_alpha(beta: f64) -> f64 {
+    3.0 * beta / (2.0 - beta)
+}
+
+/// The TCP-friendly α for a removed fraction β on the TO (timeout) curve of yang2000 eq. 7:
+/// `α = 4(1 − b²)/3` with `b = 1 − β` the kept fraction. β = 1/2 gives 1.
+pub fn to_alpha(beta: f64) -> f64 {
+    let b = 1.0 - beta;
+    4.0 * (1.0 - b * b) / 3.0
 }
 
 /// AIMD(α, β) with standard slow start and timeout rules.
@@ -169,6 +189,24 @@ mod tests {
             c.on_ack(&ack());
         }
         assert_eq!(c.window(), 5.0);
+    }
+
+    #[test]
+    fn tcp_friendly_alpha_curves() {
+        // Both curves pass through TCP's AIMD(1, 1/2).
+        assert!((td_alpha(0.5) - 1.0).abs() < 1e-15);
+        assert!((to_alpha(0.5) - 1.0).abs() < 1e-15);
+        // jin2001: AIMD(1/5, 1/8) and AIMD(1/10, 1/16) are on the TD curve (to 2 digits).
+        assert!((td_alpha(0.125) - 0.2).abs() < 0.001, "{}", td_alpha(0.125));
+        assert!((td_alpha(1.0 / 16.0) - 0.0968).abs() < 1e-4, "{}", td_alpha(1.0 / 16.0));
+        // yang2000: keep 0.875 gives α ≈ 0.31 on the TO curve (its GAIMD(0.31, 0.875)).
+        let a = to_alpha(0.125);
+        println!("TD(1/8) = {:.4}, TO(1/8) = {a:.4}", td_alpha(0.125));
+        assert!((a - 0.3125).abs() < 1e-12, "{a}");
+        // The same relations in yang2000's kept-fraction form: TD α = 3(1−b)/(1+b).
+        for b in [0.5, 0.75, 0.875] {
+            assert!((td_alpha(1.0 - b) - 3.0 * (1.0 - b) / (1.0 + b)).abs() < 1e-15);
+        }
     }
 
     #[test]

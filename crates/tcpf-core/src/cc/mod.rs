@@ -10,7 +10,7 @@
 pub mod aimd;
 pub mod params;
 
-pub use params::{AlgorithmInfo, ParamError, ParamSpec, Params, Taxonomy};
+pub use params::{AlgorithmInfo, ParamError, ParamKind, ParamSpec, Params, Taxonomy};
 
 /// What the transport reports on an ACK that acknowledges new data outside loss recovery.
 #[derive(Clone, Copy, Debug)]
@@ -60,6 +60,13 @@ pub trait Controller: Send {
     fn window(&self) -> f64;
     /// Slow-start threshold, packets.
     fn ssthresh(&self) -> f64;
+    /// A fault that must stop the run (e.g. a user formula evaluated to NaN or infinity),
+    /// described with the simulated time it happened. The controller keeps its last good
+    /// window and never panics; the engine checks this after calling the controller and
+    /// stops the run with the message, prefixed by the flow it belongs to.
+    fn error(&self) -> Option<String> {
+        None
+    }
 }
 
 /// Window and threshold with the slow-start and timeout rules every family shares.

@@ -28,11 +28,37 @@ impl fmt::Display for ParamError {
     }
 }
 
+/// What kind of value a parameter takes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ParamKind {
+    /// A finite number within `[min, max]`.
+    Number,
+    /// An expression over the controller's variables (see `cc::formula`), given as a string.
+    Formula,
+    /// One of a fixed set of words.
+    Choice(&'static [&'static str]),
+}
+
+impl ParamKind {
+    pub fn name(&self) -> &'static str {
+        match self {
+            ParamKind::Number => "number",
+            ParamKind::Formula => "formula",
+            ParamKind::Choice(_) => "choice",
+        }
+    }
+}
+
 /// One parameter of an algorithm.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug)]
 pub struct ParamSpec {
     pub name: &'static str,
+    pub kind: ParamKind,
+    /// Default of a number (None: required, unless the kind is `Formula`, which is optional and
+    /// checked by the algorithm's own rule).
     pub default: Option<f64>,
+    /// Default of a choice.
+    pub default_text: Option<&'static str>,
     /// Allowed range; `min_open`/`max_open` say whether the bound itself is excluded.
     pub min: Option<f64>,
     pub max: Option<f64>,
@@ -40,6 +66,47 @@ pub struct ParamSpec {
     pub max_open: bool,
     pub unit: &'static str,
     pub doc: &'static str,
+}
+
+/// A number parameter with no bounds and no default; fill the rest with struct-update syntax:
+/// `ParamSpec { name: "alpha", default: Some(1.0), ..ParamSpec::NUMBER }`.
+impl ParamSpec {
+    pub const NUMBER: ParamSpec = ParamSpec {
+        name: "",
+        kind: ParamKind::Number,
+        default: None,
+        default_text: None,
+        min: None,
+        max: None,
+        min_open: false,
+        max_open: false,
+        unit: "",
+        doc: "",
+    };
+}
+
+impl Serialize for ParamSpec {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("name", self.name)?;
+        m.serialize_entry("kind", self.kind.name())?;
+        match (self.default, self.default_text) {
+            (Some(v), _) => m.serialize_entry("default", &v)?,
+            (None, Some(t)) => m.serialize_entry("default", t)?,
+            (None, None) => m.serialize_entry("default", &Option::<f64>::None)?,
+        }
+        m.serialize_entry("min", &self.min)?;
+        m.serialize_entry("max", &self.max)?;
+        m.serialize_entry("min_open", &self.min_open)?;
+        m.serialize_entry("max_open", &self.max_open)?;
+        if let ParamKind::Choice(c) = self.kind {
+            m.serialize_entry("choices", c)?;
+        }
+        m.serialize_entry("unit", self.unit)?;
+        m.serialize_entry("doc", self.doc)?;
+        m.end()
+    }
 }
 
 impl ParamSpec {
@@ -81,6 +148,10 @@ pub struct Taxonomy {
     pub history: &'static str,
 }
 
+/// A rule over the whole parameter set, run after each field passed its own check: rejects
+/// combinations (naming the field to blame) and may add warnings to `Params::warnings`.
+pub type CheckFn = fn(&mut Params) -> Result<(), ParamError>;
+
 /// What `tcpf algorithms` shows about a controller.
 #[derive(Clone, Debug, Serialize)]
 pub struct AlgorithmInfo {
@@ -94,6 +165,11 @@ pub struct AlgorithmInfo {
     pub aliases: Vec<Alias>,
     pub taxonomy: Option<Taxonomy>,
     pub notes: &'static str,
+    /// Whether any other key naming a number is accepted as a named constant (formula
+    /// controllers: `params = { increase = "a/w", a = 0.3 }`).
+    pub named_numbers: bool,
+    #[serde(skip)]
+    pub check: Option<CheckFn>,
 }
 
 /// An alternative way of giving a parameter, e.g. `keep` for `beta` (beta = 1 − keep).
@@ -109,12 +185,26 @@ pub struct Alias {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Params {
     pub algorithm: String,
+    /// Number parameters, in schema order.
     pub values: Vec<(&'static str, f64)>,
+    /// Formula and choice parameters that were given (or have a default), in schema order.
+    pub texts: Vec<(&'static str, String)>,
+    /// User-named constants (algorithms with `named_numbers`), sorted by name.
+    pub named: Vec<(String, f64)>,
+    /// Valid but questionable settings (e.g. a binomial control that is not TCP-friendly);
+    /// the scenario layer reports them to the user.
+    pub warnings: Vec<String>,
 }
 
 impl Params {
+    /// A number parameter (NaN when absent).
     pub fn get(&self, name: &str) -> f64 {
         self.values.iter().find(|(n, _)| *n == name).map(|(_, v)| *v).unwrap_or(f64::NAN)
+    }
+
+    /// A formula or choice parameter, if present.
+    pub fn text(&self, name: &str) -> Option<&str> {
+        self.texts.iter().find(|(n, _)| *n == name).map(|(_, v)| v.as_str())
     }
 
     /// Canonical form as a JSON object (what every output prints).
@@ -122,6 +212,12 @@ impl Params {
         let mut m = Map::new();
         for (k, v) in &self.values {
             m.insert((*k).to_string(), number(*v));
+        }
+        for (k, v) in &self.texts {
+            m.insert((*k).to_string(), Value::String(v.clone()));
+        }
+        for (k, v) in &self.named {
+            m.insert(k.clone(), number(*v));
         }
         Value::Object(m)
     }
@@ -132,40 +228,94 @@ pub fn number(v: f64) -> Value {
     serde_json::Number::from_f64(v).map(Value::Number).unwrap_or(Value::Null)
 }
 
+/// Whether `s` can name a constant in a formula: a letter or `_`, then letters, digits, `_`.
+pub fn is_identifier(s: &str) -> bool {
+    let mut c = s.chars();
+    matches!(c.next(), Some(ch) if ch.is_ascii_alphabetic() || ch == '_') && c.all(|ch| ch.is_ascii_alphanumeric() || ch == '_')
+}
+
 impl AlgorithmInfo {
-    /// Validate user parameters against the schema, fill defaults, convert aliases.
+    /// Validate user parameters against the schema, fill defaults, convert aliases, then run
+    /// the algorithm's own rule over the whole set.
     pub fn validate(&self, given: &Map<String, Value>) -> Result<Params, ParamError> {
-        let mut values: Vec<(&'static str, Option<f64>)> = self.params.iter().map(|p| (p.name, None)).collect();
+        let mut values: Vec<(&'static str, Option<f64>)> = self.params.iter().filter(|p| p.kind == ParamKind::Number).map(|p| (p.name, None)).collect();
+        let mut texts: Vec<(&'static str, Option<String>)> = self.params.iter().filter(|p| p.kind != ParamKind::Number).map(|p| (p.name, None)).collect();
+        let mut named: Vec<(String, f64)> = Vec::new();
         for (key, val) in given {
             let (spec, canonical, conv): (&ParamSpec, &'static str, Option<fn(f64) -> f64>) =
                 if let Some(p) = self.params.iter().find(|p| p.name == key) {
                     (p, p.name, None)
                 } else if let Some(a) = self.aliases.iter().find(|a| a.name == key) {
                     (&a.spec, a.canonical, Some(a.to_canonical))
+                } else if self.named_numbers {
+                    if !is_identifier(key) {
+                        return Err(ParamError::new(key, "a named constant must be a name (letters, digits, _; not starting with a digit)"));
+                    }
+                    let v = val.as_f64().ok_or_else(|| ParamError::new(key, format!("a named constant must be a number; got {val}")))?;
+                    if !v.is_finite() {
+                        return Err(ParamError::new(key, format!("must be finite; got {v}")));
+                    }
+                    named.push((key.clone(), v));
+                    continue;
                 } else {
                     let mut names: Vec<&str> = self.params.iter().map(|p| p.name).collect();
                     names.extend(self.aliases.iter().map(|a| a.name));
                     let allowed = if names.is_empty() { "none".to_string() } else { names.join(", ") };
                     return Err(ParamError::new(key, format!("unknown parameter for '{}' (allowed: {allowed})", self.name)));
                 };
-            let v = val.as_f64().ok_or_else(|| ParamError::new(key, format!("must be a number; got {val}")))?;
-            let v = spec.check(v)?;
-            let v = conv.map_or(v, |f| f(v));
-            let slot = values.iter_mut().find(|(n, _)| *n == canonical).unwrap();
-            if slot.1.is_some() {
-                let others: Vec<&str> = self.aliases.iter().filter(|a| a.canonical == canonical).map(|a| a.name).collect();
-                return Err(ParamError::new(key, format!("give only one of {}, {}", canonical, others.join(", "))));
+            match spec.kind {
+                ParamKind::Number => {
+                    let v = val.as_f64().ok_or_else(|| ParamError::new(key, format!("must be a number; got {val}")))?;
+                    let v = spec.check(v)?;
+                    let v = conv.map_or(v, |f| f(v));
+                    let slot = values.iter_mut().find(|(n, _)| *n == canonical).unwrap();
+                    if slot.1.is_some() {
+                        let others: Vec<&str> = self.aliases.iter().filter(|a| a.canonical == canonical).map(|a| a.name).collect();
+                        return Err(ParamError::new(key, format!("give only one of {}, {}", canonical, others.join(", "))));
+                    }
+                    slot.1 = Some(v);
+                }
+                ParamKind::Formula => {
+                    let t = val.as_str().ok_or_else(|| ParamError::new(key, format!("must be a formula in a string, e.g. \"log(w)/w\"; got {val}")))?;
+                    let t = t.trim();
+                    if t.is_empty() {
+                        return Err(ParamError::new(key, "is an empty formula"));
+                    }
+                    texts.iter_mut().find(|(n, _)| *n == canonical).unwrap().1 = Some(t.to_string());
+                }
+                ParamKind::Choice(choices) => {
+                    let t = val.as_str().filter(|t| choices.contains(t)).ok_or_else(|| ParamError::new(key, format!("must be one of {}; got {val}", choices.join(", "))))?;
+                    texts.iter_mut().find(|(n, _)| *n == canonical).unwrap().1 = Some(t.to_string());
+                }
             }
-            slot.1 = Some(v);
         }
         let mut out = Vec::with_capacity(values.len());
-        for (spec, (name, v)) in self.params.iter().zip(values) {
-            match v.or(spec.default) {
-                Some(v) => out.push((name, v)),
-                None => return Err(ParamError::new(name, format!("is required for '{}' ({})", self.name, spec.doc))),
+        let mut out_texts = Vec::with_capacity(texts.len());
+        for spec in &self.params {
+            match spec.kind {
+                ParamKind::Number => {
+                    let v = values.iter().find(|(n, _)| *n == spec.name).unwrap().1;
+                    match v.or(spec.default) {
+                        Some(v) => out.push((spec.name, v)),
+                        None => return Err(ParamError::new(spec.name, format!("is required for '{}' ({})", self.name, spec.doc))),
+                    }
+                }
+                ParamKind::Formula | ParamKind::Choice(_) => {
+                    let v = texts.iter_mut().find(|(n, _)| *n == spec.name).unwrap().1.take();
+                    match v.or(spec.default_text.map(str::to_string)) {
+                        Some(v) => out_texts.push((spec.name, v)),
+                        None if spec.kind == ParamKind::Formula => {}
+                        None => return Err(ParamError::new(spec.name, format!("is required for '{}' ({})", self.name, spec.doc))),
+                    }
+                }
             }
         }
-        Ok(Params { algorithm: self.name.to_string(), values: out })
+        named.sort_by(|a, b| a.0.cmp(&b.0));
+        let mut p = Params { algorithm: self.name.to_string(), values: out, texts: out_texts, named, warnings: Vec::new() };
+        if let Some(check) = self.check {
+            check(&mut p)?;
+        }
+        Ok(p)
     }
 }
 

@@ -1,7 +1,7 @@
 //! Measurement: per-flow and per-link results, time series, and the papers' yardsticks.
 
 use crate::engine::{FlowKind, FlowSpec};
-use crate::net::Link;
+use crate::net::LinkStats;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -78,11 +78,10 @@ pub struct LinkResult {
 }
 
 impl LinkResult {
-    pub fn from_link(l: &Link, window_s: f64) -> Self {
-        let s = &l.stats;
+    pub fn from_stats(name: &str, s: &LinkStats, window_s: f64) -> Self {
         let window_ns = window_s * 1e9;
         LinkResult {
-            name: l.name.clone(),
+            name: name.to_string(),
             utilization: s.busy_ns as f64 / window_ns,
             drops: s.drops,
             early_drops: s.early_drops,

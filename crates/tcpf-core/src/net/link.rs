@@ -15,7 +15,8 @@ use super::NodeId;
 use crate::sim::{Rng, Time};
 use std::collections::VecDeque;
 
-/// Counters over the measurement window.
+/// Counters since the start of the run (the engine subtracts snapshots taken at the ends of
+/// the measurement window).
 #[derive(Clone, Debug, Default)]
 pub struct LinkStats {
     pub arrivals: u64,
@@ -29,8 +30,26 @@ pub struct LinkStats {
     pub marks: u64,
     /// ∫ busy dt over the window (ns).
     pub busy_ns: u128,
-    /// ∫ waiting-queue length dt over the window (packet·ns).
+    /// ∫ waiting-queue length dt (packet·ns).
     pub queue_area: u128,
+}
+
+impl LinkStats {
+    /// Counts between an earlier snapshot and this one.
+    pub fn minus(&self, e: &LinkStats) -> LinkStats {
+        LinkStats {
+            arrivals: self.arrivals - e.arrivals,
+            departures: self.departures - e.departures,
+            bytes_sent: self.bytes_sent - e.bytes_sent,
+            drops: self.drops - e.drops,
+            early_drops: self.early_drops - e.early_drops,
+            forced_drops: self.forced_drops - e.forced_drops,
+            loss_model_drops: self.loss_model_drops - e.loss_model_drops,
+            marks: self.marks - e.marks,
+            busy_ns: self.busy_ns - e.busy_ns,
+            queue_area: self.queue_area - e.queue_area,
+        }
+    }
 }
 
 enum Discipline {
@@ -49,15 +68,13 @@ pub struct Link {
     /// Transmission times of the two packet sizes seen last (data and ACKs alternate).
     tx_cache: [(u32, Time); 2],
     discipline: Discipline,
-    /// Service-start times of admitted packets that have not started yet.
-    starts: VecDeque<Time>,
+    /// Service-start times (and sizes) of admitted packets that have not started yet.
+    starts: VecDeque<(Time, u32)>,
     /// End of the last admitted packet's transmission.
     busy_until: Time,
     pipe: VecDeque<(Time, Packet)>,
     pub loss: Option<LossModel>,
     pub stats: LinkStats,
-    meas_from: Time,
-    meas_to: Time,
     q_last: Time,
 }
 
@@ -82,26 +99,8 @@ impl Link {
             pipe: VecDeque::new(),
             loss: None,
             stats: LinkStats::default(),
-            meas_from: 0,
-            meas_to: Time::MAX,
             q_last: 0,
         }
-    }
-
-    pub fn set_measurement(&mut self, from: Time, to: Time) {
-        self.meas_from = from;
-        self.meas_to = to;
-        self.q_last = 0;
-    }
-
-    #[inline]
-    fn measuring(&self, t: Time) -> bool {
-        t >= self.meas_from && t <= self.meas_to
-    }
-
-    #[inline]
-    fn overlap(&self, a: Time, b: Time) -> u64 {
-        b.min(self.meas_to).saturating_sub(a.max(self.meas_from))
     }
 
     #[inline]
@@ -123,23 +122,25 @@ impl Link {
     /// Bring the waiting queue up to time `t`: packets whose service has started leave it.
     #[inline]
     fn advance(&mut self, t: Time) {
-        while let Some(&s) = self.starts.front() {
+        while let Some(&(s, bytes)) = self.starts.front() {
             if s > t {
                 break;
             }
-            self.stats.queue_area += self.starts.len() as u128 * self.overlap(self.q_last, s) as u128;
+            self.stats.queue_area += self.starts.len() as u128 * (s - self.q_last) as u128;
             self.q_last = s;
             self.starts.pop_front();
+            self.stats.departures += 1;
+            self.stats.bytes_sent += bytes as u64;
         }
         if t > self.q_last {
-            self.stats.queue_area += self.starts.len() as u128 * self.overlap(self.q_last, t) as u128;
+            self.stats.queue_area += self.starts.len() as u128 * (t - self.q_last) as u128;
             self.q_last = t;
         }
     }
 
     /// Packets waiting at time `t` (not counting the one being sent).
     pub fn queue_len_at(&self, t: Time) -> usize {
-        self.starts.iter().filter(|&&s| s > t).count()
+        self.starts.iter().filter(|&&(s, _)| s > t).count()
     }
 
     /// Average RED queue, if RED.
@@ -150,13 +151,11 @@ impl Link {
         }
     }
 
-    fn note_drop(&mut self, at: Time, kind: Admission) {
-        if self.measuring(at) {
-            self.stats.drops += 1;
-            match kind {
-                Admission::EarlyDrop => self.stats.early_drops += 1,
-                _ => self.stats.forced_drops += 1,
-            }
+    fn note_drop(&mut self, kind: Admission) {
+        self.stats.drops += 1;
+        match kind {
+            Admission::EarlyDrop => self.stats.early_drops += 1,
+            _ => self.stats.forced_drops += 1,
         }
     }
 
@@ -164,15 +163,11 @@ impl Link {
     /// one). Returns when it reaches the far end, or None if it was dropped.
     #[inline]
     pub fn admit(&mut self, at: Time, pkt: &mut Packet) -> Option<Time> {
-        if self.measuring(at) {
-            self.stats.arrivals += 1;
-        }
+        self.stats.arrivals += 1;
         if let Some(loss) = self.loss.as_mut() {
             if (!loss.data_only || pkt.kind != PacketKind::Ack) && loss.drops(at) {
-                if self.measuring(at) {
-                    self.stats.drops += 1;
-                    self.stats.loss_model_drops += 1;
-                }
+                self.stats.drops += 1;
+                self.stats.loss_model_drops += 1;
                 return None;
             }
         }
@@ -198,12 +193,10 @@ impl Link {
             Admission::Enqueue => {}
             Admission::Mark => {
                 pkt.ecn |= ecn::CE;
-                if self.measuring(at) {
-                    self.stats.marks += 1;
-                }
+                self.stats.marks += 1;
             }
             d => {
-                self.note_drop(at, d);
+                self.note_drop(d);
                 return None;
             }
         }
@@ -211,13 +204,12 @@ impl Link {
         let done = start + self.tx_ns(pkt.size);
         self.busy_until = done;
         if start > at {
-            self.starts.push_back(start);
-        }
-        self.stats.busy_ns += self.overlap(start, done) as u128;
-        if self.measuring(done) {
+            self.starts.push_back((start, pkt.size));
+        } else {
             self.stats.departures += 1;
             self.stats.bytes_sent += pkt.size as u64;
         }
+        self.stats.busy_ns += (done - start) as u128;
         Some(done + self.delay)
     }
 
@@ -239,9 +231,13 @@ impl Link {
         (pkt, self.pipe.front().map(|(t, _)| *t))
     }
 
-    /// Close the time integrals at the end of the run.
-    pub fn finish(&mut self, end: Time) {
-        self.advance(end);
+    /// Counters as of time `t` (at or after the last admission's arrival): integrals are
+    /// brought up to `t` and transmission time still to come after `t` is left out.
+    pub fn snapshot(&mut self, t: Time) -> LinkStats {
+        self.advance(t);
+        let mut s = self.stats.clone();
+        s.busy_ns -= self.busy_until.saturating_sub(t) as u128;
+        s
     }
 }
 
@@ -279,15 +275,18 @@ mod tests {
     #[test]
     fn utilisation_and_queue_integrals() {
         let mut l = Link::new("b".into(), 0, 1, 8e6, 0, &QueueSpec::DropTail { limit: 10 }, Rng::new(1));
-        l.set_measurement(0, 4_000_000);
         let mut p = pkt(0);
         l.admit(0, &mut p);
         l.admit(0, &mut p);
         assert_eq!(l.queue_len_at(500_000), 1);
-        l.finish(4_000_000);
-        assert_eq!(l.stats.busy_ns, 2_000_000);
+        // half-way through the second packet
+        let mid = l.snapshot(1_500_000);
+        assert_eq!((mid.busy_ns, mid.departures), (1_500_000, 2));
+        let end = l.snapshot(4_000_000);
+        assert_eq!(end.busy_ns, 2_000_000);
         // one packet waited for 1 ms
-        assert_eq!(l.stats.queue_area, 1_000_000);
+        assert_eq!(end.queue_area, 1_000_000);
+        assert_eq!(end.minus(&mid).busy_ns, 500_000);
         assert_eq!(l.queue_len_at(1_500_000), 0);
     }
 }

@@ -21,16 +21,3 @@ pub struct Window {
     pub from: Time,
     pub to: Time,
 }
-
-impl Window {
-    #[inline]
-    pub fn contains(&self, t: Time) -> bool {
-        t >= self.from && t <= self.to
-    }
-
-    /// Length of [a, b] ∩ [from, to].
-    #[inline]
-    pub fn overlap(&self, a: Time, b: Time) -> u64 {
-        b.min(self.to).saturating_sub(a.max(self.from))
-    }
-}

@@ -2,7 +2,6 @@
 //! arrival first), optional delayed ACKs (every second in-order packet, or after a timeout;
 //! anything out of order is acknowledged at once), and ECN echo.
 
-use super::Window as Meas;
 use crate::net::packet::{ecn, Packet, MAX_SACK_BLOCKS};
 use crate::sim::Time;
 use std::collections::VecDeque;
@@ -28,13 +27,12 @@ pub struct TcpSink {
     pending_stamp: Time,
     /// When a delayed ACK must go out (None: none pending).
     pub delack_deadline: Option<Time>,
-    /// Unique data packets received in the measurement window.
+    /// Unique data packets received.
     pub delivered: u64,
-    meas: Meas,
 }
 
 impl TcpSink {
-    pub fn new(flow: u32, ack_size: u32, sack: bool, delayed: bool, delack_timeout: Time, meas: Meas) -> Self {
+    pub fn new(flow: u32, ack_size: u32, sack: bool, delayed: bool, delack_timeout: Time) -> Self {
         TcpSink {
             flow,
             ack_size,
@@ -50,7 +48,6 @@ impl TcpSink {
             pending_stamp: 0,
             delack_deadline: None,
             delivered: 0,
-            meas,
         }
     }
 
@@ -134,7 +131,7 @@ impl TcpSink {
             let i = (seq - self.next) as usize;
             !(i < self.ooo.len() && self.ooo[i])
         };
-        if fresh && self.meas.contains(now) {
+        if fresh {
             self.delivered += 1;
         }
         if in_order {
@@ -180,7 +177,7 @@ mod tests {
     use super::*;
 
     fn sink(sack: bool, delayed: bool) -> TcpSink {
-        TcpSink::new(0, 40, sack, delayed, 100_000_000, Meas { from: 0, to: u64::MAX })
+        TcpSink::new(0, 40, sack, delayed, 100_000_000)
     }
 
     fn data(seq: u32) -> Packet {

@@ -9,7 +9,6 @@
 //! (see `rtt`), exponential backoff, Karn's rule, and go-back-N after a timeout.
 
 use super::rtt::RttEstimator;
-use super::Window as Meas;
 use crate::cc::{Ack, Controller, LossEvent, Timeout};
 use crate::net::packet::{ecn, Packet};
 use crate::sim::{secs, to_secs, Time};
@@ -62,7 +61,7 @@ pub struct TcpParams {
 const SACKED: u8 = 1;
 const RETX: u8 = 2;
 
-/// Counters over the measurement window.
+/// Counters since the start of the run (the engine subtracts snapshots).
 #[derive(Clone, Debug, Default)]
 pub struct TcpStats {
     pub sent: u64,
@@ -78,6 +77,26 @@ pub struct TcpStats {
     /// ∫ window dt (packet·ns) and the time it covers.
     pub cwnd_area: f64,
     pub active_ns: u64,
+}
+
+impl TcpStats {
+    /// Counts between an earlier snapshot and this one.
+    pub fn minus(&self, e: &TcpStats) -> TcpStats {
+        TcpStats {
+            sent: self.sent - e.sent,
+            retransmissions: self.retransmissions - e.retransmissions,
+            loss_events: self.loss_events - e.loss_events,
+            timeouts: self.timeouts - e.timeouts,
+            ecn_reactions: self.ecn_reactions - e.ecn_reactions,
+            fast_retransmits: self.fast_retransmits - e.fast_retransmits,
+            rtt_sum: self.rtt_sum - e.rtt_sum,
+            rtt_samples: self.rtt_samples - e.rtt_samples,
+            rto_sum: self.rto_sum - e.rto_sum,
+            rto_samples: self.rto_samples - e.rto_samples,
+            cwnd_area: self.cwnd_area - e.cwnd_area,
+            active_ns: self.active_ns - e.active_ns,
+        }
+    }
 }
 
 pub struct TcpSender {
@@ -109,12 +128,11 @@ pub struct TcpSender {
     pub rto_deadline: Option<Time>,
     started: bool,
     pub stats: TcpStats,
-    meas: Meas,
     cwnd_t: Time,
 }
 
 impl TcpSender {
-    pub fn new(flow: u32, p: TcpParams, recovery: Recovery, cc: Box<dyn Controller>, meas: Meas) -> Self {
+    pub fn new(flow: u32, p: TcpParams, recovery: Recovery, cc: Box<dyn Controller>) -> Self {
         let rtt = RttEstimator::new(p.tick, p.min_rto, p.max_rto, p.initial_rto, p.max_backoff, p.clock_phase);
         TcpSender {
             flow,
@@ -137,7 +155,6 @@ impl TcpSender {
             rto_deadline: None,
             started: false,
             stats: TcpStats::default(),
-            meas,
             cwnd_t: 0,
         }
     }
@@ -164,7 +181,7 @@ impl TcpSender {
     #[inline]
     fn note_cwnd(&mut self, now: Time) {
         if self.started && now > self.cwnd_t {
-            let dt = self.meas.overlap(self.cwnd_t, now);
+            let dt = now - self.cwnd_t;
             self.stats.cwnd_area += self.cwnd() * dt as f64;
             self.stats.active_ns += dt;
         }
@@ -184,8 +201,10 @@ impl TcpSender {
         self.started = false;
     }
 
-    pub fn finish(&mut self, end: Time) {
-        self.note_cwnd(end);
+    /// Counters as of `t` (the window integral brought up to `t`).
+    pub fn snapshot(&mut self, t: Time) -> TcpStats {
+        self.note_cwnd(t);
+        self.stats.clone()
     }
 
     fn restart_timer(&mut self, now: Time) {
@@ -194,9 +213,7 @@ impl TcpSender {
 
     fn transmit(&mut self, now: Time, seq: u32, out: &mut Vec<Packet>) {
         if seq < self.snd_max {
-            if self.meas.contains(now) {
-                self.stats.retransmissions += 1;
-            }
+            self.stats.retransmissions += 1;
             if matches!(self.timed, Some((t, _)) if t == seq) {
                 self.timed = None; // Karn: never time a retransmitted packet
             }
@@ -212,9 +229,7 @@ impl TcpSender {
                 self.timed = Some((seq, now));
             }
         }
-        if self.meas.contains(now) {
-            self.stats.sent += 1;
-        }
+        self.stats.sent += 1;
         let mark = if self.p.ecn { ecn::ECT } else { 0 };
         out.push(Packet::data(self.flow, seq, self.p.packet_size + self.p.header_size, now, mark));
         if self.rto_deadline.is_none() {
@@ -324,11 +339,9 @@ impl TcpSender {
         let in_flight = self.in_flight();
         self.cc.on_loss_event(&LossEvent { now: to_secs(now), window, in_flight, ecn });
         self.reduced_upto = self.snd_max;
-        if self.meas.contains(now) {
-            self.stats.loss_events += 1;
-            if ecn {
-                self.stats.ecn_reactions += 1;
-            }
+        self.stats.loss_events += 1;
+        if ecn {
+            self.stats.ecn_reactions += 1;
         }
     }
 
@@ -336,9 +349,7 @@ impl TcpSender {
         if self.snd_una >= self.reduced_upto {
             self.loss_event(now, false);
         }
-        if self.meas.contains(now) {
-            self.stats.fast_retransmits += 1;
-        }
+        self.stats.fast_retransmits += 1;
         self.in_recovery = true;
         self.recover = self.snd_max;
         match self.recovery {
@@ -372,7 +383,6 @@ impl TcpSender {
     pub fn on_ack(&mut self, now: Time, pkt: &Packet, out: &mut Vec<Packet>) {
         self.note_cwnd(now);
         let ack = pkt.seq;
-        let measuring = self.meas.contains(now);
         let now_s = to_secs(now);
         // Per-ACK RTT sample from the timestamp echo.
         let rtt = to_secs(now.saturating_sub(pkt.stamp));
@@ -380,10 +390,8 @@ impl TcpSender {
             self.min_rtt = rtt;
         }
         self.cc.on_rtt_sample(now_s, rtt);
-        if measuring {
-            self.stats.rtt_sum += rtt;
-            self.stats.rtt_samples += 1;
-        }
+        self.stats.rtt_sum += rtt;
+        self.stats.rtt_samples += 1;
         if self.recovery == Recovery::Sack && pkt.nsack > 0 {
             self.apply_sack(pkt);
         }
@@ -430,10 +438,8 @@ impl TcpSender {
             } else {
                 self.rto_deadline = None;
             }
-            if measuring {
-                self.stats.rto_sum += self.rtt.rto();
-                self.stats.rto_samples += 1;
-            }
+            self.stats.rto_sum += self.rtt.rto();
+            self.stats.rto_samples += 1;
         } else if ack == self.snd_una && self.snd_max > self.snd_una {
             self.dupacks += 1;
             if self.in_recovery {
@@ -454,10 +460,8 @@ impl TcpSender {
     /// The retransmission timer fired.
     pub fn on_timeout(&mut self, now: Time, out: &mut Vec<Packet>) {
         self.note_cwnd(now);
-        if self.meas.contains(now) {
-            self.stats.timeouts += 1;
-            self.stats.loss_events += 1;
-        }
+        self.stats.timeouts += 1;
+        self.stats.loss_events += 1;
         let window = self.cwnd();
         self.cc.on_timeout(&Timeout { now: to_secs(now), window, in_flight: self.in_flight() });
         self.rtt.back_off();
