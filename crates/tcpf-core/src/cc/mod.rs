@@ -8,6 +8,8 @@
 //! One file per family; each has a validated `Params` (defaults and the paper they come from).
 
 pub mod aimd;
+pub mod binomial;
+pub mod history;
 pub mod params;
 
 pub use params::{AlgorithmInfo, ParamError, ParamKind, ParamSpec, Params, Taxonomy};
@@ -119,7 +121,9 @@ impl Window {
 
 /// Every registered algorithm.
 pub fn registry() -> Vec<AlgorithmInfo> {
-    vec![aimd::tcp_info(), aimd::gaimd_info()]
+    let mut v = vec![aimd::tcp_info(), aimd::gaimd_info(), binomial::binomial_info(), binomial::iiad_info(), binomial::sqrt_info()];
+    v.extend(history::infos());
+    v
 }
 
 /// Look an algorithm up by name.
@@ -131,6 +135,58 @@ pub fn info(name: &str) -> Option<AlgorithmInfo> {
 pub fn build(params: &Params, initial_window: f64, cap: f64) -> Box<dyn Controller> {
     match params.algorithm.as_str() {
         "tcp" | "gaimd" => Box::new(aimd::Aimd::from_params(params, initial_window, cap)),
+        "binomial" | "iiad" | "sqrt" => Box::new(binomial::Binomial::from_params(params, initial_window, cap)),
+        h if history::is_history(h) => Box::new(history::History::from_params(params, initial_window, cap)),
         other => unreachable!("unvalidated algorithm {other}"),
+    }
+}
+
+/// Synthetic ACK and loss sequences for the controllers' unit tests (no simulator).
+#[cfg(test)]
+pub(crate) mod testkit {
+    use super::{Ack, Controller, LossEvent, Timeout};
+
+    pub fn ack() -> Ack {
+        ack_at(0.0, 0.1)
+    }
+
+    pub fn ack_at(now: f64, rtt: f64) -> Ack {
+        Ack { now, acked: 1, rtt: Some(rtt), min_rtt: rtt, in_flight: 0 }
+    }
+
+    pub fn loss(w: f64) -> LossEvent {
+        LossEvent { now: 0.0, window: w, in_flight: 0, ecn: false }
+    }
+
+    pub fn timeout(w: f64) -> Timeout {
+        Timeout { now: 0.0, window: w, in_flight: 0 }
+    }
+
+    /// One RTT: one ACK per packet of the window at the start of the round. Returns the
+    /// window's growth over the round.
+    pub fn one_rtt(c: &mut dyn Controller) -> f64 {
+        let w0 = c.window();
+        let n = w0.round().max(1.0) as usize;
+        for _ in 0..n {
+            c.on_ack(&ack());
+        }
+        c.window() - w0
+    }
+
+    /// `n` RTTs in a row, each with as many ACKs as the window held at its start (the
+    /// fractional parts carried over, so the ACK count tracks ∫W). Windows after each round.
+    pub fn rtts(c: &mut dyn Controller, n: usize) -> Vec<f64> {
+        let mut carry = 0.0;
+        let mut out = Vec::with_capacity(n);
+        for _ in 0..n {
+            let acks = c.window() + carry;
+            let whole = acks.floor();
+            carry = acks - whole;
+            for _ in 0..whole as usize {
+                c.on_ack(&ack());
+            }
+            out.push(c.window());
+        }
+        out
     }
 }
