@@ -9,6 +9,8 @@
 
 pub mod aimd;
 pub mod binomial;
+pub mod cyrf;
+pub mod formula;
 pub mod history;
 pub mod params;
 
@@ -123,6 +125,9 @@ impl Window {
 pub fn registry() -> Vec<AlgorithmInfo> {
     let mut v = vec![aimd::tcp_info(), aimd::gaimd_info(), binomial::binomial_info(), binomial::iiad_info(), binomial::sqrt_info()];
     v.extend(history::infos());
+    v.push(cyrf::log_info());
+    v.push(cyrf::sigmoid_info());
+    v.push(formula::formula_info());
     v
 }
 
@@ -137,6 +142,11 @@ pub fn build(params: &Params, initial_window: f64, cap: f64) -> Box<dyn Controll
         "tcp" | "gaimd" => Box::new(aimd::Aimd::from_params(params, initial_window, cap)),
         "binomial" | "iiad" | "sqrt" => Box::new(binomial::Binomial::from_params(params, initial_window, cap)),
         h if history::is_history(h) => Box::new(history::History::from_params(params, initial_window, cap)),
+        "log" | "sigmoid" => Box::new(cyrf::Cyrf::from_params(params, initial_window, cap)),
+        "formula" => match formula::Formula::from_params(params, initial_window, cap) {
+            Ok(c) => Box::new(c),
+            Err(e) => unreachable!("unvalidated formula: {e}"),
+        },
         other => unreachable!("unvalidated algorithm {other}"),
     }
 }
