@@ -18,9 +18,11 @@ import shutil
 import subprocess
 import tempfile
 import time
+from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-__all__ = ["Ns2Unsupported", "ALGORITHMS", "export_tcl", "run_ns2", "ns2_available"]
+__all__ = ["Ns2Unsupported", "Ns2Agent", "ALGORITHMS", "UNSUPPORTED_ALGORITHMS", "export_tcl",
+           "run_ns2", "ns2_available", "parse_output"]
 
 
 class Ns2Unsupported(ValueError):
@@ -44,11 +46,27 @@ Setting = Tuple[str, Any]
 
 # --------------------------------------------------------------------------
 # Congestion-control algorithms: one entry per algorithm.
-# Each entry maps the canonical params (beta = fraction removed) to the
-# Agent/TCP variables that implement it.  ns-2 caveats that apply to all
-# windowOption_ 1/6 controls (first decrease halves, reductions after slow
-# start halve) are listed in docs/ns2-notes.md.
+# Each entry maps the canonical params (beta = fraction removed) to an
+# `Ns2Agent`: the Agent/TCP variables that implement it and, where the
+# algorithm needs one, its own sender/sink classes and Tcl commands run on the
+# agent at time 0.  ns-2 caveats that apply to all windowOption_ 1/6 controls
+# (the first decrease halves, reductions in slow start halve) are in
+# docs/ns2-notes.md; the engine follows the same rules.
 # --------------------------------------------------------------------------
+
+@dataclass
+class Ns2Agent:
+    """How one flow's controller is expressed in ns-2."""
+    settings: List[Setting] = field(default_factory=list)
+    sender: Optional[str] = None        # None: the class for the flow's `recovery`
+    sink: Optional[str] = None          # None: the sink for the flow's `recovery`
+    delack_sink: Optional[str] = None
+    at_start: List[str] = field(default_factory=list)  # "$tcp <cmd>" at t = 0
+    # the counter of window reductions (fast retransmits + timeouts + ECN responses)
+    loss_counter: str = "ncwndcuts1_"
+    # recoveries the agent can express (None: all of RECOVERY)
+    recoveries: Optional[Tuple[str, ...]] = None
+
 
 def _param(params: Dict[str, Any], name: str, where: str) -> float:
     if name not in params or params[name] is None:
@@ -56,34 +74,89 @@ def _param(params: Dict[str, Any], name: str, where: str) -> float:
     return float(params[name])
 
 
-def _alg_tcp(params: Dict[str, Any], where: str) -> List[Setting]:
-    return []
+def _alg_tcp(params: Dict[str, Any], where: str) -> Ns2Agent:
+    return Ns2Agent()
 
 
-def _alg_gaimd(params: Dict[str, Any], where: str) -> List[Setting]:
+def _alg_gaimd(params: Dict[str, Any], where: str) -> Ns2Agent:
     alpha = _param(params, "alpha", where)
     beta = _param(params, "beta", where)  # canonical: fraction removed
-    return [("windowOption_", 1), ("increase_num_", alpha),
-            ("decrease_num_", 1.0 - beta),  # ns-2 wants the kept fraction
-            ("precisionReduce_", "true")]
+    return Ns2Agent([("windowOption_", 1), ("increase_num_", alpha),
+                     ("decrease_num_", 1.0 - beta),  # ns-2 wants the kept fraction
+                     ("precisionReduce_", "true")])
 
 
-def _alg_binomial(params: Dict[str, Any], where: str) -> List[Setting]:
-    # ns-2 windowOption_ 6: per ACK cwnd += increase_num_/cwnd^(k+1);
-    # on a loss cwnd -= (1 - decrease_num_) * cwnd^l.
+# Fixed exponents of the named binomial controls (Bansal & Balakrishnan; jin2001, tsao2007).
+BINOMIAL_EXPONENTS = {"iiad": (1.0, 0.0), "sqrt": (0.5, 0.5)}
+
+
+def _binomial_decrease_num(beta: float, l: float) -> float:
+    """ns-2's decrease_num_ for a binomial control: 1 - beta, except that ns-2's
+    slowdown() halves the whole window whenever decrease_num_ == 0.5 exactly
+    (`... || decrease_num_ == 0.5) cwnd_ = halfwin`), which is not W - 0.5*W^l
+    unless l == 1.  Nudge it off 0.5 by one part in 10^12 in that case."""
+    keep = 1.0 - beta
+    if keep == 0.5 and l != 1.0:
+        keep = 0.5 + 1e-12
+    return keep
+
+
+def _alg_binomial(params: Dict[str, Any], where: str, name: str = "binomial") -> Ns2Agent:
+    # ns-2 windowOption_ 6: per new ACK in congestion avoidance
+    # cwnd += increase_num_/cwnd^(k+1); on a loss cwnd -= (1 - decrease_num_)*cwnd^l.
+    fixed = BINOMIAL_EXPONENTS.get(name)
     alpha = _param(params, "alpha", where)
     beta = _param(params, "beta", where)
-    k = _param(params, "k", where)
-    l = _param(params, "l", where)
-    return [("windowOption_", 6), ("increase_num_", alpha),
-            ("decrease_num_", 1.0 - beta), ("k_parameter_", k),
-            ("l_parameter_", l), ("precisionReduce_", "true")]
+    if fixed is not None:
+        k = float(params.get("k", fixed[0]) if params.get("k") is not None else fixed[0])
+        l = float(params.get("l", fixed[1]) if params.get("l") is not None else fixed[1])
+    else:
+        k = _param(params, "k", where)
+        l = _param(params, "l", where)
+    return Ns2Agent([("windowOption_", 6), ("increase_num_", alpha),
+                     ("decrease_num_", _binomial_decrease_num(beta, l)), ("k_parameter_", k),
+                     ("l_parameter_", l), ("precisionReduce_", "true")])
 
 
-ALGORITHMS: Dict[str, Callable[[Dict[str, Any], str], List[Setting]]] = {
+def _alg_linux(module: str) -> Callable[[Dict[str, Any], str], Ns2Agent]:
+    """A Linux congestion-control module run by ns-2's TCP/Linux (Linux's own code and
+    parameters; the scenario's params must be the module's defaults)."""
+    def build(params: Dict[str, Any], where: str) -> Ns2Agent:
+        return Ns2Agent(
+            sender="Agent/TCP/Linux", sink="Agent/TCPSink/Sack1",
+            delack_sink="Agent/TCPSink/Sack1/DelAck",
+            at_start=[f"select_ca {module}"],
+            # TCP/Linux with a module counts its reductions (recovery entries and
+            # timeouts) in ncwndcuts_ only; ncwndcuts1_ stays 0
+            loss_counter="ncwndcuts_",
+            recoveries=("sack",))
+    return build
+
+
+ALGORITHMS: Dict[str, Callable[[Dict[str, Any], str], Ns2Agent]] = {
     "tcp": _alg_tcp,
     "gaimd": _alg_gaimd,
     "binomial": _alg_binomial,
+    "iiad": lambda p, w: _alg_binomial(p, w, "iiad"),
+    "sqrt": lambda p, w: _alg_binomial(p, w, "sqrt"),
+    "illinois_linux": _alg_linux("illinois"),
+}
+
+# Controllers of the engine that ns-2 2.35 lacks, with the reason given in the error.
+UNSUPPORTED_ALGORITHMS: Dict[str, str] = {
+    "simd": "ns-2 2.35 has no SIMD (jin2001's history-based increase alpha*sqrt(W - w0)/W "
+            "is not one of Agent/TCP's windowOption_ laws)",
+    "aiad_h": "ns-2 2.35 has no AIAD/H (its increase depends on the last w_max; no "
+              "windowOption_ implements it)",
+    "aiad": "ns-2 2.35 has no AIAD (no windowOption_ decreases by a constant)",
+    "log": "ns-2 2.35 has no LOG binomial variant (sastry2005's log(W) increase is not a "
+           "power law)",
+    "sigmoid": "ns-2 2.35 has no SIGMOID controller",
+    "illinois": "ns-2 2.35 has only Linux's tcp_illinois (use algorithm = \"illinois_linux\"); "
+                "the paper version's parameters cannot be set there",
+    "formula": "ns-2 2.35 has no formula-based window controller",
+    "cyrf": "ns-2 2.35 has no CYRF controller",
+    "history": "ns-2 2.35 has no history-spectrum controller (jin2001's +alpha/(W - w0)^k)",
 }
 
 # recovery -> (sender, sink, delayed-ACK sink)
@@ -124,8 +197,44 @@ def _group_label(flow: Dict[str, Any], index: int) -> str:
     return f"flows[{flow.get('group', index)}]"
 
 
+# Fields of the expanded scenario this exporter understands.  Anything else that is set
+# (not null/false/zero/empty) is refused by name rather than silently dropped: a new engine
+# feature must be mapped here before a cross-check can claim to simulate it.
+_KNOWN = {
+    "": {"seed", "duration_s", "measure", "packet_size", "max_window", "tcp", "bottleneck",
+         "flows", "scenario", "name", "description"},
+    "measure": {"from_s", "to_s"},
+    "tcp": {"initial_window", "tick_s", "min_rto_s", "initial_rto_s", "max_rto_s", "max_backoff",
+            "delayed_ack", "delack_timeout_s", "ack_size", "header_size", "dupthresh",
+            "limited_transmit"},
+    "bottleneck": {"rate_bps", "delay_s", "queue", "limit_pkts", "bdp_pkts", "ecn", "red", "loss"},
+    "bottleneck.red": {"min_th_pkts", "max_th_pkts", "q_weight", "max_p", "gentle", "wait",
+                       "mark_p", "mean_pkt_size"},
+    "bottleneck.loss": {"model", "p"},
+    "flow": {"id", "group", "kind", "algorithm", "params", "recovery", "cbr", "direction",
+             "access_delay_s", "receiver_delay_s", "access_rate_bps", "start_s", "stop_s", "ecn"},
+    "flow.cbr": {"rate_bps", "on_s", "off_s"},
+}
+
+
+def _refuse_unknown(d: Any, known: str, where: str) -> None:
+    if not isinstance(d, dict):
+        return
+    for k, v in d.items():
+        if k in _KNOWN[known] or v is None or v is False or v == 0 or v == {} or v == []:
+            continue
+        path = f"{where}.{k}" if where else k
+        raise Ns2Unsupported(f"{path}: {v!r} cannot be expressed by the ns-2 exporter "
+                             "(tcpfriendly.ns2 has no mapping for it)")
+
+
 def _check(expanded: Dict[str, Any]) -> None:
+    _refuse_unknown(expanded, "", "")
+    _refuse_unknown(expanded.get("measure"), "measure", "measure")
+    _refuse_unknown(expanded.get("tcp"), "tcp", "tcp")
     bn = expanded["bottleneck"]
+    _refuse_unknown(bn, "bottleneck", "bottleneck")
+    _refuse_unknown(bn.get("red"), "bottleneck.red", "bottleneck.red")
     q = bn.get("queue")
     if q not in ("droptail", "red"):
         raise Ns2Unsupported(f"bottleneck.queue: {q!r} has no ns-2 equivalent here")
@@ -138,21 +247,39 @@ def _check(expanded: Dict[str, Any]) -> None:
                              "and with rfc2988_ only the max_rto cap applies)")
     if loss:
         if loss.get("model") != "bernoulli":
-            raise Ns2Unsupported(f"bottleneck.loss.model: {loss.get('model')!r} has no ns-2 equivalent here")
+            raise Ns2Unsupported(f"bottleneck.loss.model: {loss.get('model')!r} has no ns-2 equivalent "
+                                 "in this exporter (only Bernoulli loss maps to an ErrorModel)")
+        _refuse_unknown(loss, "bottleneck.loss", "bottleneck.loss")
+    for i, f in enumerate(expanded["flows"]):
+        _refuse_unknown(f, "flow", _group_label(f, i))
+        _refuse_unknown(f.get("cbr"), "flow.cbr", _group_label(f, i) + ".cbr")
     for i, f in enumerate(expanded["flows"]):
         where = _group_label(f, i)
         kind = f.get("kind", "tcp")
         if kind == "tcp":
-            alg = f.get("algorithm")
-            if alg not in ALGORITHMS:
-                raise Ns2Unsupported(f"{where}.algorithm: {alg!r} has no ns-2 equivalent")
-            ALGORITHMS[alg](f.get("params") or {}, where)  # validates params
-            if f.get("recovery", "sack") not in RECOVERY:
-                raise Ns2Unsupported(f"{where}.recovery: {f.get('recovery')!r} has no ns-2 equivalent")
+            _agent_for(f, where)  # raises Ns2Unsupported naming the element
         elif kind != "cbr":
             raise Ns2Unsupported(f"{where}.kind: {kind!r} has no ns-2 equivalent")
         if f.get("direction", "forward") not in ("forward", "reverse"):
             raise Ns2Unsupported(f"{where}.direction: {f.get('direction')!r} has no ns-2 equivalent")
+
+
+def _agent_for(flow: Dict[str, Any], where: str) -> Ns2Agent:
+    """The ns-2 agent for one TCP flow, or Ns2Unsupported naming the element."""
+    alg = flow.get("algorithm")
+    if alg not in ALGORITHMS:
+        why = UNSUPPORTED_ALGORITHMS.get(alg, "has no ns-2 equivalent")
+        if alg in UNSUPPORTED_ALGORITHMS:
+            why = f"has no ns-2 equivalent: {why}"
+        raise Ns2Unsupported(f"{where}.algorithm: {alg!r} {why}")
+    agent = ALGORITHMS[alg](flow.get("params") or {}, where)  # validates params
+    rec = flow.get("recovery", "sack")
+    if rec not in RECOVERY:
+        raise Ns2Unsupported(f"{where}.recovery: {rec!r} has no ns-2 equivalent")
+    if agent.recoveries is not None and rec not in agent.recoveries:
+        raise Ns2Unsupported(f"{where}.recovery: {rec!r} cannot be combined with {alg!r} in ns-2 "
+                             f"({agent.sender} recovers with {'/'.join(agent.recoveries)} only)")
+    return agent
 
 
 _TCL_PROCS = r"""
@@ -161,12 +288,13 @@ _TCL_PROCS = r"""
 # wrap-safe increments so long, fast runs stay exact.
 
 proc tcp_snapshot {i} {
-    global tcp sink SNAP ACC
+    global tcp sink SNAP ACC LOSSCTR
     set SNAP($i,sent)   $ACC($i,sentbytes)
     set SNAP($i,rexmit) $ACC($i,rexmitbytes)
     set SNAP($i,dlv)    $ACC($i,sinkbytes)
     set SNAP($i,cuts)   [$tcp($i) set ncwndcuts_]
     set SNAP($i,cuts1)  [$tcp($i) set ncwndcuts1_]
+    set SNAP($i,lossev) [$tcp($i) set $LOSSCTR($i)]
     set SNAP($i,to)     [$tcp($i) set nrexmit_]
     set SNAP($i,ecn)    [$tcp($i) set necnresponses_]
 }
@@ -192,23 +320,23 @@ proc cbr_snapshot {i} {
     set SNAP($i,dlv) [$sink($i) set npkts_]
 }
 
-proc link_accumulate {} {
+proc link_accumulate {l} {
     global qmon LACC
-    set cur [$qmon set bdepartures_]
-    set LACC(bytes) [expr {$LACC(bytes) + (($cur - $LACC(lastbytes)) & 0xFFFFFFFF)}]
-    set LACC(lastbytes) $cur
+    set cur [$qmon($l) set bdepartures_]
+    set LACC($l,bytes) [expr {$LACC($l,bytes) + (($cur - $LACC($l,lastbytes)) & 0xFFFFFFFF)}]
+    set LACC($l,lastbytes) $cur
 }
 
-proc link_snapshot {} {
+proc link_snapshot {l} {
     global qmon LSNAP LACC
-    link_accumulate
-    set qi [$qmon get-pkts-integrator]
+    link_accumulate $l
+    set qi [$qmon($l) get-pkts-integrator]
     $qi newpoint [[Simulator instance] now] [$qi set lasty_]
-    set LSNAP(bytes) $LACC(bytes)
-    set LSNAP(pdep)  [$qmon set pdepartures_]
-    set LSNAP(drops) [$qmon set pdrops_]
-    set LSNAP(marks) [$qmon set pmarks_]
-    set LSNAP(qint)  [$qi set sum_]
+    set LSNAP($l,bytes) $LACC($l,bytes)
+    set LSNAP($l,pdep)  [$qmon($l) set pdepartures_]
+    set LSNAP($l,drops) [$qmon($l) set pdrops_]
+    set LSNAP($l,marks) [$qmon($l) set pmarks_]
+    set LSNAP($l,qint)  [$qi set sum_]
 }
 
 # cwnd/srtt sampler: runs only inside the measurement window
@@ -235,24 +363,24 @@ proc sample {} {
 
 # keeps the wrap-safe byte counters current (a C int cannot wrap twice in 5 s)
 proc accumulate {} {
-    global ns TCPFLOWS MEASURE_TO
+    global ns TCPFLOWS MEASURE_TO LINKS
     foreach i $TCPFLOWS { tcp_accumulate $i }
-    link_accumulate
+    foreach l $LINKS { link_accumulate $l }
     set nxt [expr {[$ns now] + 5.0}]
     if {$nxt < $MEASURE_TO} { $ns at $nxt "accumulate" }
 }
 
 proc measure_start {} {
-    global FLOWS KIND SAMPLE_DT
+    global FLOWS KIND SAMPLE_DT LINKS
     foreach i $FLOWS {
         if {$KIND($i) == "tcp"} { tcp_accumulate $i; tcp_snapshot $i } else { cbr_snapshot $i }
     }
-    link_snapshot
+    foreach l $LINKS { link_snapshot $l }
     if {$SAMPLE_DT > 0} { sample }
 }
 
 proc measure_end {} {
-    global ns FLOWS KIND GROUP SNAP tcp sink CWS CWN RTS RTN PKT HDR LSNAP
+    global ns FLOWS KIND GROUP SNAP tcp sink CWS CWN RTS RTN PKT HDR SYNHDR LSNAP LINKS LINKNAME
     set t [$ns now]
     set total 0
     foreach i $FLOWS {
@@ -260,17 +388,19 @@ proc measure_end {} {
             tcp_accumulate $i
             set s0 $SNAP($i,sent); set r0 $SNAP($i,rexmit); set d0 $SNAP($i,dlv)
             set c0 $SNAP($i,cuts); set c10 $SNAP($i,cuts1); set t0 $SNAP($i,to); set e0 $SNAP($i,ecn)
+            set l0 $SNAP($i,lossev)
             tcp_snapshot $i
             set sent   [expr {($SNAP($i,sent) - $s0) / $PKT}]
             set rexmit [expr {($SNAP($i,rexmit) - $r0) / $PKT}]
-            # sink bytes_ counts in-order bytes as they were on the wire:
-            # the 40-byte SYN once, then PKT+HDR per data packet.
-            set b0 [expr {$d0 >= $HDR ? $d0 - $HDR : 0}]
-            set b1 [expr {$SNAP($i,dlv) >= $HDR ? $SNAP($i,dlv) - $HDR : 0}]
+            # sink bytes_ counts in-order bytes as they were on the wire: the
+            # SYN once (SYNHDR = 40 bytes with syn_ true, 0 without), then
+            # PKT+HDR per data packet.
+            set b0 [expr {$d0 >= $SYNHDR ? $d0 - $SYNHDR : 0}]
+            set b1 [expr {$SNAP($i,dlv) >= $SYNHDR ? $SNAP($i,dlv) - $SYNHDR : 0}]
             set dlv [expr {$b1 / ($PKT + $HDR) - $b0 / ($PKT + $HDR)}]
             set cw [expr {$CWN($i) > 0 ? double($CWS($i)) / $CWN($i) : "null"}]
             set rt [expr {$RTN($i) > 0 ? double($RTS($i)) / $RTN($i) : "null"}]
-            puts "FLOW id=$i group=$GROUP($i) kind=tcp sent=$sent rexmit=$rexmit delivered=$dlv ncwndcuts=[expr {[$tcp($i) set ncwndcuts_] - $c0}] ncwndcuts1=[expr {[$tcp($i) set ncwndcuts1_] - $c10}] ntimeouts=[expr {[$tcp($i) set nrexmit_] - $t0}] necn=[expr {[$tcp($i) set necnresponses_] - $e0}] mean_cwnd=$cw mean_srtt=$rt"
+            puts "FLOW id=$i group=$GROUP($i) kind=tcp sent=$sent rexmit=$rexmit delivered=$dlv ncwndcuts=[expr {$SNAP($i,cuts) - $c0}] ncwndcuts1=[expr {$SNAP($i,cuts1) - $c10}] lossev=[expr {$SNAP($i,lossev) - $l0}] ntimeouts=[expr {$SNAP($i,to) - $t0}] necn=[expr {$SNAP($i,ecn) - $e0}] mean_cwnd=$cw mean_srtt=$rt"
         } else {
             set s0 $SNAP($i,sent); set d0 $SNAP($i,dlv)
             cbr_snapshot $i
@@ -280,9 +410,11 @@ proc measure_end {} {
         }
         incr total $dlv
     }
-    set b0 $LSNAP(bytes); set p0 $LSNAP(pdep); set d0 $LSNAP(drops); set m0 $LSNAP(marks); set q0 $LSNAP(qint)
-    link_snapshot
-    puts "LINK name=bottleneck bytes=[expr {$LSNAP(bytes) - $b0}] pkts=[expr {$LSNAP(pdep) - $p0}] drops=[expr {$LSNAP(drops) - $d0}] marks=[expr {$LSNAP(marks) - $m0}] qint=[expr {$LSNAP(qint) - $q0}]"
+    foreach l $LINKS {
+        set b0 $LSNAP($l,bytes); set p0 $LSNAP($l,pdep); set d0 $LSNAP($l,drops); set m0 $LSNAP($l,marks); set q0 $LSNAP($l,qint)
+        link_snapshot $l
+        puts "LINK name=$LINKNAME($l) bytes=[expr {$LSNAP($l,bytes) - $b0}] pkts=[expr {$LSNAP($l,pdep) - $p0}] drops=[expr {$LSNAP($l,drops) - $d0}] marks=[expr {$LSNAP($l,marks) - $m0}] qint=[expr {$LSNAP($l,qint) - $q0}]"
+    }
     puts "TOTAL delivered_pkts=$total t=$t"
     flush stdout
 }
@@ -322,6 +454,9 @@ def export_tcl(expanded: Dict[str, Any],
     a(f"set PKT {pkt}")
     hdr = int(tcpd.get("header_size", TCP_HEADER_BYTES))
     a(f"set HDR {hdr}")
+    # No SYN exchange: the engine starts sending data at the flow's start time with
+    # cwnd = initial_window, which is ns-2's behaviour with syn_ false.
+    a("set SYNHDR 0")
     a(f"set SAMPLE_DT {_num(sample_interval_s) if sample_interval_s else 0}")
     a(f"set MEASURE_TO {_num(m_to)}")
     a("set FLOWS {}")
@@ -356,9 +491,17 @@ def export_tcl(expanded: Dict[str, Any],
             a(f"    $q set mark_p_ {_num(red['mark_p'])}")
         a("    $q set adaptive_ 0")
         a("}")
-    # monitor before the loss model, so the loss model sits in front of it
-    a('set qmon [$ns monitor-queue $R1 $R2 ""]')
-    a("set LACC(bytes) 0; set LACC(lastbytes) 0")
+    # monitors before the loss model, so the loss model sits in front of them;
+    # the reverse bottleneck is reported only when reverse flows use it for data
+    links = [("fwd", "bottleneck", "$R1 $R2")]
+    if any(f.get("direction", "forward") == "reverse" for f in flows):
+        links.append(("rev", "bottleneck_reverse", "$R2 $R1"))
+    a("set LINKS {}")
+    for key, name, ends in links:
+        a(f'set qmon({key}) [$ns monitor-queue {ends} ""]')
+        a(f"set LINKNAME({key}) {name}")
+        a(f"set LACC({key},bytes) 0; set LACC({key},lastbytes) 0")
+        a(f"lappend LINKS {key}")
     a("")
     # ---- flows ----
     fwd_fids: List[int] = []
@@ -387,7 +530,11 @@ def export_tcl(expanded: Dict[str, Any],
         if fwd:
             fwd_fids.append(fid + 1)
         if kind == "tcp":
+            agent = _agent_for(f, where)
             sender, sink, delsink = RECOVERY[f.get("recovery", "sack")]
+            sender = agent.sender or sender
+            sink = agent.sink or sink
+            delsink = agent.delack_sink or delsink
             a(f"set tcp({fid}) [new {sender}]")
             tv = f"$tcp({fid})"
             settings: List[Setting] = [
@@ -403,8 +550,19 @@ def export_tcl(expanded: Dict[str, Any],
                 ("numdupacks_", int(tcpd.get("dupthresh", 3))),
                 ("tcpip_base_hdr_size_", hdr),
                 ("singledup_", 1 if tcpd.get("limited_transmit", True) else 0),
+                # the engine has no handshake: data from the start, cwnd = windowInit_
+                ("syn_", "false"),
             ]
-            settings += ALGORITHMS[f["algorithm"]](f.get("params") or {}, where)
+            if max_window is not None:
+                # the engine never lets cwnd grow past the receiver window; ns-2 does
+                # unless maxcwnd_ is set (it only uses min(cwnd_, window_) to send)
+                settings.append(("maxcwnd_", wnd))
+            if sender == "Agent/TCP/Newreno":
+                # the engine restarts the retransmission timer on every partial ACK
+                # (RFC 6582's "slow but steady" variant); ns-2's default
+                # (newreno_changes1_ 1, "impatient") restarts it on the first only
+                settings.append(("newreno_changes1_", 0))
+            settings += agent.settings
             for var, val in settings:
                 a(f"{tv} set {var} {val if isinstance(val, str) else _num(val)}")
             if tcpd.get("delayed_ack"):
@@ -416,7 +574,10 @@ def export_tcl(expanded: Dict[str, Any],
             a(f"$ns attach-agent $S({fid}) {tv}")
             a(f"$ns attach-agent $D({fid}) $sink({fid})")
             a(f"$ns connect {tv} $sink({fid})")
+            for cmd in agent.at_start:
+                a(f'$ns at 0 "{tv} {cmd}"')
             a(f"lappend TCPFLOWS {fid}")
+            a(f"set LOSSCTR({fid}) {agent.loss_counter}")
             a(f"set WND({fid}) {wnd}")
             a(f"set TICK({fid}) [{tv} set tcpTick_]")
             a(f"set CWS({fid}) 0.0; set CWN({fid}) 0; set RTS({fid}) 0.0; set RTN({fid}) 0")
@@ -539,7 +700,9 @@ def _results(expanded: Dict[str, Any], parsed: Dict[str, Any], wall_s: float) ->
         spec = by_id[int(r["id"])]
         sent, dlv = r["sent"], r["delivered"]
         if r["kind"] == "tcp":
-            loss_events = r["ncwndcuts1"]
+            # `lossev` is the agent's own reduction counter (ncwndcuts1_, or ncwndcuts_
+            # for TCP/Linux); older outputs only have ncwndcuts1
+            loss_events = r.get("lossev", r.get("ncwndcuts1"))
             flows.append({
                 "id": int(r["id"]), "group": int(r["group"]),
                 "algorithm": spec.get("algorithm"), "params": spec.get("params") or {},

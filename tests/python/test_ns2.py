@@ -204,7 +204,8 @@ def test_run_ns2_small():
     r = ns2.run_ns2(e)
     assert len(r["flows"]) == 4 and r["wall_s"] > 0
     for f in r["flows"]:
-        assert f["packets_sent"] >= f["packets_delivered"] > 0
+        # packets in flight when the window opens are delivered inside it
+        assert f["packets_delivered"] > 0 and f["packets_sent"] + 128 >= f["packets_delivered"]
         assert 0 < f["loss_event_rate"] < 0.05  # ~1% random loss plus a little queueing loss
         assert f["mean_cwnd"] is not None and 1 <= f["mean_cwnd"] <= 128
         assert 0.1 < f["mean_rtt_s"] < 1.0
