@@ -211,40 +211,9 @@ def _add_optional_commands(root: typer.Typer) -> None:
     if not _has_module("tcpfriendly.ns2"):
         return
 
-    ns2_app = typer.Typer(
-        short_help="ns-2 cross-checks: export a scenario as an ns-2 Tcl script.",
-        help=(
-            "Cross-check against ns-2 (the simulator the papers used).\n\n"
-            "\b\n"
-            "Examples:\n"
-            "  tcpf ns2 export examples/quickstart.toml > quickstart.tcl && ns quickstart.tcl"
-        ),
-        no_args_is_help=True,
-    )
+    from . import cli_ns2  # tcpf ns2 export | compare
 
-    @ns2_app.command(
-        "export",
-        help=(
-            "Print an ns-2 Tcl script equivalent to FILE.toml (per-flow delays and start "
-            "times resolved with the seed). Exits 2 if the scenario uses something ns-2 "
-            "cannot express.\n\n"
-            "\b\n"
-            "Example:\n"
-            "  tcpf ns2 export examples/quickstart.toml --seed 1 > q.tcl"
-        ),
-    )
-    def ns2_export(
-        file: str = typer.Argument(..., metavar="FILE.toml", help="Scenario file (TOML)."),
-        seed: Optional[int] = typer.Option(
-            None, "--seed", metavar="N", help="Random seed; overrides the file's `seed`."),
-    ) -> None:
-        from . import ns2
-        from .scenario import Scenario
-
-        expanded = Scenario.from_toml(file).expand(seed)
-        sys.stdout.write(ns2.export_tcl(expanded))
-
-    root.add_typer(ns2_app, name="ns2")
+    root.add_typer(cli_ns2.app, name="ns2")
 
     bench_script = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir,
                                 "benchmarks", "vs_ns2.py")

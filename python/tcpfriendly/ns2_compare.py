@@ -1,0 +1,619 @@
+"""Run a scenario in both tcpfriendly and ns-2 2.35 and compare them metric by metric.
+
+`compare_scenario(path, ...)` runs the engine and ns-2 on the same scenario for several seeds
+(each simulator with its own random streams: the seed fixes the scenario's per-flow values,
+such as start times, identically for both, but the random draws inside the two simulators are
+unrelated) and compares the means over seeds, per flow group and per bottleneck link:
+
+    per group: mean per-flow goodput, goodput share, loss event rate, timeouts
+    per link:  utilisation, queue drops, ECN marks
+
+against the tolerances stated once in the validation bank (`validation/ns2/bank.toml`).
+A metric without a tolerance is reported (``info``) but never fails. A difference the bank
+records as expected (with its physical reason) is ``xfail``; if it then agrees, ``xpass``.
+
+`run_bank(...)` runs every bank scenario (or the CI subset) and `bank_markdown(...)` writes the
+report (`validation/ns2/REPORT.md`). The command line is `tcpf ns2 compare` (cli_ns2.py).
+"""
+
+from __future__ import annotations
+
+import datetime
+import math
+import os
+import statistics
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+from . import ns2
+from .errors import ScenarioError
+
+__all__ = [
+    "Tolerance", "ExpectedFailure", "BankEntry", "Bank", "DEFAULT_TOLERANCES",
+    "default_bank_path", "load_bank", "compare_scenario", "run_bank", "format_comparison",
+    "bank_markdown", "json_safe", "METRICS",
+]
+
+# --------------------------------------------------------------------------------------------
+# Metrics and tolerances
+# --------------------------------------------------------------------------------------------
+
+# metric key -> (label, scope, how to print a value)
+METRICS: Dict[str, Tuple[str, str]] = {
+    "goodput": ("mean per-flow goodput", "group"),
+    "share": ("goodput share", "group"),
+    "loss_event_rate": ("loss event rate", "group"),
+    "timeouts": ("timeouts per run", "group"),
+    "utilization": ("utilisation", "link"),
+    "drops": ("queue drops per run", "link"),
+    "marks": ("ECN marks per run", "link"),
+}
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """Allowed difference between the engine's and ns-2's mean: relative to ns-2's value
+    (`rel`, e.g. 0.10 = ±10 %) or absolute (`abs`, in the metric's unit)."""
+    rel: Optional[float] = None
+    abs: Optional[float] = None
+
+    def ok(self, engine: float, ref: float) -> bool:
+        d = engine - ref
+        if self.abs is not None:
+            return abs(d) <= self.abs + 1e-12
+        if self.rel is not None:
+            if ref == 0:
+                return engine == 0
+            return abs(d) <= self.rel * abs(ref) + 1e-12
+        return True
+
+    def text(self, metric: str) -> str:
+        if self.abs is not None:
+            if metric == "utilization":
+                return f"±{self.abs * 100:g} pt"
+            return f"±{self.abs:g}"
+        if self.rel is not None:
+            return f"±{self.rel * 100:g}%"
+        return "-"
+
+    def to_json(self) -> Dict[str, float]:
+        return {k: v for k, v in (("rel", self.rel), ("abs", self.abs)) if v is not None}
+
+
+# The issue's defaults; the bank file states them again and is what the comparator uses.
+DEFAULT_TOLERANCES: Dict[str, Tolerance] = {
+    "goodput": Tolerance(rel=0.10),
+    "share": Tolerance(abs=0.05),
+    "loss_event_rate": Tolerance(rel=0.25),
+    "utilization": Tolerance(abs=0.03),
+}
+
+
+@dataclass(frozen=True)
+class ExpectedFailure:
+    """A known, explained difference: `metric` of `group` (a flow group index) or `link`
+    (a link name) in one scenario; None matches every group/link."""
+    metric: str
+    reason: str
+    group: Optional[int] = None
+    link: Optional[str] = None
+
+    def matches(self, metric: str, group: Optional[int], link: Optional[str]) -> bool:
+        if self.metric != metric:
+            return False
+        if self.group is not None and self.group != group:
+            return False
+        if self.link is not None and self.link != link:
+            return False
+        return True
+
+
+@dataclass
+class BankEntry:
+    name: str
+    path: str
+    seeds: int
+    ci: bool = False
+    expected_failures: List[ExpectedFailure] = field(default_factory=list)
+    summary: str = ""
+
+
+@dataclass
+class Bank:
+    path: str
+    tolerances: Dict[str, Tolerance]
+    scenarios: List[BankEntry]
+    default_seeds: int = 3
+
+    def entry_for(self, scenario_path: str) -> Optional[BankEntry]:
+        target = os.path.realpath(scenario_path)
+        for e in self.scenarios:
+            if os.path.realpath(e.path) == target:
+                return e
+        return None
+
+
+def default_bank_path() -> str:
+    """validation/ns2/bank.toml of the source tree this package lives in, else of the
+    current directory."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    for root in (os.path.join(here, "..", ".."), os.getcwd()):
+        p = os.path.normpath(os.path.join(root, "validation", "ns2", "bank.toml"))
+        if os.path.exists(p):
+            return p
+    return os.path.normpath(os.path.join(os.getcwd(), "validation", "ns2", "bank.toml"))
+
+
+def _tolerance(key: str, v: Any, where: str) -> Tolerance:
+    if not isinstance(v, dict) or set(v) - {"rel", "abs"} or len(v) != 1:
+        raise ScenarioError(f"{where}.{key}: must be a table with exactly one of rel, abs")
+    (kind, x), = v.items()
+    if isinstance(x, bool) or not isinstance(x, (int, float)) or not (x >= 0 and math.isfinite(x)):
+        raise ScenarioError(f"{where}.{key}.{kind}: must be a non-negative number; got {x!r}")
+    return Tolerance(**{kind: float(x)})
+
+
+def load_bank(path: Optional[str] = None) -> Bank:
+    """Read the bank file: [tolerances], defaults and the [[scenarios]] list."""
+    path = path or default_bank_path()
+    try:
+        with open(path, "rb") as fh:
+            data = tomllib.load(fh)
+    except OSError as exc:
+        raise ScenarioError(f"cannot read the ns-2 validation bank {path}: {exc.strerror or exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ScenarioError(f"malformed TOML in {path}: {exc}") from None
+    base = os.path.dirname(os.path.abspath(path))
+    tol_v = data.get("tolerances", {})
+    tolerances: Dict[str, Tolerance] = {}
+    for key, v in tol_v.items():
+        if key not in METRICS:
+            raise ScenarioError(f"tolerances.{key}: unknown metric (known: {', '.join(METRICS)})")
+        tolerances[key] = _tolerance(key, v, "tolerances")
+    default_seeds = int(data.get("seeds", 3))
+    entries = []
+    for i, sv in enumerate(data.get("scenarios", [])):
+        where = f"scenarios[{i}]"
+        if "file" not in sv:
+            raise ScenarioError(f"{where}.file: is required")
+        xfs = []
+        for j, xf in enumerate(sv.get("expected_failures", [])):
+            w = f"{where}.expected_failures[{j}]"
+            if xf.get("metric") not in METRICS:
+                raise ScenarioError(f"{w}.metric: must be one of {', '.join(METRICS)}; got {xf.get('metric')!r}")
+            if not str(xf.get("reason", "")).strip():
+                raise ScenarioError(f"{w}.reason: an expected failure needs its physical explanation")
+            xfs.append(ExpectedFailure(metric=xf["metric"], reason=" ".join(str(xf["reason"]).split()),
+                                       group=xf.get("group"), link=xf.get("link")))
+        file = os.path.join(base, sv["file"])
+        name = sv.get("name") or os.path.splitext(os.path.basename(sv["file"]))[0]
+        entries.append(BankEntry(name=name, path=file, seeds=int(sv.get("seeds", default_seeds)),
+                                 ci=bool(sv.get("ci", False)), expected_failures=xfs,
+                                 summary=str(sv.get("summary", ""))))
+    return Bank(path=path, tolerances=tolerances, scenarios=entries, default_seeds=default_seeds)
+
+
+# --------------------------------------------------------------------------------------------
+# Per-run summaries (the same for both simulators' results)
+# --------------------------------------------------------------------------------------------
+
+def _group_meta(normalized: Dict[str, Any]) -> List[Dict[str, Any]]:
+    out = []
+    for gi, g in enumerate(normalized.get("flows", [])):
+        alg = g.get("algorithm", "tcp")
+        params = g.get("params") or {}
+        label = alg
+        if params:
+            label += "(" + ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}"
+                                     for k, v in params.items()) + ")"
+        if g.get("recovery") and alg != "cbr":
+            label += f"/{g['recovery']}"
+        out.append({"group": gi, "label": label, "count": int(g.get("count", 1)),
+                    "direction": g.get("direction", "forward"), "kind": "cbr" if alg == "cbr" else "tcp"})
+    return out
+
+
+def summarize_run(raw: Dict[str, Any], groups: List[Dict[str, Any]]) -> Dict[str, Any]:
+    """Group and link values of one run (engine or ns-2 result schema)."""
+    flows = raw["flows"]
+    by_dir: Dict[str, float] = {}
+    for f in flows:
+        by_dir[f.get("direction", "forward")] = by_dir.get(f.get("direction", "forward"), 0.0) + f["goodput_bps"]
+    gout: Dict[int, Dict[str, float]] = {}
+    for meta in groups:
+        fs = [f for f in flows if int(f["group"]) == meta["group"]]
+        if not fs:
+            continue
+        total = sum(f["goodput_bps"] for f in fs)
+        d = by_dir.get(meta["direction"], 0.0)
+        vals = {"goodput": total / len(fs), "share": total / d if d > 0 else float("nan")}
+        if meta["kind"] == "tcp":
+            sent = sum(f["packets_sent"] for f in fs)
+            events = sum(f["loss_events"] or 0 for f in fs)
+            vals["loss_event_rate"] = events / sent if sent else float("nan")
+            vals["timeouts"] = float(sum(f["timeouts"] or 0 for f in fs))
+        gout[meta["group"]] = vals
+    lout: Dict[str, Dict[str, float]] = {}
+    for lk in raw["links"]:
+        drops = lk["drops"]
+        if "random_drops" in lk:  # the engine counts loss-model drops in `drops`; ns-2 does not
+            drops = drops - lk["random_drops"]
+        lout[lk["name"]] = {"utilization": lk["utilization"], "drops": float(drops),
+                            "marks": float(lk.get("marks") or 0)}
+    return {"groups": gout, "links": lout}
+
+
+def _mean(xs: Sequence[float]) -> float:
+    xs = [x for x in xs if x is not None and not (isinstance(x, float) and math.isnan(x))]
+    return statistics.fmean(xs) if xs else float("nan")
+
+
+def _sd(xs: Sequence[float]) -> float:
+    xs = [x for x in xs if x is not None and not (isinstance(x, float) and math.isnan(x))]
+    return statistics.stdev(xs) if len(xs) > 1 else 0.0
+
+
+# --------------------------------------------------------------------------------------------
+# Running
+# --------------------------------------------------------------------------------------------
+
+def _engine_task(scenario, seed: int) -> Callable[[], Dict[str, Any]]:
+    def run() -> Dict[str, Any]:
+        from .results import run as run_engine
+        t0 = time.perf_counter()
+        raw = run_engine(scenario, seed=seed).raw
+        raw["wall_s"] = time.perf_counter() - t0
+        return raw
+    return run
+
+
+def _ns2_task(scenario, seed: int, ns_binary: str) -> Callable[[], Dict[str, Any]]:
+    def run() -> Dict[str, Any]:
+        expanded = scenario.expand(seed)
+        return ns2.run_ns2(expanded, ns_binary=ns_binary, sample_interval_s=None, timeout_s=3600)
+    return run
+
+
+@dataclass
+class _Job:
+    entry: BankEntry
+    scenario: Any
+    seeds: List[int]
+    tolerances: Dict[str, Tolerance]
+    futures_engine: List[Any] = field(default_factory=list)
+    futures_ns2: List[Any] = field(default_factory=list)
+
+
+def _prepare(path: str, seeds: Optional[int], bank: Optional[Bank], entry: Optional[BankEntry]):
+    from .scenario import Scenario
+    sc = Scenario.from_toml(path)
+    expanded = sc.expand(None)
+    ns2.export_tcl(expanded, sample_interval_s=None)  # Ns2Unsupported names the element
+    base = int(sc.normalized().get("seed", 1))
+    if entry is None:
+        entry = BankEntry(name=os.path.splitext(os.path.basename(path))[0], path=path,
+                          seeds=bank.default_seeds if bank else 3)
+    n = seeds if seeds is not None else entry.seeds
+    if n < 1:
+        raise ScenarioError(f"--seeds: must be at least 1; got {n}")
+    return sc, entry, [base + k for k in range(n)]
+
+
+def _evaluate(job: _Job, engine_runs: List[Dict[str, Any]], ns2_runs: List[Dict[str, Any]],
+              wall_s: float) -> Dict[str, Any]:
+    normalized = job.scenario.normalized()
+    groups = _group_meta(normalized)
+    es = [summarize_run(r, groups) for r in engine_runs]
+    ns = [summarize_run(r, groups) for r in ns2_runs]
+    rows: List[Dict[str, Any]] = []
+
+    def add(scope: str, group: Optional[int], link: Optional[str], metric: str,
+            e_vals: List[float], n_vals: List[float]) -> None:
+        e, n = _mean(e_vals), _mean(n_vals)
+        tol = job.tolerances.get(metric)
+        rel = (e - n) / n if n not in (0.0,) and not math.isnan(n) and not math.isnan(e) else None
+        row = {"scope": scope, "group": group, "link": link, "metric": metric,
+               "label": METRICS[metric][0], "engine": e, "ns2": n,
+               "engine_sd": _sd(e_vals), "ns2_sd": _sd(n_vals),
+               "rel_diff": rel, "abs_diff": e - n,
+               "tolerance": tol.to_json() if tol else None}
+        if tol is None:
+            status = "info"
+        elif math.isnan(e) or math.isnan(n):
+            status = "fail"
+        else:
+            status = "pass" if tol.ok(e, n) else "fail"
+        xf = next((x for x in job.entry.expected_failures if x.matches(metric, group, link)), None)
+        if xf is not None and status in ("pass", "fail"):
+            status = "xfail" if status == "fail" else "xpass"
+            row["reason"] = xf.reason
+        row["status"] = status
+        rows.append(row)
+
+    for meta in groups:
+        g = meta["group"]
+        if not all(g in s["groups"] for s in es + ns):
+            continue
+        scope = f"group {g}: {meta['label']} x{meta['count']}" + \
+            (f" ({meta['direction']})" if meta["direction"] != "forward" else "")
+        ev = lambda k: [s["groups"][g].get(k, float("nan")) for s in es]  # noqa: E731
+        nv = lambda k: [s["groups"][g].get(k, float("nan")) for s in ns]  # noqa: E731
+        add(scope, g, None, "goodput", ev("goodput"), nv("goodput"))
+        same_dir = [m for m in groups if m["direction"] == meta["direction"]]
+        if len(same_dir) > 1:
+            add(scope, g, None, "share", ev("share"), nv("share"))
+        if meta["kind"] == "tcp":
+            add(scope, g, None, "loss_event_rate", ev("loss_event_rate"), nv("loss_event_rate"))
+            add(scope, g, None, "timeouts", ev("timeouts"), nv("timeouts"))
+    link_names = [n for n in (ns[0]["links"] if ns else {})]
+    for name in link_names:
+        if not all(name in s["links"] for s in es + ns):
+            continue
+        ev = lambda k: [s["links"][name][k] for s in es]  # noqa: E731
+        nv = lambda k: [s["links"][name][k] for s in ns]  # noqa: E731
+        add(f"link {name}", None, name, "utilization", ev("utilization"), nv("utilization"))
+        add(f"link {name}", None, name, "drops", ev("drops"), nv("drops"))
+        if normalized.get("bottleneck", {}).get("ecn"):
+            add(f"link {name}", None, name, "marks", ev("marks"), nv("marks"))
+
+    counts = {s: sum(1 for r in rows if r["status"] == s) for s in ("pass", "fail", "xfail", "xpass", "info")}
+    return {
+        "name": job.entry.name,
+        "file": job.entry.path,
+        "summary": job.entry.summary,
+        "seeds": job.seeds,
+        "passed": counts["fail"] == 0,
+        "counts": counts,
+        "rows": rows,
+        "expected_failures": [{"metric": x.metric, "group": x.group, "link": x.link, "reason": x.reason}
+                              for x in job.entry.expected_failures],
+        "wall_s": wall_s,
+        "engine_wall_s": sum(r.get("wall_s", 0.0) for r in engine_runs),
+        "ns2_wall_s": sum(r.get("wall_s", 0.0) for r in ns2_runs),
+    }
+
+
+def _run_jobs(jobs: List[_Job], workers: int, ns_binary: str,
+              progress: Optional[Callable[[str], None]] = None) -> List[Dict[str, Any]]:
+    t0 = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        for job in jobs:
+            # ns-2 first: it is usually the slower of the two
+            job.futures_ns2 = [pool.submit(_ns2_task(job.scenario, s, ns_binary)) for s in job.seeds]
+            job.futures_engine = [pool.submit(_engine_task(job.scenario, s)) for s in job.seeds]
+        out = []
+        for job in jobs:
+            ns2_runs = [f.result() for f in job.futures_ns2]
+            engine_runs = [f.result() for f in job.futures_engine]
+            res = _evaluate(job, engine_runs, ns2_runs, time.perf_counter() - t0)
+            out.append(res)
+            if progress:
+                progress(f"{res['name']}: {'PASS' if res['passed'] else 'FAIL'} "
+                         f"({res['counts']['pass']} pass, {res['counts']['fail']} fail, "
+                         f"{res['counts']['xfail']} xfail, {res['counts']['xpass']} xpass; "
+                         f"engine {res['engine_wall_s']:.1f} s, ns-2 {res['ns2_wall_s']:.1f} s)")
+    return out
+
+
+def _check_ns(ns_binary: str) -> None:
+    if not ns2.ns2_available(ns_binary):
+        raise RuntimeError(f"ns-2 binary {ns_binary!r} not found (Debian/Ubuntu: apt-get install ns2, "
+                           "or run scripts/setup.sh)")
+
+
+def compare_scenario(path: str, seeds: Optional[int] = None, bank: Optional[Bank] = None,
+                     workers: int = 2, ns_binary: str = "ns") -> Dict[str, Any]:
+    """Compare one scenario file. Tolerances come from the bank; when the file is one of the
+    bank's scenarios its seed count and expected failures apply too."""
+    _check_ns(ns_binary)
+    tolerances = bank.tolerances if bank else dict(DEFAULT_TOLERANCES)
+    entry = bank.entry_for(path) if bank else None
+    sc, entry, seed_list = _prepare(path, seeds, bank, entry)
+    job = _Job(entry=entry, scenario=sc, seeds=seed_list, tolerances=tolerances)
+    return _run_jobs([job], workers, ns_binary)[0]
+
+
+def run_bank(bank: Bank, ci_only: bool = False, seeds: Optional[int] = None, workers: int = 2,
+             ns_binary: str = "ns", only: Optional[Sequence[str]] = None,
+             progress: Optional[Callable[[str], None]] = None) -> Dict[str, Any]:
+    """Run the bank (or its CI subset, or the named scenarios) and return every comparison."""
+    _check_ns(ns_binary)
+    t0 = time.perf_counter()
+    jobs = []
+    for e in bank.scenarios:
+        if ci_only and not e.ci:
+            continue
+        if only and e.name not in only:
+            continue
+        sc, entry, seed_list = _prepare(e.path, seeds, bank, e)
+        jobs.append(_Job(entry=entry, scenario=sc, seeds=seed_list, tolerances=bank.tolerances))
+    results = _run_jobs(jobs, workers, ns_binary, progress)
+    return {
+        "bank": bank.path,
+        "subset": "ci" if ci_only else ("selected" if only else "all"),
+        "tolerances": {k: t.to_json() for k, t in bank.tolerances.items()},
+        "scenarios": results,
+        "passed": all(r["passed"] for r in results),
+        "wall_s": time.perf_counter() - t0,
+    }
+
+
+# --------------------------------------------------------------------------------------------
+# Formatting
+# --------------------------------------------------------------------------------------------
+
+def _fmt_value(metric: str, v: float) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "-"
+    if metric == "goodput":
+        return f"{v / 1e6:.4g} Mb/s"
+    if metric == "share":
+        return f"{v:.3f}"
+    if metric == "loss_event_rate":
+        return f"{v * 100:.3g}%"
+    if metric == "utilization":
+        return f"{v * 100:.1f}%"
+    return f"{v:.1f}"
+
+
+def _fmt_diff(row: Dict[str, Any]) -> str:
+    m = row["metric"]
+    tol = row.get("tolerance") or {}
+    if m == "utilization" or "abs" in tol:
+        d = row["abs_diff"]
+        if d is None or math.isnan(d):
+            return "-"
+        return f"{d * 100:+.1f} pt" if m == "utilization" else f"{d:+.3f}"
+    r = row["rel_diff"]
+    if r is None:
+        return "0" if row["engine"] == row["ns2"] else "-"
+    return f"{r * 100:+.1f}%"
+
+
+def _fmt_tol(row: Dict[str, Any]) -> str:
+    t = row.get("tolerance")
+    if not t:
+        return "-"
+    return Tolerance(**t).text(row["metric"])
+
+
+def comparison_rows(res: Dict[str, Any]) -> List[List[str]]:
+    out = []
+    for r in res["rows"]:
+        out.append([r["scope"], r["label"], _fmt_value(r["metric"], r["engine"]),
+                    _fmt_value(r["metric"], r["ns2"]), _fmt_diff(r), _fmt_tol(r), r["status"].upper()
+                    if r["status"] in ("fail", "xpass") else r["status"]])
+    return out
+
+
+def _table(headers: List[str], rows: List[List[str]], left: int) -> List[str]:
+    widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(headers)]
+
+    def fmt(cells: List[str]) -> str:
+        return "  ".join(c.ljust(w) if i < left else c.rjust(w)
+                         for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
+
+    return ["  " + fmt(headers)] + ["  " + fmt(r) for r in rows]
+
+
+def format_comparison(res: Dict[str, Any]) -> str:
+    """Plain-text side-by-side table for one scenario."""
+    seeds = res["seeds"]
+    head = (f"{res['name']} ({res['file']}): seeds {seeds[0]}..{seeds[-1]} "
+            f"({len(seeds)} runs per simulator, each with its own random streams; means over runs)")
+    lines = [head]
+    lines += _table(["scope", "metric", "tcpfriendly", "ns-2", "diff", "tolerance", "result"],
+                    comparison_rows(res), left=2)
+    for r in res["rows"]:
+        if r["status"] in ("xfail", "xpass"):
+            lines.append(f"  {r['status']}: {r['scope']} {r['label']}: {r['reason']}")
+            if r["status"] == "xpass":
+                lines.append("         (recorded as an expected failure but within tolerance now)")
+    c = res["counts"]
+    verdict = "PASS" if res["passed"] else "FAIL"
+    lines.append(f"  => {verdict}: {c['pass']} pass, {c['fail']} fail, {c['xfail']} expected failures, "
+                 f"{c['xpass']} unexpected passes, {c['info']} reported only "
+                 f"(wall {res['wall_s']:.1f} s; engine {res['engine_wall_s']:.1f} s, "
+                 f"ns-2 {res['ns2_wall_s']:.1f} s)")
+    return "\n".join(lines)
+
+
+def _md_escape(s: str) -> str:
+    return s.replace("|", "\\|")
+
+
+def bank_markdown(result: Dict[str, Any], command: str = "tcpf ns2 compare --bank") -> str:
+    """The Markdown report of a bank run (validation/ns2/REPORT.md)."""
+    L: List[str] = []
+    a = L.append
+    scen = result["scenarios"]
+    a("# tcpfriendly vs ns-2 2.35: validation bank report")
+    a("")
+    a(f"Generated by `{command}` (see `validation/ns2/README.md`); do not edit by hand.")
+    try:
+        from . import __version__
+    except ImportError:  # pragma: no cover
+        __version__ = "?"
+    a(f"tcpfriendly {__version__}, ns-2 `{_ns_version()}`, "
+      f"{datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}, "
+      f"wall time {result['wall_s']:.0f} s.")
+    a("")
+    a("Each scenario runs in both simulators for the listed seeds; a seed fixes the scenario's "
+      "per-flow values (access delays, start times) identically for both, while each simulator draws "
+      "its own random streams. Values are means over the runs. Tolerances (stated once in "
+      "`bank.toml`): " + ", ".join(f"{METRICS[k][0]} {Tolerance(**v).text(k)}"
+                                    for k, v in result["tolerances"].items()) +
+      "; timeouts, queue drops and ECN marks are reported without a tolerance (`info`). "
+      "Relative differences are (tcpfriendly − ns-2) / ns-2.")
+    a("")
+    n_pass = sum(1 for s in scen if s["passed"])
+    n_xf = sum(s["counts"]["xfail"] for s in scen)
+    a(f"**{n_pass} of {len(scen)} scenarios pass**" +
+      (f" ({n_xf} metric(s) recorded as expected failures, explained below)." if n_xf else "."))
+    a("")
+    a("| scenario | seeds | result | pass | fail | xfail | engine s | ns-2 s |")
+    a("|---|---|---|---|---|---|---|---|")
+    for s in scen:
+        c = s["counts"]
+        a(f"| [{s['name']}](#{s['name']}) | {len(s['seeds'])} | {'pass' if s['passed'] else '**FAIL**'} | "
+          f"{c['pass']} | {c['fail']} | {c['xfail']} | {s['engine_wall_s']:.1f} | {s['ns2_wall_s']:.1f} |")
+    a("")
+    xf_rows = [(s, r) for s in scen for r in s["rows"] if r["status"] in ("xfail", "xpass")]
+    if xf_rows or any(s["expected_failures"] for s in scen):
+        a("## Expected failures")
+        a("")
+        for s in scen:
+            for x in s["expected_failures"]:
+                where = f"group {x['group']}" if x["group"] is not None else (
+                    f"link {x['link']}" if x["link"] else "all groups")
+                hit = [r for r in s["rows"] if r["status"] in ("xfail", "xpass") and r["metric"] == x["metric"]]
+                state = ", ".join(f"{r['status']} ({_fmt_diff(r)})" for r in hit) or "not evaluated"
+                a(f"- **{s['name']}**, {METRICS[x['metric']][0]} ({where}): {state}. {x['reason']}")
+        a("")
+    for s in scen:
+        a(f"## {s['name']}")
+        a("")
+        rel = os.path.relpath(s["file"], os.path.dirname(os.path.abspath(result.get("bank", "."))))
+        a(f"`{rel}`" + (f" — {s['summary']}" if s.get("summary") else "") +
+          f". Seeds {s['seeds'][0]}..{s['seeds'][-1]}.")
+        a("")
+        a("| scope | metric | tcpfriendly | ns-2 | diff | tolerance | result |")
+        a("|---|---|---|---|---|---|---|")
+        for row in comparison_rows(s):
+            cells = [_md_escape(c) for c in row]
+            if cells[-1] in ("FAIL", "XPASS"):
+                cells[-1] = f"**{cells[-1]}**"
+            a("| " + " | ".join(cells) + " |")
+        a("")
+    return "\n".join(L)
+
+
+def json_safe(obj: Any) -> Any:
+    """A copy of `obj` where NaN/inf floats become None (strict JSON)."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: json_safe(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [json_safe(v) for v in obj]
+    return obj
+
+
+def _ns_version() -> str:
+    try:
+        import subprocess
+        p = subprocess.run(["dpkg-query", "-W", "-f=${Version}", "ns2"], capture_output=True, text=True,
+                           timeout=10)
+        if p.returncode == 0 and p.stdout.strip():
+            return f"ns2 {p.stdout.strip()}"
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return "ns-2 2.35"
