@@ -1,0 +1,341 @@
+"""The ns-2 validation bank (validation/ns2/), the comparator (tcpfriendly.ns2_compare) and
+`tcpf ns2 export | compare`.
+
+The bank's CI subset runs against ns-2 here (`test_ci_subset_agrees_with_ns2`); it is skipped
+only where the `ns` binary is absent (scripts/setup.sh installs Debian's ns2), unless
+TCPF_REQUIRE_NS2=1, which turns the skip into a failure.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from tcpfriendly import ns2, ns2_compare as cmp
+from tcpfriendly.ns2 import Ns2Unsupported, export_tcl
+
+REPO = Path(__file__).resolve().parents[2]
+BANK = REPO / "validation" / "ns2" / "bank.toml"
+HAVE_NS = ns2.ns2_available()
+REQUIRE_NS = os.environ.get("TCPF_REQUIRE_NS2") == "1"
+needs_ns = pytest.mark.skipif(not HAVE_NS and not REQUIRE_NS,
+                              reason="ns-2 (`ns`) is not installed (apt-get install ns2)")
+
+
+def _engine():
+    try:
+        import tcpfriendly._core  # noqa: F401
+        return True
+    except ImportError:
+        return False
+
+
+needs_engine = pytest.mark.skipif(not _engine(), reason="tcpfriendly._core is not built")
+
+
+# ----------------------------------------------------------------------------------------
+# The bank file
+# ----------------------------------------------------------------------------------------
+
+def test_bank_states_the_issue_tolerances_once():
+    bank = cmp.load_bank(str(BANK))
+    assert bank.tolerances == {
+        "goodput": cmp.Tolerance(rel=0.10), "share": cmp.Tolerance(abs=0.05),
+        "loss_event_rate": cmp.Tolerance(rel=0.25), "utilization": cmp.Tolerance(abs=0.03)}
+    assert bank.tolerances == cmp.DEFAULT_TOLERANCES
+
+
+def test_bank_has_the_required_scenarios_with_headers():
+    bank = cmp.load_bank(str(BANK))
+    names = [e.name for e in bank.scenarios]
+    assert len(names) >= 12 and len(set(names)) == len(names)
+    for needed in ["droptail-1bdp", "droptail-025bdp", "bernoulli-0.1pct", "bernoulli-1pct",
+                   "bernoulli-5pct", "red-sack-32", "red-ecn-sack-32", "reno-droptail-bursty",
+                   "newreno-droptail-bursty", "reverse-traffic", "hetero-rtt", "gaimd-vs-sack"]:
+        assert needed in names
+    for e in bank.scenarios:
+        text = Path(e.path).read_text()
+        assert text.startswith("# "), f"{e.name}: needs a header comment"
+        assert e.seeds >= 1
+    xfails = [x for e in bank.scenarios for x in e.expected_failures]
+    assert len(xfails) <= 2
+    assert all(len(x.reason) > 40 for x in xfails)
+    assert any(e.ci for e in bank.scenarios)
+
+
+@needs_engine
+def test_every_bank_scenario_exports():
+    from tcpfriendly import Scenario
+    for e in cmp.load_bank(str(BANK)).scenarios:
+        script = export_tcl(Scenario.from_toml(e.path).expand(None))
+        assert script.rstrip().endswith("$ns run"), e.name
+
+
+def test_bank_rejects_bad_entries(tmp_path):
+    p = tmp_path / "bank.toml"
+    p.write_text('[tolerances]\ngoodput = { rel = 0.1, abs = 1 }\n')
+    with pytest.raises(ValueError, match=r"tolerances\.goodput"):
+        cmp.load_bank(str(p))
+    p.write_text('[[scenarios]]\nfile = "x.toml"\n[[scenarios.expected_failures]]\n'
+                 'metric = "goodput"\nreason = ""\n')
+    with pytest.raises(ValueError, match=r"reason"):
+        cmp.load_bank(str(p))
+    p.write_text('[[scenarios]]\nfile = "x.toml"\n[[scenarios.expected_failures]]\n'
+                 'metric = "jitter"\nreason = "because"\n')
+    with pytest.raises(ValueError, match=r"metric"):
+        cmp.load_bank(str(p))
+
+
+# ----------------------------------------------------------------------------------------
+# Judging: tolerances, expected failures, info metrics (synthetic runs, no simulator)
+# ----------------------------------------------------------------------------------------
+
+class _FakeScenario:
+    def __init__(self, groups, ecn=False):
+        self._n = {"flows": groups, "bottleneck": {"ecn": ecn}}
+
+    def normalized(self):
+        return self._n
+
+
+def _run(goodputs, sent=1000, events=10, timeouts=1, util=0.9, drops=5, direction=None):
+    flows = []
+    for i, (g, gp) in enumerate(goodputs):
+        flows.append({"id": i, "group": g, "direction": (direction or {}).get(g, "forward"),
+                      "goodput_bps": gp, "packets_sent": sent, "loss_events": events,
+                      "timeouts": timeouts})
+    return {"flows": flows, "links": [{"name": "bottleneck", "utilization": util, "drops": drops,
+                                       "marks": 0}]}
+
+
+def _job(xfails=()):
+    groups = [{"algorithm": "tcp", "recovery": "sack", "count": 2, "params": {}},
+              {"algorithm": "gaimd", "recovery": "sack", "count": 2,
+               "params": {"alpha": 0.31, "beta": 0.125}}]
+    entry = cmp.BankEntry(name="fake", path="fake.toml", seeds=2, expected_failures=list(xfails))
+    return cmp._Job(entry=entry, scenario=_FakeScenario(groups), seeds=[1, 2],
+                    tolerances=dict(cmp.DEFAULT_TOLERANCES))
+
+
+def _status(res, scope_prefix, metric):
+    (row,) = [r for r in res["rows"] if r["scope"].startswith(scope_prefix) and r["metric"] == metric]
+    return row
+
+
+def test_judging_against_tolerances():
+    ref = _run([(0, 1e6), (0, 1e6), (1, 1e6), (1, 1e6)])
+    close = _run([(0, 1.05e6), (0, 1.05e6), (1, 1.0e6), (1, 1.0e6)], events=12, util=0.92)
+    res = cmp._evaluate(_job(), [close, close], [ref, ref], 0.0)
+    assert _status(res, "group 0", "goodput")["status"] == "pass"          # +5 % within ±10 %
+    assert _status(res, "group 0", "share")["status"] == "pass"            # 0.512 vs 0.5
+    assert _status(res, "group 0", "loss_event_rate")["status"] == "pass"  # +20 % within ±25 %
+    assert _status(res, "group 0", "timeouts")["status"] == "info"
+    assert _status(res, "link", "utilization")["status"] == "pass"         # +2 pt within ±3
+    assert _status(res, "link", "drops")["status"] == "info"
+    assert not any(r["metric"] == "marks" for r in res["rows"])            # no ECN, no marks row
+    assert res["passed"]
+
+    far = _run([(0, 1.3e6), (0, 1.3e6), (1, 1.0e6), (1, 1.0e6)], events=13, util=0.85)
+    res = cmp._evaluate(_job(), [far, far], [ref, ref], 0.0)
+    assert _status(res, "group 0", "goodput")["status"] == "fail"          # +30 %
+    assert _status(res, "group 0", "share")["status"] == "fail"            # 0.565 vs 0.5
+    assert _status(res, "group 0", "loss_event_rate")["status"] == "fail"  # +30 %
+    assert _status(res, "link", "utilization")["status"] == "fail"         # -5 pt
+    assert not res["passed"]
+    text = cmp.format_comparison(res)
+    assert "FAIL" in text and "±10%" in text and "±3 pt" in text
+
+
+def test_expected_failures_are_reported_not_failed():
+    ref = _run([(0, 1e6), (0, 1e6), (1, 1e6), (1, 1e6)])
+    far = _run([(0, 1.3e6), (0, 1.3e6), (1, 1.0e6), (1, 1.0e6)])
+    xf = [cmp.ExpectedFailure(metric="goodput", group=0, reason="a physical reason, stated here"),
+          cmp.ExpectedFailure(metric="share", reason="the same reason seen as a share")]
+    res = cmp._evaluate(_job(xf), [far, far], [ref, ref], 0.0)
+    assert _status(res, "group 0", "goodput")["status"] == "xfail"
+    assert _status(res, "group 1", "goodput")["status"] == "pass"
+    assert _status(res, "group 0", "share")["status"] == "xfail"
+    assert _status(res, "group 1", "share")["status"] == "xfail"
+    assert res["passed"]
+    text = cmp.format_comparison(res)
+    assert "xfail" in text and "a physical reason, stated here" in text
+    # an expected failure that agrees is flagged, but does not fail the run
+    res = cmp._evaluate(_job(xf), [ref, ref], [ref, ref], 0.0)
+    assert _status(res, "group 0", "goodput")["status"] == "xpass" and res["passed"]
+
+
+def test_share_is_per_direction_and_engine_drops_exclude_random_losses():
+    groups = [{"algorithm": "tcp", "recovery": "sack", "count": 1, "params": {}},
+              {"algorithm": "tcp", "recovery": "sack", "count": 1, "params": {}, "direction": "reverse"}]
+    meta = cmp._group_meta({"flows": groups})
+    run = _run([(0, 3e6), (1, 1e6)], direction={1: "reverse"})
+    run["links"][0].update({"drops": 50, "random_drops": 30})
+    s = cmp.summarize_run(run, meta)
+    assert s["groups"][0]["share"] == 1.0 and s["groups"][1]["share"] == 1.0
+    assert s["links"]["bottleneck"]["drops"] == 20.0
+
+
+def test_bank_markdown_lists_scenarios_and_expected_failures():
+    ref = _run([(0, 1e6), (0, 1e6), (1, 1e6), (1, 1e6)])
+    far = _run([(0, 1.3e6), (0, 1.3e6), (1, 1.0e6), (1, 1.0e6)])
+    xf = [cmp.ExpectedFailure(metric="goodput", group=0, reason="because of physics")]
+    res = cmp._evaluate(_job(xf), [far, far], [ref, ref], 0.0)
+    md = cmp.bank_markdown({"bank": str(BANK), "tolerances": {k: t.to_json() for k, t in
+                                                               cmp.DEFAULT_TOLERANCES.items()},
+                            "scenarios": [res], "passed": res["passed"], "wall_s": 1.0})
+    assert "## fake" in md and "because of physics" in md and "| scenario |" in md
+    json.dumps(cmp.json_safe(res), allow_nan=False)
+
+
+# ----------------------------------------------------------------------------------------
+# Exporting what ns-2 lacks: named refusal, exit status 2
+# ----------------------------------------------------------------------------------------
+
+def _expanded_with(algorithm, params):
+    from test_ns2 import expanded_sample
+    e = expanded_sample()
+    for f in e["flows"]:
+        if f["group"] == 1:
+            f["algorithm"], f["params"] = algorithm, params
+    return e
+
+
+@pytest.mark.parametrize("alg", ["simd", "aiad_h", "log", "illinois", "formula"])
+def test_controllers_ns2_lacks_are_refused_by_name(alg):
+    with pytest.raises(Ns2Unsupported) as err:
+        export_tcl(_expanded_with(alg, {"beta": 0.0625}))
+    msg = str(err.value)
+    assert msg.startswith("flows[1].algorithm: ") and repr(alg) in msg and "ns-2" in msg
+
+
+def test_unknown_fields_are_refused_not_dropped():
+    e = _expanded_with("tcp", {})
+    e["bottleneck"]["jitter_s"] = 0.002
+    with pytest.raises(Ns2Unsupported, match=r"^bottleneck\.jitter_s: "):
+        export_tcl(e)
+    e = _expanded_with("tcp", {})
+    e["bottleneck"]["loss"] = {"model": "gilbert_elliott", "p_gb": 0.01}
+    with pytest.raises(Ns2Unsupported, match=r"^bottleneck\.loss\.model: 'gilbert_elliott'"):
+        export_tcl(e)
+    e = _expanded_with("tcp", {})
+    e["flows"][0]["loss_only"] = True
+    with pytest.raises(Ns2Unsupported, match=r"^flows\[0\]\.loss_only"):
+        export_tcl(e)
+    # harmless unset fields pass
+    e = _expanded_with("tcp", {})
+    e["bottleneck"]["jitter_s"] = 0.0
+    export_tcl(e)
+
+
+def test_binomial_and_linux_mappings():
+    s = export_tcl(_expanded_with("iiad", {"alpha": 1.0, "beta": 0.67}))
+    for knob in ["windowOption_ 6", "increase_num_ 1.0", "decrease_num_ 0.32999999999999996",
+                 "k_parameter_ 1.0", "l_parameter_ 0.0", "precisionReduce_ true"]:
+        assert f"$tcp(2) set {knob}\n" in s, knob
+    s = export_tcl(_expanded_with("sqrt", {"alpha": 1.0, "beta": 0.67}))
+    assert "$tcp(2) set k_parameter_ 0.5\n" in s and "$tcp(2) set l_parameter_ 0.5\n" in s
+    # ns-2 halves the whole window whenever decrease_num_ == 0.5: nudged off it when l < 1
+    s = export_tcl(_expanded_with("binomial", {"alpha": 1.0, "beta": 0.5, "k": 0.5, "l": 0.5}))
+    assert "$tcp(2) set decrease_num_ 0.500000000001\n" in s
+    s = export_tcl(_expanded_with("illinois_linux", {}))
+    assert "set tcp(2) [new Agent/TCP/Linux]" in s and "set sink(2) [new Agent/TCPSink/Sack1]" in s
+    assert '$ns at 0 "$tcp(2) select_ca illinois"' in s
+    assert "set LOSSCTR(2) ncwndcuts_" in s and "set LOSSCTR(0) ncwndcuts1_" in s
+    e = _expanded_with("illinois_linux", {})
+    e["flows"][2]["recovery"] = "reno"
+    with pytest.raises(Ns2Unsupported, match=r"flows\[1\]\.recovery: 'reno' cannot be combined"):
+        export_tcl(e)
+
+
+def test_engine_semantics_knobs():
+    e = _expanded_with("tcp", {})
+    e["flows"][0]["recovery"] = "newreno"
+    s = export_tcl(e)
+    assert "$tcp(0) set syn_ false" in s and "set SYNHDR 0" in s   # no handshake in the engine
+    assert "$tcp(0) set maxcwnd_ 128" in s                         # cwnd capped at max_window
+    assert "$tcp(0) set newreno_changes1_ 0" in s                  # timer reset per partial ACK
+    assert "$tcp(1) set newreno_changes1_" not in s
+    e["max_window"] = None
+    assert "maxcwnd_" not in export_tcl(e)
+    e["flows"][3]["direction"] = "reverse"
+    s = export_tcl(e)
+    assert 'set qmon(rev) [$ns monitor-queue $R2 $R1 ""]' in s and "bottleneck_reverse" in s
+
+
+# ----------------------------------------------------------------------------------------
+# The command line
+# ----------------------------------------------------------------------------------------
+
+@needs_engine
+def test_export_of_an_element_ns2_lacks_exits_2_naming_it(tcpf, tmp_path, small_path):
+    import tcpfriendly
+    text = Path(small_path).read_text()
+    if any(a["name"] == "simd" for a in tcpfriendly.algorithms()):
+        text = text.replace('algorithm = "gaimd"\nparams = { alpha = 0.31, keep = 0.875 }',
+                            'algorithm = "simd"')
+        field = "flows[1].algorithm"
+    else:  # the engine has no SIMD yet: another element ns-2 cannot express
+        text += "\n[tcp]\nmax_backoff = 16\n"
+        field = "tcp.max_backoff"
+    p = tmp_path / "lacks.toml"
+    p.write_text(text)
+    proc = tcpf("ns2", "export", str(p))
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stdout == ""
+    assert proc.stderr.startswith(f"error: {field}: ") and proc.stderr.count("\n") == 1
+    proc = tcpf("ns2", "compare", str(p), "--seeds", "1")
+    assert proc.returncode == 2 and proc.stderr.startswith(f"error: {field}: ")
+
+
+@needs_engine
+def test_export_cli_writes_a_script(tcpf, small_path, tmp_path):
+    proc = tcpf("ns2", "export", small_path, "--seed", "3")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("# Generated by tcpfriendly.ns2.export_tcl") and "$ns run" in proc.stdout
+    out = tmp_path / "s.tcl"
+    assert tcpf("ns2", "export", small_path, "--seed", "3", "-o", str(out)).returncode == 0
+    assert out.read_text() == proc.stdout
+
+
+@needs_engine
+@needs_ns
+def test_compare_cli_exit_codes_and_json(tcpf, tmp_path):
+    scen = REPO / "validation" / "ns2" / "droptail-025bdp.toml"
+    proc = tcpf("ns2", "compare", str(scen), "--seeds", "1", "--json")
+    assert proc.returncode == 0, proc.stderr
+    res = json.loads(proc.stdout)
+    assert res["passed"] and {r["metric"] for r in res["rows"]} >= {"goodput", "loss_event_rate",
+                                                                     "utilization", "timeouts"}
+    # the same run judged by a zero tolerance fails: exit status 1, FAIL in the table
+    strict = tmp_path / "bank.toml"
+    strict.write_text("[tolerances]\ngoodput = { rel = 0.0 }\nloss_event_rate = { rel = 0.0 }\n")
+    proc = tcpf("ns2", "compare", str(scen), "--seeds", "1", "--bank-file", str(strict))
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "FAIL" in proc.stdout and "tcpfriendly" in proc.stdout and "ns-2" in proc.stdout
+
+
+# ----------------------------------------------------------------------------------------
+# The CI subset, against ns-2
+# ----------------------------------------------------------------------------------------
+
+@needs_engine
+@needs_ns
+def test_ci_subset_agrees_with_ns2(capsys):
+    bank = cmp.load_bank(str(BANK))
+    t0 = time.perf_counter()
+    result = cmp.run_bank(bank, ci_only=True)
+    wall = time.perf_counter() - t0
+    with capsys.disabled():
+        print(f"\nns-2 bank, CI subset: {len(result['scenarios'])} scenarios in {wall:.1f} s")
+        for res in result["scenarios"]:
+            if not res["passed"]:
+                print(cmp.format_comparison(res))
+    assert len(result["scenarios"]) >= 6
+    failed = [r["name"] for r in result["scenarios"] if not r["passed"]]
+    assert not failed, f"out of tolerance against ns-2: {failed}"
+    assert wall < 180
