@@ -36,6 +36,9 @@ pub fn run_scenario(s: &Scenario) -> Value {
     out.insert("scenario".into(), s.normalized());
     out.insert("flows".into(), serde_json::to_value(&res.flows).expect("flows serialise"));
     out.insert("links".into(), serde_json::to_value(&res.links).expect("links serialise"));
+    if let Some(log) = res.loss_log {
+        out.insert("loss_events".into(), serde_json::to_value(&log).expect("loss log serialises"));
+    }
     if let Some(ts) = res.timeseries {
         out.insert("timeseries".into(), serde_json::to_value(&ts).expect("time series serialise"));
     }

@@ -1,18 +1,19 @@
 //! The simulation: links, endpoints and the event loop that joins them.
 
 use crate::cc;
-use crate::metrics::{FlowResult, LinkResult, RunResult, TimeSeries};
+use crate::metrics::{FlowResult, LinkResult, LossLog, RunResult, TimeSeries};
 use crate::net::topology::{Route, Topology};
 use crate::net::{Link, LinkStats, LossModel, Packet, PacketKind};
 use crate::sim::{to_secs, EventQueue, Rng, Time};
 use crate::transport::tcp::TcpStats;
-use crate::transport::{CbrSource, OnOff, Recovery, TcpParams, TcpSender, TcpSink, Window};
+use crate::transport::tcp::LossRecord;
+use crate::transport::{Recovery, TcpParams, TcpSender, TcpSink, UdpPattern, UdpSource, Window};
 
 /// What a flow is.
 #[derive(Clone, Debug)]
 pub enum FlowKind {
     Tcp { params: cc::Params, recovery: Recovery, tcp: TcpParams, ack_size: u32, delayed_ack: bool, delack_timeout: Time },
-    Cbr { rate_bps: f64, size: u32, on_off: Option<OnOff> },
+    Udp { size: u32, pattern: UdpPattern },
 }
 
 #[derive(Clone, Debug)]
@@ -45,7 +46,7 @@ enum Ev {
     DelAck(u32),
     Start(u32),
     Stop(u32),
-    Cbr(u32),
+    Udp(u32),
     Sample,
     /// Snapshot the counters: 0 at the start of the measurement window, 1 at its end.
     Measure(u8),
@@ -73,7 +74,7 @@ impl FlowCounters {
 
 enum Endpoint {
     Tcp { snd: Box<TcpSender>, rcv: Box<TcpSink> },
-    Cbr { src: CbrSource, sent: u64, received: u64 },
+    Udp { src: UdpSource, sent: u64, received: u64 },
 }
 
 struct FlowState {
@@ -129,8 +130,11 @@ impl Simulation {
             .enumerate()
             .map(|(i, s)| {
                 let mut l = Link::new(s.name.clone(), s.from, s.to, s.rate_bps, s.delay, &s.queue, Rng::stream(cfg.seed, "queue", i as u64));
-                if let Some(spec) = &s.loss {
-                    l.loss = Some(LossModel::new(spec.clone(), Rng::stream(cfg.seed, "loss", i as u64)));
+                if let Some(a) = &s.loss {
+                    let mut m = LossModel::new(a.spec.clone(), Rng::stream(cfg.seed, "loss", i as u64));
+                    m.data_only = !a.include_acks;
+                    m.flows = a.flows.clone();
+                    l.loss = Some(m);
                 }
                 l
             })
@@ -144,11 +148,13 @@ impl Simulation {
                 FlowKind::Tcp { params, recovery, tcp, ack_size, delayed_ack, delack_timeout } => {
                     let ctl = cc::build(params, tcp.initial_window, tcp.max_window);
                     Endpoint::Tcp {
-                        snd: Box::new(TcpSender::new(id, tcp.clone(), *recovery, ctl)),
+                        snd: Box::new(TcpSender::new(id, tcp.clone(), *recovery, ctl, Rng::stream(cfg.seed, "rtt_noise", i as u64))),
                         rcv: Box::new(TcpSink::new(id, *ack_size, *recovery == Recovery::Sack, *delayed_ack, *delack_timeout)),
                     }
                 }
-                FlowKind::Cbr { rate_bps, size, on_off } => Endpoint::Cbr { src: CbrSource::new(id, *rate_bps, *size, *on_off), sent: 0, received: 0 },
+                FlowKind::Udp { size, pattern } => {
+                    Endpoint::Udp { src: UdpSource::new(id, *size, pattern.clone(), Rng::stream(cfg.seed, "udp", i as u64)), sent: 0, received: 0 }
+                }
             };
             flows.push(FlowState {
                 ep,
@@ -201,9 +207,9 @@ impl Simulation {
                 Ev::Start(f) => self.start_flow(now, f),
                 Ev::Stop(f) => match &mut self.flows[f as usize].ep {
                     Endpoint::Tcp { snd, .. } => snd.stop(now),
-                    Endpoint::Cbr { src, .. } => src.stop(),
+                    Endpoint::Udp { src, .. } => src.stop(),
                 },
-                Ev::Cbr(f) => self.cbr_fire(now, f),
+                Ev::Udp(f) => self.udp_fire(now, f),
                 Ev::Sample => self.sample(now),
                 Ev::Measure(i) => self.snaps[i as usize] = Some(self.snapshot(now)),
             }
@@ -256,7 +262,7 @@ impl Simulation {
             PacketKind::Data => {
                 let ack = match &mut self.flows[f as usize].ep {
                     Endpoint::Tcp { rcv, .. } => rcv.on_data(now, &pkt),
-                    Endpoint::Cbr { .. } => None,
+                    Endpoint::Udp { .. } => None,
                 };
                 if let Some(a) = ack {
                     self.forward(now, a);
@@ -271,7 +277,7 @@ impl Simulation {
                 self.sync_rto(f);
             }
             PacketKind::Datagram => {
-                if let Endpoint::Cbr { received, .. } = &mut self.flows[f as usize].ep {
+                if let Endpoint::Udp { received, .. } = &mut self.flows[f as usize].ep {
                     *received += 1;
                 }
             }
@@ -285,20 +291,20 @@ impl Simulation {
                 self.flush(now);
                 self.sync_rto(f);
             }
-            Endpoint::Cbr { src, .. } => {
-                src.start(now);
-                self.q.schedule(now, Ev::Cbr(f));
+            Endpoint::Udp { src, .. } => {
+                let first = src.start(now);
+                self.q.schedule(first, Ev::Udp(f));
             }
         }
     }
 
-    fn cbr_fire(&mut self, now: Time, f: u32) {
-        if let Endpoint::Cbr { src, sent, .. } = &mut self.flows[f as usize].ep {
+    fn udp_fire(&mut self, now: Time, f: u32) {
+        if let Endpoint::Udp { src, sent, .. } = &mut self.flows[f as usize].ep {
             let before = self.out.len();
             let next = src.fire(now, &mut self.out);
             *sent += (self.out.len() - before) as u64;
             if let Some(t) = next {
-                self.q.schedule(t, Ev::Cbr(f));
+                self.q.schedule(t, Ev::Udp(f));
             }
         }
         self.flush(now);
@@ -370,12 +376,12 @@ impl Simulation {
         let t = to_secs(now);
         let pkt_bits = |f: &FlowSpec| match &f.kind {
             FlowKind::Tcp { tcp, .. } => tcp.packet_size as f64 * 8.0,
-            FlowKind::Cbr { size, .. } => *size as f64 * 8.0,
+            FlowKind::Udp { size, .. } => *size as f64 * 8.0,
         };
         for (i, fs) in self.flows.iter_mut().enumerate() {
             let (cwnd, srtt, delivered) = match &fs.ep {
                 Endpoint::Tcp { snd, rcv } => (snd.cwnd(), snd.srtt(), rcv.delivered),
-                Endpoint::Cbr { received, .. } => (f64::NAN, f64::NAN, *received),
+                Endpoint::Udp { received, .. } => (f64::NAN, f64::NAN, *received),
             };
             let rate = (delivered - fs.ts_delivered) as f64 * pkt_bits(&self.cfg.flows[i]) / to_secs(iv);
             fs.ts_delivered = delivered;
@@ -403,7 +409,7 @@ impl Simulation {
             .iter_mut()
             .map(|fs| match &mut fs.ep {
                 Endpoint::Tcp { snd, rcv } => FlowCounters { tcp: snd.snapshot(now), sent: 0, delivered: rcv.delivered },
-                Endpoint::Cbr { sent, received, .. } => FlowCounters { tcp: TcpStats::default(), sent: *sent, delivered: *received },
+                Endpoint::Udp { sent, received, .. } => FlowCounters { tcp: TcpStats::default(), sent: *sent, delivered: *received },
             })
             .collect();
         let links = self.links.iter_mut().map(|l| l.snapshot(now)).collect();
@@ -444,10 +450,11 @@ impl Simulation {
                     r.goodput_bps = c.delivered as f64 * bits / window_s;
                     r.loss_event_rate = if st.sent > 0 { st.loss_events as f64 / st.sent as f64 } else { 0.0 };
                     r.mean_rtt_s = if st.rtt_samples > 0 { st.rtt_sum / st.rtt_samples as f64 } else { f64::NAN };
+                    r.mean_rtt_sample_s = if st.rtt_samples > 0 { st.rtt_seen_sum / st.rtt_samples as f64 } else { f64::NAN };
                     r.mean_rto_s = if st.rto_samples > 0 { st.rto_sum / st.rto_samples as f64 } else { f64::NAN };
                     r.mean_cwnd = if st.active_ns > 0 { st.cwnd_area / st.active_ns as f64 } else { f64::NAN };
                 }
-                Endpoint::Cbr { src, .. } => {
+                Endpoint::Udp { src, .. } => {
                     let bits = src.size as f64 * 8.0;
                     r.packets_sent = c.sent;
                     r.packets_delivered = c.delivered;
@@ -464,6 +471,26 @@ impl Simulation {
             }
             links.push(LinkResult::from_stats(&l.name, &stop.links[i].minus(&start.links[i]), window_s));
         }
-        RunResult { flows, links, timeseries: self.ts.take(), events: self.q.processed() }
+        let mut losses: Vec<(u32, LossRecord)> = vec![];
+        for (i, fs) in self.flows.iter_mut().enumerate() {
+            if let Endpoint::Tcp { snd, .. } = &mut fs.ep {
+                losses.extend(snd.log.drain(..).map(|r| (i as u32, r)));
+            }
+        }
+        let loss_log = if losses.is_empty() && !self.cfg.flows.iter().any(|f| matches!(&f.kind, FlowKind::Tcp { tcp, .. } if tcp.log_losses)) {
+            None
+        } else {
+            losses.sort_by_key(|(f, r)| (r.time, *f));
+            let mut log = LossLog::default();
+            for (f, r) in losses {
+                log.time.push(to_secs(r.time));
+                log.flow.push(f);
+                log.kind.push(r.kind.name());
+                log.window_before.push(r.window_before);
+                log.window_after.push(r.window_after);
+            }
+            Some(log)
+        };
+        RunResult { flows, links, timeseries: self.ts.take(), loss_log, events: self.q.processed() }
     }
 }

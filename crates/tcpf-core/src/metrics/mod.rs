@@ -26,6 +26,8 @@ pub struct FlowResult {
     pub ecn_reactions: u64,
     pub loss_event_rate: f64,
     pub mean_rtt_s: f64,
+    /// Mean RTT sample as the controller saw it (differs from mean_rtt_s with RTT noise).
+    pub mean_rtt_sample_s: f64,
     pub mean_rto_s: f64,
     pub mean_cwnd: f64,
 }
@@ -34,7 +36,7 @@ impl FlowResult {
     pub fn new(id: u32, spec: &FlowSpec) -> Self {
         let (params, recovery) = match &spec.kind {
             FlowKind::Tcp { params, recovery, .. } => (params.to_json(), Some(recovery.name())),
-            FlowKind::Cbr { .. } => (Value::Object(Default::default()), None),
+            FlowKind::Udp { .. } => (Value::Object(Default::default()), None),
         };
         FlowResult {
             id,
@@ -55,6 +57,7 @@ impl FlowResult {
             ecn_reactions: 0,
             loss_event_rate: 0.0,
             mean_rtt_s: f64::NAN,
+            mean_rtt_sample_s: f64::NAN,
             mean_rto_s: f64::NAN,
             mean_cwnd: f64::NAN,
         }
@@ -141,12 +144,23 @@ impl TimeSeries {
     }
 }
 
+/// Every window reduction, in time order (columnar).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct LossLog {
+    pub time: Vec<f64>,
+    pub flow: Vec<u32>,
+    pub kind: Vec<&'static str>,
+    pub window_before: Vec<f64>,
+    pub window_after: Vec<f64>,
+}
+
 /// Everything a run produced.
 #[derive(Clone, Debug)]
 pub struct RunResult {
     pub flows: Vec<FlowResult>,
     pub links: Vec<LinkResult>,
     pub timeseries: Option<TimeSeries>,
+    pub loss_log: Option<LossLog>,
     /// Events processed (for benchmarks).
     pub events: u64,
 }

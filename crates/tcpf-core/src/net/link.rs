@@ -165,7 +165,7 @@ impl Link {
     pub fn admit(&mut self, at: Time, pkt: &mut Packet) -> Option<Time> {
         self.stats.arrivals += 1;
         if let Some(loss) = self.loss.as_mut() {
-            if (!loss.data_only || pkt.kind != PacketKind::Ack) && loss.drops(at) {
+            if (!loss.data_only || pkt.kind != PacketKind::Ack) && loss.drops(at, pkt.flow) {
                 self.stats.drops += 1;
                 self.stats.loss_model_drops += 1;
                 return None;

@@ -7,7 +7,7 @@ pub mod queue;
 pub mod topology;
 
 pub use link::{Link, LinkStats};
-pub use loss::{LossModel, LossSpec};
+pub use loss::{LossAttach, LossModel, LossSpec};
 pub use packet::{Packet, PacketKind};
 pub use queue::{Admission, QueueSpec, RedParams};
 pub use topology::{Dumbbell, DumbbellFlow, Topology};

@@ -2,7 +2,7 @@
 //! links a flow's data and ACKs traverse). Builders turn a compact description, such as a
 //! dumbbell, into that form.
 
-use super::loss::LossSpec;
+use super::loss::LossAttach;
 use super::queue::QueueSpec;
 use super::{LinkId, NodeId};
 use crate::sim::Time;
@@ -15,7 +15,7 @@ pub struct LinkSpec {
     pub rate_bps: f64,
     pub delay: Time,
     pub queue: QueueSpec,
-    pub loss: Option<LossSpec>,
+    pub loss: Option<LossAttach>,
     /// Reported in results (bottlenecks are; access links are not).
     pub report: bool,
 }
@@ -45,7 +45,8 @@ impl Topology {
         (self.links.len() - 1) as LinkId
     }
 
-    /// Check that a route is a connected walk and returns to where it started.
+    /// Check that a route is a connected walk and (if it has an ACK path) returns to where it
+    /// started.
     pub fn check_route(&self, r: &Route) -> Result<(), String> {
         for path in [&r.fwd, &r.rev] {
             for w in path.windows(2) {
@@ -54,6 +55,9 @@ impl Topology {
                     return Err(format!("links '{}' and '{}' do not connect", a.name, b.name));
                 }
             }
+        }
+        if r.rev.is_empty() {
+            return Ok(());
         }
         let (f0, fl) = (&self.links[r.fwd[0] as usize], &self.links[*r.fwd.last().unwrap() as usize]);
         let (r0, rl) = (&self.links[r.rev[0] as usize], &self.links[*r.rev.last().unwrap() as usize]);
@@ -86,7 +90,7 @@ pub struct Dumbbell {
     /// Queue of the reverse (right → left) bottleneck.
     pub reverse_queue: QueueSpec,
     /// Loss model on the forward bottleneck.
-    pub loss: Option<LossSpec>,
+    pub loss: Option<LossAttach>,
 }
 
 impl Dumbbell {

@@ -6,17 +6,23 @@
 //! packets), ranges as `[low, high]`, controller parameters in canonical form (β removed).
 //! Normalising a normalised scenario returns it unchanged.
 
+mod flows;
+mod network;
+mod table;
 pub mod units;
 
-use crate::cc::{self, Params};
 use crate::engine::{FlowKind, FlowSpec, SimConfig};
-use crate::net::loss::LossSpec;
-use crate::net::queue::{QueueSpec, RedParams};
-use crate::net::topology::{Dumbbell, DumbbellFlow};
+use crate::net::loss::LossAttach;
+use crate::net::queue::QueueSpec;
+use crate::net::topology::{Dumbbell, DumbbellFlow, Route, Topology};
+use crate::net::LinkId;
 use crate::sim::{secs, Rng};
-use crate::transport::{OnOff, Recovery, TcpParams, Window};
+use crate::transport::{TcpParams, Window};
+use flows::{Group, GroupKind, RouteDef};
+use network::{DumbbellDef, GraphDef, QueueDef};
 use serde_json::{json, Map, Value};
 use std::fmt;
+use table::{err, Table};
 
 /// A bad scenario: the dotted path of the field and what is wrong with it.
 #[derive(Clone, Debug, PartialEq)]
@@ -37,136 +43,12 @@ impl fmt::Display for ScenarioError {
 
 impl std::error::Error for ScenarioError {}
 
-fn err<T>(field: impl Into<String>, message: impl Into<String>) -> Result<T, ScenarioError> {
-    Err(ScenarioError { field: field.into(), message: message.into() })
-}
-
-/// A table being read: remembers its path and rejects keys it does not know.
-struct Table<'a> {
-    path: String,
-    map: &'a Map<String, Value>,
-}
-
-impl<'a> Table<'a> {
-    fn new(path: &str, v: &'a Value) -> Result<Self, ScenarioError> {
-        match v {
-            Value::Object(map) => Ok(Table { path: path.to_string(), map }),
-            other => err(path, format!("must be a table; got {other}")),
-        }
-    }
-
-    fn field(&self, key: &str) -> String {
-        if self.path.is_empty() {
-            key.to_string()
-        } else {
-            format!("{}.{}", self.path, key)
-        }
-    }
-
-    fn get(&self, key: &str) -> Option<&'a Value> {
-        self.map.get(key).filter(|v| !v.is_null())
-    }
-
-    fn only(&self, allowed: &[&str]) -> Result<(), ScenarioError> {
-        for k in self.map.keys() {
-            if !allowed.contains(&k.as_str()) {
-                return err(self.field(k), format!("unknown field (allowed here: {})", allowed.join(", ")));
-            }
-        }
-        Ok(())
-    }
-
-    fn with<T>(&self, key: &str, default: Option<T>, f: impl Fn(&Value) -> Result<T, String>) -> Result<T, ScenarioError> {
-        match self.get(key) {
-            Some(v) => f(v).map_err(|m| ScenarioError { field: self.field(key), message: m }),
-            None => match default {
-                Some(d) => Ok(d),
-                None => err(self.field(key), "is required"),
-            },
-        }
-    }
-
-    fn number(&self, key: &str, default: Option<f64>, lo: f64, hi: f64, what: &str) -> Result<f64, ScenarioError> {
-        self.with(key, default, |v| {
-            let x = v.as_f64().ok_or_else(|| format!("must be a number ({what}); got {v}"))?;
-            if x.is_finite() && x >= lo && x <= hi {
-                Ok(x)
-            } else {
-                Err(format!("must be in [{lo}, {hi}] ({what}); got {x}"))
-            }
-        })
-    }
-
-    fn integer(&self, key: &str, default: Option<u64>, lo: u64, hi: u64, what: &str) -> Result<u64, ScenarioError> {
-        self.with(key, default, |v| {
-            let x = v.as_f64().ok_or_else(|| format!("must be a whole number ({what}); got {v}"))?;
-            if x.fract() != 0.0 || x < lo as f64 || x > hi as f64 {
-                return Err(format!("must be a whole number in [{lo}, {hi}] ({what}); got {v}"));
-            }
-            Ok(x as u64)
-        })
-    }
-
-    fn boolean(&self, key: &str, default: bool) -> Result<bool, ScenarioError> {
-        self.with(key, Some(default), |v| v.as_bool().ok_or_else(|| format!("must be true or false; got {v}")))
-    }
-
-    fn string(&self, key: &str, default: &str, allowed: &[&str]) -> Result<String, ScenarioError> {
-        self.with(key, Some(default.to_string()), |v| {
-            let s = v.as_str().ok_or_else(|| format!("must be one of {}; got {v}", allowed.join(", ")))?;
-            if allowed.contains(&s) {
-                Ok(s.to_string())
-            } else {
-                Err(format!("must be one of {}; got '{s}'", allowed.join(", ")))
-            }
-        })
-    }
-}
-
-/// Bottleneck queue defaults (jin2001 Table 4): DropTail 1.5·BDP; RED 2.5·BDP with
-/// min_th 0.15·limit, max_th 0.5·limit, q_weight 0.002, max_p 0.1, gentle, wait.
-const DROPTAIL_LIMIT_BDP: f64 = 1.5;
-const RED_LIMIT_BDP: f64 = 2.5;
-
-/// A flow group after validation.
+/// The network after validation, queues resolved.
 #[derive(Clone, Debug)]
-struct Group {
-    count: u32,
-    algorithm: String,
-    kind: GroupKind,
-    access_delay: (f64, f64),
-    access_rate: f64,
-    receiver_delay: f64,
-    start: (f64, f64),
-    stop: Option<f64>,
-    reverse: bool,
-}
-
-#[derive(Clone, Debug)]
-enum GroupKind {
-    Tcp { params: Params, recovery: Recovery },
-    Cbr { rate: f64, on_off: Option<OnOff> },
-}
-
-/// A validated scenario.
-#[derive(Clone, Debug)]
-pub struct Scenario {
-    pub duration: f64,
-    pub seed: u64,
-    pub packet_size: u32,
-    pub max_window: Option<u32>,
-    pub measure: (f64, f64),
-    pub rate: f64,
-    pub delay: f64,
-    pub queue: String,
-    pub limit_pkts: u32,
-    pub bdp_pkts: f64,
-    pub ecn: bool,
-    pub red: Option<RedParams>,
-    pub loss: Option<LossSpec>,
-    pub tcp: TcpTable,
-    pub timeseries: Option<f64>,
-    groups: Vec<Group>,
+pub enum Net {
+    Dumbbell { def: DumbbellDef, queue: QueueDef },
+    /// A general graph; `queues[i]` = (forward, reverse) queues of link i.
+    Graph { def: GraphDef, queues: Vec<(QueueDef, Option<QueueDef>)> },
 }
 
 #[derive(Clone, Debug)]
@@ -185,7 +67,34 @@ pub struct TcpTable {
     pub limited_transmit: bool,
 }
 
-const TOP_KEYS: &[&str] = &["duration", "seed", "packet_size", "max_window", "measure", "bottleneck", "tcp", "flows", "timeseries", "name", "description"];
+/// A validated scenario.
+#[derive(Clone, Debug)]
+pub struct Scenario {
+    pub duration: f64,
+    pub seed: u64,
+    pub packet_size: u32,
+    pub max_window: Option<u32>,
+    pub measure: (f64, f64),
+    pub tcp: TcpTable,
+    pub timeseries: Option<f64>,
+    pub loss_log: bool,
+    pub net: Net,
+    groups: Vec<Group>,
+}
+
+const TOP_KEYS: &[&str] = &[
+    "duration", "seed", "packet_size", "max_window", "measure", "bottleneck", "nodes", "links", "tcp", "flows",
+    "timeseries", "loss_log", "name", "description",
+];
+
+/// One flow after resolution.
+struct ResolvedFlow {
+    id: u32,
+    group: u32,
+    access_delay: f64,
+    start: f64,
+    stop: Option<f64>,
+}
 
 impl Scenario {
     /// Validate a scenario given as a JSON value (a parsed TOML file has the same shape).
@@ -197,7 +106,7 @@ impl Scenario {
             if d > 0.0 && d <= 1e7 { Ok(d) } else { Err(format!("must be in (0, 1e7] seconds; got {d}")) }
         })?;
         let seed = top.integer("seed", Some(1), 0, u64::MAX >> 11, "random seed")?;
-        let packet_size = top.integer("packet_size", Some(1000), 40, 65_535, "bytes")? as u32;
+        let packet_size = top.integer("packet_size", Some(1000), 40, 65_535, "bytes of payload per data packet")? as u32;
         let max_window = match top.get("max_window") {
             None => None,
             Some(_) => Some(top.integer("max_window", None, 1, 1 << 24, "packets, receiver window cap")? as u32),
@@ -222,80 +131,75 @@ impl Scenario {
             None => None,
             Some(v) => Some(interval("timeseries", v, duration)?),
         };
+        let loss_log = top.boolean("loss_log", false)?;
+        let tcp = tcp_table(top.get("tcp"))?;
 
-        // [tcp]
-        let empty = Value::Object(Map::new());
-        let tcp_v = top.get("tcp").unwrap_or(&empty);
-        let t = Table::new("tcp", tcp_v)?;
-        t.only(&["initial_window", "tick", "min_rto", "initial_rto", "max_rto", "max_backoff", "delayed_ack", "delack_timeout", "ack_size", "header_size", "dupthresh", "limited_transmit"])?;
-        let tcp = TcpTable {
-            initial_window: t.integer("initial_window", Some(2), 1, 1000, "packets")? as u32,
-            tick: t.with("tick", Some(0.01), |v| positive_seconds(v, "RTO clock granularity"))?,
-            min_rto: t.with("min_rto", Some(0.2), units::seconds)?,
-            initial_rto: t.with("initial_rto", Some(3.0), |v| positive_seconds(v, "RTO before the first RTT sample"))?,
-            max_rto: t.with("max_rto", Some(60.0), |v| positive_seconds(v, "RTO ceiling"))?,
-            max_backoff: t.integer("max_backoff", Some(64), 1, 1 << 20, "largest RTO multiplier")? as u32,
-            delayed_ack: t.boolean("delayed_ack", false)?,
-            delack_timeout: t.with("delack_timeout", Some(0.1), |v| positive_seconds(v, "delayed-ACK timer"))?,
-            ack_size: t.integer("ack_size", Some(40), 1, 65_535, "bytes")? as u32,
-            header_size: t.integer("header_size", Some(40), 0, 65_535, "TCP/IP header bytes added to each data packet on the wire (ns-2's tcpip_base_hdr_size_)")? as u32,
-            limited_transmit: t.boolean("limited_transmit", true)?,
-            dupthresh: t.integer("dupthresh", Some(3), 1, 1000, "duplicate ACKs that trigger fast retransmit")? as u32,
-        };
-        if tcp.max_rto < tcp.min_rto {
-            return err("tcp.max_rto", format!("must be at least tcp.min_rto ({} s); got {} s", tcp.min_rto, tcp.max_rto));
-        }
-
-        // [bottleneck]
-        let b_v = top.get("bottleneck").ok_or(ScenarioError { field: "bottleneck".into(), message: "is required (a table with at least rate and delay)".into() })?;
-        let b = Table::new("bottleneck", b_v)?;
-        b.only(&["rate", "delay", "queue", "limit", "ecn", "red", "loss"])?;
-        let rate = b.with("rate", None, units::rate)?;
-        let delay = b.with("delay", None, units::seconds)?;
-        let queue = b.string("queue", "droptail", &["droptail", "red"])?;
-        let ecn = b.boolean("ecn", false)?;
-        if ecn && queue != "red" {
-            return err("bottleneck.ecn", "ECN marking needs queue = \"red\"");
-        }
-        let loss = match b.get("loss") {
-            None => None,
-            Some(v) => Some(loss_spec(v)?),
+        // The network: a dumbbell or a general graph.
+        let (dumbbell, graph) = match (top.get("bottleneck"), top.get("links")) {
+            (Some(b), None) => {
+                if top.get("nodes").is_some() {
+                    return err("nodes", "goes with [[links]] (a general topology), not with [bottleneck]");
+                }
+                (Some(network::dumbbell(b)?), None)
+            }
+            (None, Some(l)) => (None, Some(network::graph(top.get("nodes"), l)?)),
+            (Some(_), Some(_)) => return err("links", "give either [bottleneck] (a dumbbell) or [[links]] (a general topology), not both"),
+            (None, None) => return err("bottleneck", "is required (a table with at least rate and delay), or [[links]] for a general topology"),
         };
 
-        // [[flows]]
         let flows_v = top.get("flows").ok_or(ScenarioError { field: "flows".into(), message: "is required: at least one [[flows]] group".into() })?;
         let arr = flows_v.as_array().ok_or(ScenarioError { field: "flows".into(), message: "must be a list of [[flows]] tables".into() })?;
         if arr.is_empty() {
             return err("flows", "needs at least one flow group");
         }
+        let d_rate = dumbbell.as_ref().map_or(0.0, |d| d.rate);
         let mut groups = Vec::with_capacity(arr.len());
         for (gi, g) in arr.iter().enumerate() {
-            groups.push(group(gi, g, rate, duration)?);
+            groups.push(flows::group(gi, g, graph.as_ref(), d_rate, duration)?);
         }
         let total: u64 = groups.iter().map(|g| g.count as u64).sum();
         if total > 100_000 {
             return err("flows", format!("at most 100000 flows in all; got {total}"));
         }
+        let ngroups = groups.len() as u32;
 
-        // Buffer sizes relative to the BDP of the forward flows' mean propagation RTT.
-        let bdp_pkts = bdp_packets(&groups, rate, delay, packet_size);
-        let limit_default = if queue == "red" { RED_LIMIT_BDP } else { DROPTAIL_LIMIT_BDP };
-        let limit_pkts = b.with("limit", Some(limit_default * bdp_pkts), |v| match units::size(v)? {
-            units::Size::Packets(p) if p.is_finite() && p >= 1.0 && p.fract() == 0.0 => Ok(p),
-            units::Size::Packets(p) => Err(format!("must be a whole number of packets >= 1; got {p}")),
-            units::Size::Bdp(x) if x.is_finite() && x > 0.0 => Ok(x * bdp_pkts),
-            units::Size::Bdp(x) => Err(format!("must be a positive multiple of the BDP; got {x}")),
-        })?;
-        let limit_pkts = (limit_pkts.round() as u32).max(2);
-        let red = if queue == "red" {
-            Some(red_params(b.get("red"), limit_pkts as f64, ecn, packet_size)?)
-        } else {
-            if b.get("red").is_some() {
-                return err("bottleneck.red", "RED parameters need queue = \"red\"");
+        // Queues, with limits relative to the BDP of the flows that cross each link.
+        let net = match (dumbbell, graph) {
+            (Some(def), None) => {
+                let bdp = dumbbell_bdp(&groups, def.rate, def.delay, packet_size);
+                let queue = def.queue.resolve(bdp, packet_size)?;
+                check_loss_groups("bottleneck.loss", &queue, ngroups)?;
+                Net::Dumbbell { def, queue }
             }
-            None
+            (None, Some(def)) => {
+                let mut queues = vec![];
+                for (i, l) in def.links.iter().enumerate() {
+                    let fwd_bdp = graph_bdp(&def, &groups, i, false, packet_size);
+                    let fwd = l.queue.resolve(fwd_bdp, packet_size)?;
+                    check_loss_groups(&format!("links[{i}].loss"), &fwd, ngroups)?;
+                    let rev = if l.duplex {
+                        let mut q = l.queue.clone();
+                        q.loss = None; // a link's loss model applies in its from → to direction
+                        Some(q.resolve(graph_bdp(&def, &groups, i, true, packet_size), packet_size)?)
+                    } else {
+                        None
+                    };
+                    queues.push((fwd, rev));
+                }
+                for (gi, g) in groups.iter().enumerate() {
+                    if let (RouteDef::Path(p), GroupKind::Tcp { .. }) = (&g.route, &g.kind) {
+                        for w in p.windows(2) {
+                            if def.edge(w[1], w[0]).is_none() {
+                                return err(format!("flows[{gi}].path"), format!("no link from '{}' back to '{}' for the ACKs (make the link duplex)", def.nodes[w[1]], def.nodes[w[0]]));
+                            }
+                        }
+                    }
+                }
+                Net::Graph { def, queues }
+            }
+            _ => unreachable!(),
         };
-        Ok(Scenario { duration, seed, packet_size, max_window, measure, rate, delay, queue, limit_pkts, bdp_pkts, ecn, red, loss, tcp, timeseries, groups })
+        Ok(Scenario { duration, seed, packet_size, max_window, measure, tcp, timeseries, loss_log, net, groups })
     }
 
     /// Number of flows in all groups.
@@ -303,99 +207,121 @@ impl Scenario {
         self.groups.iter().map(|g| g.count as usize).sum()
     }
 
+    fn graph(&self) -> Option<&GraphDef> {
+        match &self.net {
+            Net::Graph { def, .. } => Some(def),
+            _ => None,
+        }
+    }
+
     /// The canonical scenario (every default filled in).
     pub fn normalized(&self) -> Value {
-        let red = self.red.as_ref().map(|r| {
-            json!({"min_th": r.min_th, "max_th": r.max_th, "q_weight": r.q_weight, "max_p": r.max_p,
-                   "gentle": r.gentle, "wait": r.wait, "mark_p": r.mark_p})
-        });
-        let flows: Vec<Value> = self
-            .groups
-            .iter()
-            .map(|g| {
-                let mut m = Map::new();
-                m.insert("count".into(), json!(g.count));
-                m.insert("algorithm".into(), json!(g.algorithm));
-                match &g.kind {
-                    GroupKind::Tcp { params, recovery } => {
-                        m.insert("recovery".into(), json!(recovery.name()));
-                        m.insert("params".into(), params.to_json());
-                    }
-                    GroupKind::Cbr { rate, on_off } => {
-                        m.insert("rate".into(), json!(rate));
-                        m.insert("on".into(), on_off.map_or(Value::Null, |o| json!(o.on)));
-                        m.insert("off".into(), on_off.map_or(Value::Null, |o| json!(o.off)));
-                    }
-                }
-                m.insert("access_delay".into(), json!([g.access_delay.0, g.access_delay.1]));
-                m.insert("access_rate".into(), json!(g.access_rate));
-                m.insert("receiver_delay".into(), json!(g.receiver_delay));
-                m.insert("start".into(), json!([g.start.0, g.start.1]));
-                m.insert("stop".into(), g.stop.map_or(Value::Null, |s| json!(s)));
-                m.insert("direction".into(), json!(if g.reverse { "reverse" } else { "forward" }));
-                Value::Object(m)
-            })
-            .collect();
         let t = &self.tcp;
-        json!({
-            "duration": self.duration,
-            "seed": self.seed,
-            "packet_size": self.packet_size,
-            "max_window": self.max_window,
-            "measure": {"from": self.measure.0, "to": self.measure.1},
-            "timeseries": self.timeseries,
-            "bottleneck": {
-                "rate": self.rate, "delay": self.delay, "queue": self.queue, "limit": self.limit_pkts,
-                "ecn": self.ecn, "red": red, "loss": self.loss.as_ref().map(|l| serde_json::to_value(l).unwrap()),
-            },
-            "tcp": {
+        let mut top = Map::new();
+        top.insert("duration".into(), json!(self.duration));
+        top.insert("seed".into(), json!(self.seed));
+        top.insert("packet_size".into(), json!(self.packet_size));
+        top.insert("max_window".into(), json!(self.max_window));
+        top.insert("measure".into(), json!({"from": self.measure.0, "to": self.measure.1}));
+        top.insert("timeseries".into(), json!(self.timeseries));
+        top.insert("loss_log".into(), json!(self.loss_log));
+        match &self.net {
+            Net::Dumbbell { def, queue } => {
+                let mut b = Map::new();
+                b.insert("rate".into(), json!(def.rate));
+                b.insert("delay".into(), json!(def.delay));
+                queue.normalized(&mut b);
+                top.insert("bottleneck".into(), Value::Object(b));
+            }
+            Net::Graph { def, queues } => {
+                top.insert("nodes".into(), json!(def.nodes.iter().map(|n| json!({"name": n})).collect::<Vec<_>>()));
+                let links: Vec<Value> = def
+                    .links
+                    .iter()
+                    .zip(queues)
+                    .map(|(l, (q, _))| {
+                        let mut m = Map::new();
+                        m.insert("name".into(), json!(l.name));
+                        m.insert("from".into(), json!(def.nodes[l.from]));
+                        m.insert("to".into(), json!(def.nodes[l.to]));
+                        m.insert("rate".into(), json!(l.rate));
+                        m.insert("delay".into(), json!(l.delay));
+                        m.insert("duplex".into(), json!(l.duplex));
+                        q.normalized(&mut m);
+                        Value::Object(m)
+                    })
+                    .collect();
+                top.insert("links".into(), json!(links));
+            }
+        }
+        top.insert(
+            "tcp".into(),
+            json!({
                 "initial_window": t.initial_window, "tick": t.tick, "min_rto": t.min_rto, "initial_rto": t.initial_rto,
                 "max_rto": t.max_rto, "max_backoff": t.max_backoff, "delayed_ack": t.delayed_ack,
                 "delack_timeout": t.delack_timeout, "ack_size": t.ack_size, "header_size": t.header_size,
                 "dupthresh": t.dupthresh, "limited_transmit": t.limited_transmit,
-            },
-            "flows": flows,
-        })
+            }),
+        );
+        top.insert("flows".into(), json!(self.groups.iter().map(|g| g.normalized(self.graph())).collect::<Vec<_>>()));
+        Value::Object(top)
     }
 
-    /// Per-flow resolved values: (group, spec, access delay, receiver delay, access rate, start).
     fn resolve_flows(&self) -> Vec<ResolvedFlow> {
         let mut out = Vec::with_capacity(self.flow_count());
-        let mut id = 0u64;
+        let mut id = 0u32;
         for (gi, g) in self.groups.iter().enumerate() {
             for k in 0..g.count {
-                let access_delay = spread(g.access_delay, k, g.count);
-                let start = if g.start.1 > g.start.0 {
-                    Rng::stream(self.seed, "start", id).range(g.start.0, g.start.1)
-                } else {
-                    g.start.0
-                };
-                out.push(ResolvedFlow { id: id as u32, group: gi as u32, access_delay, start, g: g.clone() });
+                let mut rng = Rng::stream(self.seed, "start", id as u64);
+                let start = g.start.random(k, &mut rng);
+                let stop = g.stop.as_ref().map(|s| s.random(k, &mut Rng::stream(self.seed, "stop", id as u64)));
+                out.push(ResolvedFlow { id, group: gi as u32, access_delay: g.access_delay.evenly(k, g.count), start, stop });
                 id += 1;
             }
         }
         out
     }
 
+    fn group_flows(&self, groups: &Option<Vec<u32>>) -> Option<Vec<bool>> {
+        groups.as_ref().map(|gs| {
+            let mut v = vec![];
+            for (gi, g) in self.groups.iter().enumerate() {
+                v.extend(std::iter::repeat(gs.contains(&(gi as u32))).take(g.count as usize));
+            }
+            v
+        })
+    }
+
+    fn attach(&self, q: &QueueDef) -> Option<LossAttach> {
+        q.loss.as_ref().map(|l| LossAttach { spec: l.spec.clone(), flows: self.group_flows(&l.groups), include_acks: l.include_acks })
+    }
+
     /// The engine configuration for this scenario.
     pub fn to_config(&self) -> SimConfig {
         let rf = self.resolve_flows();
-        let queue_spec = match &self.red {
-            Some(r) => QueueSpec::Red { limit: self.limit_pkts, params: r.clone() },
-            None => QueueSpec::DropTail { limit: self.limit_pkts },
+        let (topology, routes) = match &self.net {
+            Net::Dumbbell { def, queue } => {
+                let spec = queue.spec();
+                let db = Dumbbell { rate_bps: def.rate, delay: secs(def.delay), queue: spec.clone(), reverse_queue: spec, loss: self.attach(queue) };
+                let attach: Vec<DumbbellFlow> = rf
+                    .iter()
+                    .map(|f| {
+                        let g = &self.groups[f.group as usize];
+                        DumbbellFlow { access_delay: secs(f.access_delay), receiver_delay: secs(g.receiver_delay), access_rate_bps: g.access_rate, reverse: g.reverse }
+                    })
+                    .collect();
+                db.build(&attach)
+            }
+            Net::Graph { def, queues } => self.build_graph(def, queues, &rf),
         };
-        let db = Dumbbell { rate_bps: self.rate, delay: secs(self.delay), queue: queue_spec.clone(), reverse_queue: queue_spec, loss: self.loss.clone() };
-        let attach: Vec<DumbbellFlow> = rf
-            .iter()
-            .map(|f| DumbbellFlow { access_delay: secs(f.access_delay), receiver_delay: secs(f.g.receiver_delay), access_rate_bps: f.g.access_rate, reverse: f.g.reverse })
-            .collect();
-        let (topology, routes) = db.build(&attach);
         let t = &self.tcp;
+        let ecn = |r: &Route| r.fwd.iter().any(|&l| matches!(&topology.links[l as usize].queue, QueueSpec::Red { params, .. } if params.ecn));
         let flows = rf
             .iter()
             .zip(routes)
             .map(|(f, route)| {
-                let kind = match &f.g.kind {
+                let g = &self.groups[f.group as usize];
+                let kind = match &g.kind {
                     GroupKind::Tcp { params, recovery } => FlowKind::Tcp {
                         params: params.clone(),
                         recovery: *recovery,
@@ -409,25 +335,27 @@ impl Scenario {
                             max_window: self.max_window.map_or(f64::INFINITY, |w| w as f64),
                             packet_size: self.packet_size,
                             header_size: t.header_size,
-                            ecn: self.ecn,
+                            ecn: ecn(&route),
                             dupthresh: t.dupthresh,
                             limited_transmit: t.limited_transmit,
                             clock_phase: Rng::stream(self.seed, "clock", f.id as u64).range(0.0, t.tick),
+                            rtt_noise: g.rtt_noise,
+                            log_losses: self.loss_log,
                         },
                         ack_size: t.ack_size,
                         delayed_ack: t.delayed_ack,
                         delack_timeout: secs(t.delack_timeout),
                     },
-                    GroupKind::Cbr { rate, on_off } => FlowKind::Cbr { rate_bps: *rate, size: self.packet_size, on_off: *on_off },
+                    GroupKind::Udp { pattern } => FlowKind::Udp { size: self.packet_size, pattern: pattern.clone() },
                 };
                 FlowSpec {
                     group: f.group,
                     route,
                     start: secs(f.start),
-                    stop: f.g.stop.map(secs),
+                    stop: f.stop.map(secs),
                     kind,
-                    algorithm: f.g.algorithm.clone(),
-                    direction: if f.g.reverse { "reverse".into() } else { "forward".into() },
+                    algorithm: g.algorithm.clone(),
+                    direction: if g.reverse { "reverse".into() } else { "forward".into() },
                 }
             })
             .collect();
@@ -441,6 +369,50 @@ impl Scenario {
         }
     }
 
+    fn build_graph(&self, def: &GraphDef, queues: &[(QueueDef, Option<QueueDef>)], rf: &[ResolvedFlow]) -> (Topology, Vec<Route>) {
+        let mut t = Topology::default();
+        for n in &def.nodes {
+            t.add_node(n.clone());
+        }
+        // Router links: forward and (if duplex) reverse, by graph link index.
+        let mut ids: Vec<(LinkId, Option<LinkId>)> = vec![];
+        for (l, (fq, rq)) in def.links.iter().zip(queues) {
+            let f = t.add_link(l.name.clone(), l.from as u32, l.to as u32, l.rate, secs(l.delay), fq.spec(), true);
+            t.links[f as usize].loss = self.attach(fq);
+            let r = rq.as_ref().map(|q| t.add_link(format!("{}_reverse", l.name), l.to as u32, l.from as u32, l.rate, secs(l.delay), q.spec(), true));
+            ids.push((f, r));
+        }
+        let hop = |a: usize, b: usize| -> LinkId {
+            let (i, rev) = def.edge(a, b).expect("validated path");
+            if rev { ids[i].1.expect("duplex") } else { ids[i].0 }
+        };
+        let mut routes = vec![];
+        for f in rf {
+            let g = &self.groups[f.group as usize];
+            let RouteDef::Path(p) = &g.route else { unreachable!("graph flows have paths") };
+            let (first, last) = (p[0] as u32, *p.last().unwrap() as u32);
+            let s = t.add_node(format!("s{}", f.id));
+            let d = t.add_node(format!("d{}", f.id));
+            let s_up = t.add_link(format!("s{}_up", f.id), s, first, g.access_rate, secs(f.access_delay), QueueSpec::Unlimited, false);
+            let s_down = t.add_link(format!("s{}_down", f.id), first, s, g.access_rate, secs(f.access_delay), QueueSpec::Unlimited, false);
+            let d_down = t.add_link(format!("d{}_down", f.id), last, d, g.access_rate, secs(g.receiver_delay), QueueSpec::Unlimited, false);
+            let d_up = t.add_link(format!("d{}_up", f.id), d, last, g.access_rate, secs(g.receiver_delay), QueueSpec::Unlimited, false);
+            let mut fwd = vec![s_up];
+            fwd.extend(p.windows(2).map(|w| hop(w[0], w[1])));
+            fwd.push(d_down);
+            let rev = if matches!(g.kind, GroupKind::Tcp { .. }) {
+                let mut rev = vec![d_up];
+                rev.extend(p.windows(2).rev().map(|w| hop(w[1], w[0])));
+                rev.push(s_down);
+                rev
+            } else {
+                vec![]
+            };
+            routes.push(Route { fwd, rev });
+        }
+        (t, routes)
+    }
+
     /// The normalised scenario plus every per-flow resolved value (for exporters such as
     /// ns-2's): what a run of this scenario with this seed simulates.
     pub fn expanded(&self) -> Value {
@@ -449,84 +421,174 @@ impl Scenario {
             .resolve_flows()
             .iter()
             .map(|f| {
+                let g = &self.groups[f.group as usize];
                 let mut m = Map::new();
                 m.insert("id".into(), json!(f.id));
                 m.insert("group".into(), json!(f.group));
-                match &f.g.kind {
+                match &g.kind {
                     GroupKind::Tcp { params, recovery } => {
                         m.insert("kind".into(), json!("tcp"));
-                        m.insert("algorithm".into(), json!(f.g.algorithm));
+                        m.insert("algorithm".into(), json!(g.algorithm));
                         m.insert("params".into(), params.to_json());
                         m.insert("recovery".into(), json!(recovery.name()));
+                        m.insert("rtt_noise_s".into(), json!(g.rtt_noise));
                     }
-                    GroupKind::Cbr { rate, on_off } => {
-                        m.insert("kind".into(), json!("cbr"));
-                        m.insert("algorithm".into(), json!("cbr"));
+                    GroupKind::Udp { pattern } => {
+                        m.insert("kind".into(), json!(g.algorithm));
+                        m.insert("algorithm".into(), json!(g.algorithm));
                         m.insert("params".into(), json!({}));
-                        m.insert("cbr".into(), json!({"rate_bps": rate, "on_s": on_off.map(|o| o.on), "off_s": on_off.map(|o| o.off)}));
+                        let udp = match pattern {
+                            crate::transport::UdpPattern::Constant { rate } => json!({"rate_bps": rate, "on_s": null, "off_s": null}),
+                            crate::transport::UdpPattern::SquareWave { rate, wave } => json!({"rate_bps": rate, "on_s": wave.on, "off_s": wave.off, "phase_s": wave.phase}),
+                            crate::transport::UdpPattern::Steps { steps, repeat } => json!({"steps": steps, "repeat_s": repeat}),
+                            crate::transport::UdpPattern::ParetoOnOff { rate, mean_on, mean_off, shape } => json!({"rate_bps": rate, "mean_on_s": mean_on, "mean_off_s": mean_off, "shape": shape}),
+                        };
+                        m.insert(g.algorithm.clone(), udp);
                     }
                 }
-                m.insert("direction".into(), json!(if f.g.reverse { "reverse" } else { "forward" }));
+                m.insert("direction".into(), json!(if g.reverse { "reverse" } else { "forward" }));
+                if let (RouteDef::Path(p), Some(gr)) = (&g.route, self.graph()) {
+                    m.insert("path".into(), json!(p.iter().map(|&i| gr.nodes[i].clone()).collect::<Vec<_>>()));
+                }
                 m.insert("access_delay_s".into(), json!(f.access_delay));
-                m.insert("receiver_delay_s".into(), json!(f.g.receiver_delay));
-                m.insert("access_rate_bps".into(), json!(f.g.access_rate));
+                m.insert("receiver_delay_s".into(), json!(g.receiver_delay));
+                m.insert("access_rate_bps".into(), json!(g.access_rate));
                 m.insert("start_s".into(), json!(f.start));
-                m.insert("stop_s".into(), json!(f.g.stop));
-                m.insert("ecn".into(), json!(self.ecn));
+                m.insert("stop_s".into(), json!(f.stop));
+                m.insert("ecn".into(), json!(self.flow_ecn(g)));
                 Value::Object(m)
             })
             .collect();
-        let red = self.red.as_ref().map(|r| {
-            json!({"min_th_pkts": r.min_th, "max_th_pkts": r.max_th, "q_weight": r.q_weight, "max_p": r.max_p,
-                   "gentle": r.gentle, "wait": r.wait, "mark_p": r.mark_p, "mean_pkt_size": r.mean_pkt_size})
-        });
-        json!({
-            "seed": self.seed,
-            "duration_s": self.duration,
-            "measure": {"from_s": self.measure.0, "to_s": self.measure.1},
-            "packet_size": self.packet_size,
-            "max_window": self.max_window,
-            "tcp": {"initial_window": t.initial_window, "tick_s": t.tick, "min_rto_s": t.min_rto, "initial_rto_s": t.initial_rto,
-                    "max_rto_s": t.max_rto, "max_backoff": t.max_backoff, "delayed_ack": t.delayed_ack,
-                    "delack_timeout_s": t.delack_timeout, "ack_size": t.ack_size, "header_size": t.header_size,
-                    "dupthresh": t.dupthresh, "limited_transmit": t.limited_transmit},
-            "bottleneck": {"rate_bps": self.rate, "delay_s": self.delay, "queue": self.queue, "limit_pkts": self.limit_pkts,
-                           "bdp_pkts": self.bdp_pkts, "ecn": self.ecn, "red": red,
-                           "loss": self.loss.as_ref().map(|l| serde_json::to_value(l).unwrap())},
-            "flows": flows,
-            "scenario": self.normalized(),
-        })
+        let mut top = Map::new();
+        top.insert("seed".into(), json!(self.seed));
+        top.insert("duration_s".into(), json!(self.duration));
+        top.insert("measure".into(), json!({"from_s": self.measure.0, "to_s": self.measure.1}));
+        top.insert("packet_size".into(), json!(self.packet_size));
+        top.insert("max_window".into(), json!(self.max_window));
+        top.insert(
+            "tcp".into(),
+            json!({"initial_window": t.initial_window, "tick_s": t.tick, "min_rto_s": t.min_rto, "initial_rto_s": t.initial_rto,
+                   "max_rto_s": t.max_rto, "max_backoff": t.max_backoff, "delayed_ack": t.delayed_ack,
+                   "delack_timeout_s": t.delack_timeout, "ack_size": t.ack_size, "header_size": t.header_size,
+                   "dupthresh": t.dupthresh, "limited_transmit": t.limited_transmit}),
+        );
+        match &self.net {
+            Net::Dumbbell { def, queue } => {
+                top.insert("bottleneck".into(), queue_expanded(def.rate, def.delay, queue));
+            }
+            Net::Graph { def, queues } => {
+                let links: Vec<Value> = def
+                    .links
+                    .iter()
+                    .zip(queues)
+                    .map(|(l, (fq, rq))| {
+                        let mut v = queue_expanded(l.rate, l.delay, fq);
+                        v["name"] = json!(l.name);
+                        v["from"] = json!(def.nodes[l.from]);
+                        v["to"] = json!(def.nodes[l.to]);
+                        v["reverse"] = rq.as_ref().map_or(Value::Null, |q| queue_expanded(l.rate, l.delay, q));
+                        v
+                    })
+                    .collect();
+                top.insert("nodes".into(), json!(def.nodes));
+                top.insert("links".into(), json!(links));
+            }
+        }
+        top.insert("flows".into(), json!(flows));
+        top.insert("scenario".into(), self.normalized());
+        Value::Object(top)
     }
-}
 
-struct ResolvedFlow {
-    id: u32,
-    group: u32,
-    access_delay: f64,
-    start: f64,
-    g: Group,
-}
-
-/// Value k of n spread evenly over [lo, hi] (ends included; the midpoint for one flow).
-fn spread((lo, hi): (f64, f64), k: u32, n: u32) -> f64 {
-    if n <= 1 || hi == lo {
-        if n <= 1 { (lo + hi) / 2.0 } else { lo }
-    } else {
-        lo + (hi - lo) * k as f64 / (n - 1) as f64
-    }
-}
-
-fn bdp_packets(groups: &[Group], rate: f64, delay: f64, packet_size: u32) -> f64 {
-    let mut sum = 0.0;
-    let mut n = 0.0;
-    for g in groups.iter().filter(|g| !g.reverse && matches!(g.kind, GroupKind::Tcp { .. })) {
-        for k in 0..g.count {
-            sum += 2.0 * (spread(g.access_delay, k, g.count) + delay + g.receiver_delay);
-            n += 1.0;
+    fn flow_ecn(&self, g: &Group) -> bool {
+        match (&self.net, &g.route) {
+            (Net::Dumbbell { queue, .. }, _) => queue.ecn,
+            (Net::Graph { def, queues }, RouteDef::Path(p)) => p.windows(2).any(|w| {
+                let (i, rev) = def.edge(w[0], w[1]).expect("validated");
+                if rev { queues[i].1.as_ref().is_some_and(|q| q.ecn) } else { queues[i].0.ecn }
+            }),
+            _ => false,
         }
     }
-    let rtt = if n > 0.0 { sum / n } else { 2.0 * delay };
+}
+
+fn queue_expanded(rate: f64, delay: f64, q: &QueueDef) -> Value {
+    let red = q.red.as_ref().map(|r| {
+        json!({"min_th_pkts": r.min_th, "max_th_pkts": r.max_th, "q_weight": r.q_weight, "max_p": r.max_p,
+               "gentle": r.gentle, "wait": r.wait, "mark_p": r.mark_p, "mean_pkt_size": r.mean_pkt_size})
+    });
+    json!({"rate_bps": rate, "delay_s": delay, "queue": q.kind, "limit_pkts": q.limit, "bdp_pkts": q.bdp_pkts,
+           "ecn": q.ecn, "red": red, "loss": q.loss.as_ref().map(network::loss_json)})
+}
+
+fn check_loss_groups(field: &str, q: &QueueDef, ngroups: u32) -> Result<(), ScenarioError> {
+    if let Some(l) = &q.loss {
+        if let Some(g) = l.groups.as_ref().and_then(|gs| gs.iter().find(|&&g| g >= ngroups)) {
+            return err(format!("{field}.groups"), format!("flow group {g} does not exist (there are {ngroups})"));
+        }
+    }
+    Ok(())
+}
+
+/// Round-trip propagation delay of flow k of a group, excluding the routers' links.
+fn edge_rtt(g: &Group, k: u32) -> f64 {
+    2.0 * (g.access_delay.evenly(k, g.count) + g.receiver_delay)
+}
+
+/// BDP (packets) of the dumbbell: rate × mean round-trip propagation delay of the forward TCP
+/// flows (all flows if none).
+fn dumbbell_bdp(groups: &[Group], rate: f64, delay: f64, packet_size: u32) -> f64 {
+    let mut rtts = vec![];
+    for g in groups.iter().filter(|g| !g.reverse && matches!(g.kind, GroupKind::Tcp { .. })) {
+        rtts.extend((0..g.count).map(|k| edge_rtt(g, k) + 2.0 * delay));
+    }
+    let rtt = if rtts.is_empty() { 2.0 * delay } else { rtts.iter().sum::<f64>() / rtts.len() as f64 };
     rate * rtt / (8.0 * packet_size as f64)
+}
+
+/// BDP (packets) of graph link `li` in one direction: its rate × the mean round-trip
+/// propagation delay of the TCP flows whose data cross it that way (of those crossing it the
+/// other way if none; twice its own delay if no flow crosses it).
+fn graph_bdp(def: &GraphDef, groups: &[Group], li: usize, reversed: bool, packet_size: u32) -> f64 {
+    let crosses = |p: &[usize], rev: bool| p.windows(2).any(|w| def.edge(w[0], w[1]) == Some((li, rev)));
+    let path_delay = |p: &[usize]| p.windows(2).map(|w| def.links[def.edge(w[0], w[1]).unwrap().0].delay).sum::<f64>();
+    let mean = |rev: bool| {
+        let mut rtts = vec![];
+        for g in groups.iter().filter(|g| matches!(g.kind, GroupKind::Tcp { .. })) {
+            if let RouteDef::Path(p) = &g.route {
+                if crosses(p, rev) {
+                    rtts.extend((0..g.count).map(|k| edge_rtt(g, k) + 2.0 * path_delay(p)));
+                }
+            }
+        }
+        if rtts.is_empty() { None } else { Some(rtts.iter().sum::<f64>() / rtts.len() as f64) }
+    };
+    let l = &def.links[li];
+    let rtt = mean(reversed).or_else(|| mean(!reversed)).unwrap_or(2.0 * l.delay);
+    l.rate * rtt / (8.0 * packet_size as f64)
+}
+
+fn tcp_table(v: Option<&Value>) -> Result<TcpTable, ScenarioError> {
+    let empty = Value::Object(Map::new());
+    let t = Table::new("tcp", v.unwrap_or(&empty))?;
+    t.only(&["initial_window", "tick", "min_rto", "initial_rto", "max_rto", "max_backoff", "delayed_ack", "delack_timeout", "ack_size", "header_size", "dupthresh", "limited_transmit"])?;
+    let tcp = TcpTable {
+        initial_window: t.integer("initial_window", Some(2), 1, 1000, "packets")? as u32,
+        tick: t.with("tick", Some(0.01), |v| positive_seconds(v, "RTO clock granularity"))?,
+        min_rto: t.with("min_rto", Some(0.2), units::seconds)?,
+        initial_rto: t.with("initial_rto", Some(3.0), |v| positive_seconds(v, "RTO before the first RTT sample"))?,
+        max_rto: t.with("max_rto", Some(60.0), |v| positive_seconds(v, "RTO ceiling"))?,
+        max_backoff: t.integer("max_backoff", Some(64), 1, 1 << 20, "largest RTO multiplier")? as u32,
+        delayed_ack: t.boolean("delayed_ack", false)?,
+        delack_timeout: t.with("delack_timeout", Some(0.1), |v| positive_seconds(v, "delayed-ACK timer"))?,
+        ack_size: t.integer("ack_size", Some(40), 1, 65_535, "bytes")? as u32,
+        header_size: t.integer("header_size", Some(40), 0, 65_535, "TCP/IP header bytes added to each data packet on the wire (ns-2's tcpip_base_hdr_size_)")? as u32,
+        dupthresh: t.integer("dupthresh", Some(3), 1, 1000, "duplicate ACKs that trigger fast retransmit")? as u32,
+        limited_transmit: t.boolean("limited_transmit", true)?,
+    };
+    if tcp.max_rto < tcp.min_rto {
+        return err("tcp.max_rto", format!("must be at least tcp.min_rto ({} s); got {} s", tcp.min_rto, tcp.max_rto));
+    }
+    Ok(tcp)
 }
 
 fn positive_seconds(v: &Value, what: &str) -> Result<f64, String> {
@@ -547,119 +609,6 @@ fn interval(field: &str, v: &Value, duration: f64) -> Result<f64, ScenarioError>
         return err(field, format!("interval {iv} s gives more than 1e7 samples over {duration} s"));
     }
     Ok(iv)
-}
-
-fn loss_spec(v: &Value) -> Result<LossSpec, ScenarioError> {
-    let t = Table::new("bottleneck.loss", v)?;
-    let model = t.string("model", "bernoulli", &["bernoulli"])?;
-    match model.as_str() {
-        _ => {
-            t.only(&["model", "p"])?;
-            let p = t.number("p", None, 0.0, 1.0, "loss probability per packet")?;
-            Ok(LossSpec::Bernoulli { p })
-        }
-    }
-}
-
-fn red_params(v: Option<&Value>, limit: f64, ecn: bool, packet_size: u32) -> Result<RedParams, ScenarioError> {
-    let empty = Value::Object(Map::new());
-    let t = Table::new("bottleneck.red", v.unwrap_or(&empty))?;
-    t.only(&["min_th", "max_th", "q_weight", "max_p", "gentle", "wait", "mark_p"])?;
-    let min_th = t.with("min_th", Some(0.15 * limit), |v| units::threshold(v, limit))?;
-    let max_th = t.with("max_th", Some(0.5 * limit), |v| units::threshold(v, limit))?;
-    let max_p = t.number("max_p", Some(0.1), 1e-9, 1.0, "drop probability at max_th")?;
-    let p = RedParams {
-        min_th,
-        max_th,
-        q_weight: t.number("q_weight", Some(0.002), 1e-9, 1.0, "EWMA weight of the average queue")?,
-        max_p,
-        gentle: t.boolean("gentle", true)?,
-        wait: t.boolean("wait", true)?,
-        ecn,
-        // Default: mark below max_th, drop in the gentle region (ns-2's mark_p_ with max_p 0.1).
-        mark_p: t.number("mark_p", Some(max_p), 1e-9, 1.0, "ECN-capable packets are marked while RED's base probability is below this, dropped above (ns-2 mark_p_)")?,
-        mean_pkt_size: packet_size,
-    };
-    p.validate().map_err(|m| {
-        let (f, msg) = m.split_once(": ").unwrap_or(("", &m));
-        ScenarioError { field: format!("bottleneck.red.{f}"), message: msg.to_string() }
-    })?;
-    if p.max_th > limit {
-        return err("bottleneck.red.max_th", format!("must not exceed the queue limit ({limit} packets); got {}", p.max_th));
-    }
-    Ok(p)
-}
-
-const FLOW_KEYS: &[&str] = &["count", "algorithm", "recovery", "params", "access_delay", "access_rate", "receiver_delay", "start", "stop", "direction", "rate", "on", "off"];
-
-fn group(gi: usize, v: &Value, bottleneck_rate: f64, duration: f64) -> Result<Group, ScenarioError> {
-    let path = format!("flows[{gi}]");
-    let t = Table::new(&path, v)?;
-    t.only(FLOW_KEYS)?;
-    let count = t.integer("count", Some(1), 0, 100_000, "flows in this group")? as u32;
-    let algorithm = t.with("algorithm", Some("tcp".to_string()), |v| v.as_str().map(str::to_string).ok_or_else(|| format!("must be an algorithm name (see `tcpf algorithms`); got {v}")))?;
-    let kind = if algorithm == "cbr" {
-        for k in ["recovery", "params"] {
-            if t.get(k).is_some() {
-                return err(t.field(k), "does not apply to a CBR source (give rate, on, off)");
-            }
-        }
-        let rate = t.with("rate", None, |v| units::rate_or_multiple(v, bottleneck_rate))?;
-        let on_off = match (t.get("on"), t.get("off")) {
-            (None, None) => None,
-            (Some(_), Some(_)) => {
-                let on = t.with("on", None, |v| positive_seconds(v, "on period"))?;
-                let off = t.with("off", None, units::seconds)?;
-                Some(OnOff { on, off })
-            }
-            _ => return err(t.field(if t.get("on").is_some() { "off" } else { "on" }), "on and off go together"),
-        };
-        GroupKind::Cbr { rate, on_off }
-    } else {
-        for k in ["rate", "on", "off"] {
-            if t.get(k).is_some() {
-                return err(t.field(k), format!("applies to algorithm = \"cbr\" only, not '{algorithm}'"));
-            }
-        }
-        let recovery = match t.string("recovery", "sack", &["reno", "newreno", "sack"])?.as_str() {
-            "reno" => Recovery::Reno,
-            "newreno" => Recovery::NewReno,
-            _ => Recovery::Sack,
-        };
-        let empty = Map::new();
-        let given = match t.get("params") {
-            None => &empty,
-            Some(Value::Object(m)) => m,
-            Some(other) => return err(t.field("params"), format!("must be a table of parameters; got {other}")),
-        };
-        let params = cc::params::validate(&algorithm, given).map_err(|e| {
-            if e.field.is_empty() {
-                ScenarioError { field: t.field("algorithm"), message: e.message }
-            } else {
-                ScenarioError { field: format!("{path}.params.{}", e.field), message: e.message }
-            }
-        })?;
-        GroupKind::Tcp { params, recovery }
-    };
-    let access_delay = t.with("access_delay", Some((0.001, 0.001)), units::seconds_range)?;
-    let access_rate = t.with("access_rate", Some(10.0 * bottleneck_rate), |v| units::rate_or_multiple(v, bottleneck_rate))?;
-    let receiver_delay = t.with("receiver_delay", Some(0.0), units::seconds)?;
-    let start = t.with("start", Some((0.0, 0.0)), units::seconds_range)?;
-    if start.0 >= duration {
-        return err(t.field("start"), format!("must be before the end of the run ({duration} s); got {} s", start.0));
-    }
-    let stop = match t.get("stop") {
-        None => None,
-        Some(_) => {
-            let s = t.with("stop", None, units::seconds)?;
-            if s <= start.1 {
-                return err(t.field("stop"), format!("must be after the start ({} s); got {s} s", start.1));
-            }
-            Some(s)
-        }
-    };
-    let reverse = t.string("direction", "forward", &["forward", "reverse"])? == "reverse";
-    Ok(Group { count, algorithm, kind, access_delay, access_rate, receiver_delay, start, stop, reverse })
 }
 
 #[cfg(test)]

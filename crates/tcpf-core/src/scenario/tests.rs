@@ -32,9 +32,10 @@ fn bdp_uses_mean_forward_rtt() {
     let s = Scenario::from_value(&base()).unwrap();
     // forward RTTs: group 0 spread 1..5 ms (mean 3 ms), group 1 at 1 ms: mean access 2 ms
     // RTT = 2·(2 ms + 20 ms) = 44 ms; BDP = 5e6·0.044/8000 = 27.5 packets
-    assert!((s.bdp_pkts - 27.5).abs() < 1e-9, "{}", s.bdp_pkts);
-    assert_eq!(s.limit_pkts, 69);
-    let red = s.red.unwrap();
+    let Net::Dumbbell { queue, .. } = &s.net else { panic!("dumbbell expected") };
+    assert!((queue.bdp_pkts - 27.5).abs() < 1e-9, "{}", queue.bdp_pkts);
+    assert_eq!(queue.limit, 69);
+    let red = queue.red.as_ref().unwrap();
     assert!((red.min_th - 0.15 * 69.0).abs() < 1e-9);
 }
 
@@ -80,4 +81,103 @@ fn starts_are_seeded_and_spread() {
     assert!(starts.windows(2).any(|w| w[0] != w[1]));
     let delays: Vec<f64> = (0..4).map(|i| e1["flows"][i]["access_delay_s"].as_f64().unwrap()).collect();
     assert!((delays[0] - 0.001).abs() < 1e-12 && (delays[3] - 0.005).abs() < 1e-12);
+}
+
+fn chain() -> Value {
+    json!({
+        "duration": 10,
+        "links": [
+            {"from": "b1", "to": "b2", "rate": "10Mbps", "delay": "10ms", "queue": "red", "limit": "2.5bdp"},
+            {"from": "b2", "to": "b3", "rate": "5Mbps", "delay": "20ms",
+             "loss": {"model": "periodic", "interval": 1, "groups": [1]}},
+            {"from": "b3", "to": "b4", "rate": "10Mbps", "delay": "10ms"}
+        ],
+        "flows": [
+            {"count": 2, "path": ["b1", "b2"]},
+            {"count": 2, "from": "b1", "to": "b4", "start": [0, 0.5]},
+            {"count": 1, "algorithm": "cbr", "rate": "0.5x", "on": 1, "off": 1, "path": ["b3", "b4"]}
+        ]
+    })
+}
+
+#[test]
+fn graph_routes_and_bdp() {
+    let s = Scenario::from_value(&chain()).unwrap();
+    let n = s.normalized();
+    assert_eq!(n["flows"][1]["path"], json!(["b1", "b2", "b3", "b4"]));
+    assert_eq!(n["flows"][2]["rate"], json!(5e6));
+    assert_eq!(n["flows"][1]["start"], json!([0.0, 0.5]));
+    // b1-b2 carries groups 0 (RTT 2·(1+10) ms) and 1 (2·(1+40) ms): mean 52 ms → 65 packets
+    let Net::Graph { queues, .. } = &s.net else { panic!() };
+    assert!((queues[0].0.bdp_pkts - 65.0).abs() < 1e-9, "{}", queues[0].0.bdp_pkts);
+    assert_eq!(queues[0].0.limit, 163);
+    assert_eq!(Scenario::from_value(&n).unwrap().normalized(), n);
+    let cfg = s.to_config();
+    // 6 router links (duplex) + 4 access links per flow
+    assert_eq!(cfg.topology.links.len(), 6 + 4 * 5);
+    for f in &cfg.flows {
+        cfg.topology.check_route(&f.route).unwrap();
+    }
+    assert_eq!(cfg.flows[2].route.fwd.len(), 5);
+    assert!(cfg.flows[4].route.rev.is_empty());
+    let loss = cfg.topology.links[2].loss.as_ref().unwrap();
+    assert_eq!(loss.flows.as_deref(), Some(&[false, false, true, true, false][..]));
+}
+
+#[test]
+fn graph_errors_name_the_field() {
+    let mut v = chain();
+    v["flows"][0]["path"] = json!(["b1", "b3"]);
+    let e = error_of(v);
+    assert_eq!(e.field, "flows[0].path");
+    assert!(e.message.contains("no link from 'b1' to 'b3'"), "{}", e.message);
+    let mut v = chain();
+    v["links"][1]["duplex"] = json!(false);
+    assert_eq!(error_of(v).field, "flows[1].path");
+    let mut v = chain();
+    v["links"][1]["loss"]["groups"] = json!([7]);
+    assert_eq!(error_of(v).field, "links[1].loss.groups");
+    let mut v = chain();
+    v["bottleneck"] = json!({"rate": "1Mbps", "delay": "1ms"});
+    assert_eq!(error_of(v).field, "links");
+    let mut v = base();
+    v["flows"][0]["path"] = json!(["a", "b"]);
+    assert_eq!(error_of(v).field, "flows[0].path");
+}
+
+#[test]
+fn loss_models_parse_and_validate() {
+    let mut v = base();
+    v["bottleneck"]["loss"] = json!({"model": "schedule", "phases": [
+        {"from": 0, "model": "periodic", "interval": 1},
+        {"from": 100, "model": "general_exponential", "mean": 5, "cv": 0.5}]});
+    let s = Scenario::from_value(&v).unwrap();
+    let n = s.normalized();
+    assert_eq!(n["bottleneck"]["loss"]["phases"][1], json!({"from": 100.0, "model": "general_exponential", "mean": 5.0, "cv": 0.5}));
+    assert_eq!(Scenario::from_value(&n).unwrap().normalized(), n);
+    v["bottleneck"]["loss"]["phases"][1]["cv"] = json!(-1);
+    assert_eq!(error_of(v.clone()).field, "bottleneck.loss.phases[1].cv");
+    v["bottleneck"]["loss"] = json!({"model": "periodic"});
+    assert_eq!(error_of(v.clone()).field, "bottleneck.loss.model");
+    v["bottleneck"]["loss"] = json!({"model": "gilbert_elliott", "p_gb": 0.1, "p_bg": 2});
+    assert_eq!(error_of(v).field, "bottleneck.loss.p_bg");
+}
+
+#[test]
+fn flow_lists_and_udp_kinds() {
+    let mut v = base();
+    v["flows"][0]["start"] = json!([0, 1, 2]);
+    assert_eq!(error_of(v.clone()).field, "flows[0].start");
+    v["flows"][0]["start"] = json!([0, 1, 2, 3]);
+    v["flows"][0]["stop"] = json!(2.5);
+    assert_eq!(error_of(v.clone()).field, "flows[0].stop");
+    v["flows"][0]["stop"] = json!([5, 5, 5, 5]);
+    Scenario::from_value(&v).unwrap();
+    v["flows"].as_array_mut().unwrap().push(json!({"algorithm": "cbr", "steps": [[0, "14Mbps"], [10, "9Mbps"]], "repeat": 20}));
+    v["flows"].as_array_mut().unwrap().push(json!({"count": 40, "algorithm": "pareto", "rate": "500kbps"}));
+    let n = Scenario::from_value(&v).unwrap().normalized();
+    assert_eq!(n["flows"][2]["steps"], json!([[0.0, 14e6], [10.0, 9e6]]));
+    assert_eq!(n["flows"][3]["shape"], json!(1.5));
+    v["flows"][2]["recovery"] = json!("sack");
+    assert_eq!(error_of(v).field, "flows[2].recovery");
 }

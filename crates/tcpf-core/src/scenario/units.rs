@@ -87,6 +87,7 @@ pub fn seconds_range(v: &Value) -> Result<(f64, f64), String> {
 }
 
 /// A buffer size: packets (100, "100") or a multiple of the BDP ("2.5bdp").
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Size {
     Packets(f64),
     Bdp(f64),

@@ -4,12 +4,12 @@
 //! Endpoints are driven by the engine: each call takes the current time and appends the
 //! packets to send to an output buffer; timers are exposed as deadlines the engine arms.
 
-pub mod cbr;
+pub mod udp;
 pub mod rtt;
 pub mod sink;
 pub mod tcp;
 
-pub use cbr::{CbrSource, OnOff};
+pub use udp::{OnOff, UdpPattern, UdpSource};
 pub use sink::TcpSink;
 pub use tcp::{Recovery, TcpParams, TcpSender};
 

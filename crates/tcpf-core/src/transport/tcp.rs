@@ -56,6 +56,38 @@ pub struct TcpParams {
     pub limited_transmit: bool,
     /// Phase of this sender's RTO clock, seconds in [0, tick) (ns-2's boot_time_).
     pub clock_phase: f64,
+    /// σ of the noise (uniform on [0, 2σ], seconds) added to the RTT samples the controller
+    /// sees (liu2008 §6.4); packet timing is unaffected.
+    pub rtt_noise: f64,
+    /// Keep a record of every window reduction.
+    pub log_losses: bool,
+}
+
+/// Why the window was reduced.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LossKind {
+    FastRetransmit,
+    Timeout,
+    Ecn,
+}
+
+impl LossKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            LossKind::FastRetransmit => "fast_retransmit",
+            LossKind::Timeout => "timeout",
+            LossKind::Ecn => "ecn",
+        }
+    }
+}
+
+/// One window reduction.
+#[derive(Clone, Copy, Debug)]
+pub struct LossRecord {
+    pub time: Time,
+    pub kind: LossKind,
+    pub window_before: f64,
+    pub window_after: f64,
 }
 
 const SACKED: u8 = 1;
@@ -74,6 +106,8 @@ pub struct TcpStats {
     pub rtt_samples: u64,
     pub rto_sum: f64,
     pub rto_samples: u64,
+    /// Sum of the RTT samples as the controller saw them (with noise, if any).
+    pub rtt_seen_sum: f64,
     /// ∫ window dt (packet·ns) and the time it covers.
     pub cwnd_area: f64,
     pub active_ns: u64,
@@ -93,6 +127,7 @@ impl TcpStats {
             rtt_samples: self.rtt_samples - e.rtt_samples,
             rto_sum: self.rto_sum - e.rto_sum,
             rto_samples: self.rto_samples - e.rto_samples,
+            rtt_seen_sum: self.rtt_seen_sum - e.rtt_seen_sum,
             cwnd_area: self.cwnd_area - e.cwnd_area,
             active_ns: self.active_ns - e.active_ns,
         }
@@ -129,10 +164,15 @@ pub struct TcpSender {
     started: bool,
     pub stats: TcpStats,
     cwnd_t: Time,
+    noise: Option<crate::sim::Rng>,
+    /// Window reductions, if `log_losses`.
+    pub log: Vec<LossRecord>,
 }
 
 impl TcpSender {
-    pub fn new(flow: u32, p: TcpParams, recovery: Recovery, cc: Box<dyn Controller>) -> Self {
+    /// `noise` is the random stream of the RTT-sample noise (used only if `p.rtt_noise > 0`).
+    pub fn new(flow: u32, p: TcpParams, recovery: Recovery, cc: Box<dyn Controller>, noise: crate::sim::Rng) -> Self {
+        let noise = if p.rtt_noise > 0.0 { Some(noise) } else { None };
         let rtt = RttEstimator::new(p.tick, p.min_rto, p.max_rto, p.initial_rto, p.max_backoff, p.clock_phase);
         TcpSender {
             flow,
@@ -156,6 +196,8 @@ impl TcpSender {
             started: false,
             stats: TcpStats::default(),
             cwnd_t: 0,
+            noise,
+            log: Vec::new(),
         }
     }
 
@@ -334,10 +376,17 @@ impl TcpSender {
         }
     }
 
+    fn record(&mut self, now: Time, kind: LossKind, before: f64) {
+        if self.p.log_losses {
+            self.log.push(LossRecord { time: now, kind, window_before: before, window_after: self.cwnd() });
+        }
+    }
+
     fn loss_event(&mut self, now: Time, ecn: bool) {
         let window = self.cwnd();
         let in_flight = self.in_flight();
         self.cc.on_loss_event(&LossEvent { now: to_secs(now), window, in_flight, ecn });
+        self.record(now, if ecn { LossKind::Ecn } else { LossKind::FastRetransmit }, window);
         self.reduced_upto = self.snd_max;
         self.stats.loss_events += 1;
         if ecn {
@@ -385,12 +434,18 @@ impl TcpSender {
         let ack = pkt.seq;
         let now_s = to_secs(now);
         // Per-ACK RTT sample from the timestamp echo.
-        let rtt = to_secs(now.saturating_sub(pkt.stamp));
+        let true_rtt = to_secs(now.saturating_sub(pkt.stamp));
+        // The controller sees the sample plus the configured noise; timing is unaffected.
+        let rtt = match self.noise.as_mut() {
+            Some(r) => true_rtt + r.range(0.0, 2.0 * self.p.rtt_noise),
+            None => true_rtt,
+        };
         if rtt < self.min_rtt {
             self.min_rtt = rtt;
         }
         self.cc.on_rtt_sample(now_s, rtt);
-        self.stats.rtt_sum += rtt;
+        self.stats.rtt_sum += true_rtt;
+        self.stats.rtt_seen_sum += rtt;
         self.stats.rtt_samples += 1;
         if self.recovery == Recovery::Sack && pkt.nsack > 0 {
             self.apply_sack(pkt);
@@ -464,6 +519,7 @@ impl TcpSender {
         self.stats.loss_events += 1;
         let window = self.cwnd();
         self.cc.on_timeout(&Timeout { now: to_secs(now), window, in_flight: self.in_flight() });
+        self.record(now, LossKind::Timeout, window);
         self.rtt.back_off();
         self.in_recovery = false;
         self.inflate = 0.0;

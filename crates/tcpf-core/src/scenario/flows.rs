@@ -1,0 +1,369 @@
+//! `[[flows]]` groups: what each group runs, where its flows attach, and when they start and
+//! stop.
+
+use super::network::GraphDef;
+use super::table::{err, Table};
+use super::units;
+use super::ScenarioError;
+use crate::cc::{self, Params};
+use crate::sim::Rng;
+use crate::transport::{OnOff, Recovery, UdpPattern};
+use serde_json::{json, Map, Value};
+
+/// A per-flow quantity: one value, a range, or one value per flow.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Spread {
+    Fixed(f64),
+    Range(f64, f64),
+    List(Vec<f64>),
+}
+
+impl Spread {
+    pub fn parse(v: &Value, count: u32) -> Result<Spread, String> {
+        match v {
+            Value::Array(a) => {
+                if a.len() != count as usize {
+                    return Err(format!("a list needs one value per flow ({count}); got {} (write a range as \"low..high\")", a.len()));
+                }
+                Ok(Spread::List(a.iter().map(units::seconds).collect::<Result<_, _>>()?))
+            }
+            _ => {
+                let (lo, hi) = units::seconds_range(v)?;
+                Ok(if lo == hi { Spread::Fixed(lo) } else { Spread::Range(lo, hi) })
+            }
+        }
+    }
+
+    pub fn normalized(&self) -> Value {
+        match self {
+            Spread::Fixed(x) => json!(x),
+            Spread::Range(a, b) => json!(format!("{a}..{b}")),
+            Spread::List(l) => json!(l),
+        }
+    }
+
+    pub fn min(&self) -> f64 {
+        match self {
+            Spread::Fixed(x) => *x,
+            Spread::Range(a, _) => *a,
+            Spread::List(l) => l.iter().cloned().fold(f64::INFINITY, f64::min),
+        }
+    }
+
+    pub fn max(&self) -> f64 {
+        match self {
+            Spread::Fixed(x) => *x,
+            Spread::Range(_, b) => *b,
+            Spread::List(l) => l.iter().cloned().fold(f64::NEG_INFINITY, f64::max),
+        }
+    }
+
+    /// Value k of n, a range spread evenly (ends included; the midpoint for one flow).
+    pub fn evenly(&self, k: u32, n: u32) -> f64 {
+        match self {
+            Spread::Fixed(x) => *x,
+            Spread::Range(lo, hi) if n <= 1 => (lo + hi) / 2.0,
+            Spread::Range(lo, hi) => lo + (hi - lo) * k as f64 / (n - 1) as f64,
+            Spread::List(l) => l[k as usize],
+        }
+    }
+
+    /// Value k, a range drawn uniformly from the flow's own stream.
+    pub fn random(&self, k: u32, rng: &mut Rng) -> f64 {
+        match self {
+            Spread::Fixed(x) => *x,
+            Spread::Range(lo, hi) => rng.range(*lo, *hi),
+            Spread::List(l) => l[k as usize],
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub enum GroupKind {
+    Tcp { params: Params, recovery: Recovery },
+    Udp { pattern: UdpPattern },
+}
+
+#[derive(Clone, Debug)]
+pub enum RouteDef {
+    /// Through the dumbbell's bottleneck, left to right unless reversed.
+    Dumbbell,
+    /// Through these routers (node indices), in order.
+    Path(Vec<usize>),
+}
+
+#[derive(Clone, Debug)]
+pub struct Group {
+    pub count: u32,
+    pub algorithm: String,
+    pub kind: GroupKind,
+    pub access_delay: Spread,
+    pub access_rate: f64,
+    pub receiver_delay: f64,
+    pub start: Spread,
+    pub stop: Option<Spread>,
+    pub route: RouteDef,
+    pub reverse: bool,
+    /// σ of the RTT-sample noise (uniform on [0, 2σ]) the controller sees, seconds.
+    pub rtt_noise: f64,
+}
+
+const FLOW_KEYS: &[&str] = &[
+    "count", "algorithm", "recovery", "params", "access_delay", "access_rate", "receiver_delay", "start", "stop",
+    "direction", "rate", "on", "off", "phase", "steps", "repeat", "shape", "path", "from", "to", "rtt_noise",
+];
+
+const UDP_ALGORITHMS: &[&str] = &["cbr", "pareto"];
+
+/// Parse group `gi`. `graph` is the topology when it is not a dumbbell; `ref_rate` gives the
+/// rate that "Nx" multiples refer to for a route (the bottleneck, or the path's first link).
+pub fn group(gi: usize, v: &Value, graph: Option<&GraphDef>, dumbbell_rate: f64, duration: f64) -> Result<Group, ScenarioError> {
+    let path = format!("flows[{gi}]");
+    let t = Table::new(&path, v)?;
+    t.only(FLOW_KEYS)?;
+    let count = t.integer("count", Some(1), 0, 100_000, "flows in this group")? as u32;
+    let algorithm = t.with("algorithm", Some("tcp".to_string()), |v| v.as_str().map(str::to_string).ok_or_else(|| format!("must be an algorithm name (see `tcpf algorithms`); got {v}")))?;
+    let reverse = t.string("direction", "forward", &["forward", "reverse"])? == "reverse";
+
+    // Where the group's flows go.
+    let (route, ref_rate) = match graph {
+        None => {
+            for k in ["path", "from", "to"] {
+                if t.get(k).is_some() {
+                    return err(t.field(k), "needs a general topology ([[links]]); the dumbbell routes every flow through its bottleneck");
+                }
+            }
+            (RouteDef::Dumbbell, dumbbell_rate)
+        }
+        Some(g) => {
+            let name_of = |key: &str, v: &Value| -> Result<usize, ScenarioError> {
+                let s = v.as_str().ok_or(ScenarioError { field: t.field(key), message: format!("must be a node name; got {v}") })?;
+                g.node(s).ok_or(ScenarioError { field: t.field(key), message: format!("unknown node '{s}' (nodes: {})", g.nodes.join(", ")) })
+            };
+            let mut nodes = match (t.get("path"), t.get("from"), t.get("to")) {
+                (Some(Value::Array(a)), None, None) => {
+                    if a.len() < 2 {
+                        return err(t.field("path"), "needs at least two routers");
+                    }
+                    let mut p = vec![];
+                    for x in a {
+                        p.push(name_of("path", x)?);
+                    }
+                    for w in p.windows(2) {
+                        if g.edge(w[0], w[1]).is_none() {
+                            return err(t.field("path"), format!("no link from '{}' to '{}'", g.nodes[w[0]], g.nodes[w[1]]));
+                        }
+                    }
+                    p
+                }
+                (Some(other), None, None) => return err(t.field("path"), format!("must be a list of router names; got {other}")),
+                (None, Some(a), Some(b)) => {
+                    let (a, b) = (name_of("from", a)?, name_of("to", b)?);
+                    g.shortest_path(a, b).ok_or(ScenarioError { field: t.field("to"), message: format!("no route from '{}' to '{}'", g.nodes[a], g.nodes[b]) })?
+                }
+                (None, None, None) => return err(path.clone(), "needs path = [routers...] or from/to with a general topology"),
+                _ => return err(path.clone(), "give either path or from and to, not both"),
+            };
+            if reverse {
+                nodes.reverse();
+                for w in nodes.windows(2) {
+                    if g.edge(w[0], w[1]).is_none() {
+                        return err(t.field("direction"), format!("no link from '{}' to '{}' for the reversed path", g.nodes[w[0]], g.nodes[w[1]]));
+                    }
+                }
+            }
+            let (li, _) = g.edge(nodes[0], nodes[1]).expect("checked above");
+            let rate = g.links[li].rate;
+            (RouteDef::Path(nodes), rate)
+        }
+    };
+
+    let kind = if UDP_ALGORITHMS.contains(&algorithm.as_str()) {
+        for k in ["recovery", "params", "rtt_noise"] {
+            if t.get(k).is_some() {
+                return err(t.field(k), format!("does not apply to a UDP source ('{algorithm}')"));
+            }
+        }
+        GroupKind::Udp { pattern: udp_pattern(&t, &algorithm, ref_rate)? }
+    } else {
+        for k in ["rate", "on", "off", "phase", "steps", "repeat", "shape"] {
+            if t.get(k).is_some() {
+                return err(t.field(k), format!("applies to UDP sources ({}) only, not '{algorithm}'", UDP_ALGORITHMS.join(", ")));
+            }
+        }
+        let recovery = match t.string("recovery", "sack", &["reno", "newreno", "sack"])?.as_str() {
+            "reno" => Recovery::Reno,
+            "newreno" => Recovery::NewReno,
+            _ => Recovery::Sack,
+        };
+        let empty = Map::new();
+        let given = match t.get("params") {
+            None => &empty,
+            Some(Value::Object(m)) => m,
+            Some(other) => return err(t.field("params"), format!("must be a table of parameters; got {other}")),
+        };
+        let params = cc::params::validate(&algorithm, given).map_err(|e| {
+            if e.field.is_empty() {
+                ScenarioError { field: t.field("algorithm"), message: e.message }
+            } else {
+                ScenarioError { field: format!("{path}.params.{}", e.field), message: e.message }
+            }
+        })?;
+        GroupKind::Tcp { params, recovery }
+    };
+
+    let access_delay = t.with("access_delay", Some(Spread::Fixed(0.001)), |v| Spread::parse(v, count))?;
+    let access_rate = t.with("access_rate", Some(10.0 * ref_rate), |v| units::rate_or_multiple(v, ref_rate))?;
+    let receiver_delay = t.with("receiver_delay", Some(0.0), units::seconds)?;
+    let start = t.with("start", Some(Spread::Fixed(0.0)), |v| Spread::parse(v, count))?;
+    if start.max() >= duration {
+        return err(t.field("start"), format!("must be before the end of the run ({duration} s); got up to {} s", start.max()));
+    }
+    let stop = match t.get("stop") {
+        None => None,
+        Some(_) => {
+            let s = t.with("stop", None, |v| Spread::parse(v, count))?;
+            let ok = match (&start, &s) {
+                (Spread::List(a), Spread::List(b)) => a.iter().zip(b).all(|(x, y)| y > x),
+                (Spread::List(a), _) => s.min() > a.iter().cloned().fold(f64::NEG_INFINITY, f64::max),
+                (_, Spread::List(b)) => b.iter().all(|y| *y > start.max()),
+                _ => s.min() > start.max(),
+            };
+            if !ok {
+                return err(t.field("stop"), format!("every flow must stop after it starts (start up to {} s)", start.max()));
+            }
+            Some(s)
+        }
+    };
+    let rtt_noise = t.with("rtt_noise", Some(0.0), units::seconds)?;
+    Ok(Group { count, algorithm, kind, access_delay, access_rate, receiver_delay, start, stop, route, reverse, rtt_noise })
+}
+
+fn udp_pattern(t: &Table, algorithm: &str, ref_rate: f64) -> Result<UdpPattern, ScenarioError> {
+    let rate_of = |v: &Value| units::rate_or_multiple(v, ref_rate);
+    if algorithm == "pareto" {
+        for k in ["steps", "repeat", "phase"] {
+            if t.get(k).is_some() {
+                return err(t.field(k), "does not apply to a Pareto ON/OFF source (rate, on, off, shape)");
+            }
+        }
+        let rate = t.with("rate", None, rate_of)?;
+        let mean_on = t.with("on", Some(1.0), units::seconds)?;
+        let mean_off = t.with("off", Some(2.0), units::seconds)?;
+        if mean_on <= 0.0 || mean_off <= 0.0 {
+            return err(t.field(if mean_on <= 0.0 { "on" } else { "off" }), "mean ON and OFF times must be positive");
+        }
+        // ns-2's Application/Traffic/Pareto default shape; yang2000 used 1.5.
+        let shape = t.number("shape", Some(1.5), 1.0 + 1e-9, 100.0, "Pareto shape (> 1 for a finite mean)")?;
+        return Ok(UdpPattern::ParetoOnOff { rate, mean_on, mean_off, shape });
+    }
+    if let Some(steps_v) = t.get("steps") {
+        for k in ["rate", "on", "off", "phase"] {
+            if t.get(k).is_some() {
+                return err(t.field(k), "give either steps (with optional repeat) or rate with on/off, not both");
+            }
+        }
+        let arr = steps_v.as_array().filter(|a| !a.is_empty()).ok_or(ScenarioError { field: t.field("steps"), message: "must be a list of [time, rate] pairs, the first at time 0".into() })?;
+        let mut steps = vec![];
+        for (i, s) in arr.iter().enumerate() {
+            let f = format!("{}[{i}]", t.field("steps"));
+            let pair = s.as_array().filter(|p| p.len() == 2).ok_or(ScenarioError { field: f.clone(), message: format!("must be [time, rate]; got {s}") })?;
+            let time = units::seconds(&pair[0]).map_err(|m| ScenarioError { field: f.clone(), message: m })?;
+            let rate = match &pair[1] {
+                Value::Number(n) if n.as_f64() == Some(0.0) => 0.0,
+                r => rate_of(r).map_err(|m| ScenarioError { field: f.clone(), message: m })?,
+            };
+            if i == 0 && time != 0.0 {
+                return err(f, "the first step must be at time 0");
+            }
+            if i > 0 && time <= steps.last().map_or(0.0, |s: &(f64, f64)| s.0) {
+                return err(f, "step times must increase");
+            }
+            steps.push((time, rate));
+        }
+        let repeat = match t.get("repeat") {
+            None => None,
+            Some(_) => {
+                let p = t.with("repeat", None, units::seconds)?;
+                if p <= steps.last().unwrap().0 {
+                    return err(t.field("repeat"), format!("the period must be longer than the last step's time ({} s)", steps.last().unwrap().0));
+                }
+                Some(p)
+            }
+        };
+        return Ok(UdpPattern::Steps { steps, repeat });
+    }
+    if t.get("repeat").is_some() {
+        return err(t.field("repeat"), "applies to steps only");
+    }
+    let rate = t.with("rate", None, rate_of)?;
+    match (t.get("on"), t.get("off")) {
+        (None, None) => {
+            if t.get("phase").is_some() {
+                return err(t.field("phase"), "needs on and off");
+            }
+            Ok(UdpPattern::Constant { rate })
+        }
+        (Some(_), Some(_)) => {
+            let on = t.with("on", None, units::seconds)?;
+            let off = t.with("off", None, units::seconds)?;
+            if on <= 0.0 {
+                return err(t.field("on"), "the on period must be positive");
+            }
+            let phase = t.with("phase", Some(0.0), units::seconds)?;
+            Ok(UdpPattern::SquareWave { rate, wave: OnOff { on, off, phase } })
+        }
+        _ => err(t.field(if t.get("on").is_some() { "off" } else { "on" }), "on and off go together"),
+    }
+}
+
+impl Group {
+    pub fn normalized(&self, graph: Option<&GraphDef>) -> Value {
+        let mut m = Map::new();
+        m.insert("count".into(), json!(self.count));
+        m.insert("algorithm".into(), json!(self.algorithm));
+        match &self.kind {
+            GroupKind::Tcp { params, recovery } => {
+                m.insert("recovery".into(), json!(recovery.name()));
+                m.insert("params".into(), params.to_json());
+                m.insert("rtt_noise".into(), json!(self.rtt_noise));
+            }
+            GroupKind::Udp { pattern } => match pattern {
+                UdpPattern::Constant { rate } => {
+                    m.insert("rate".into(), json!(rate));
+                }
+                UdpPattern::SquareWave { rate, wave } => {
+                    m.insert("rate".into(), json!(rate));
+                    m.insert("on".into(), json!(wave.on));
+                    m.insert("off".into(), json!(wave.off));
+                    m.insert("phase".into(), json!(wave.phase));
+                }
+                UdpPattern::Steps { steps, repeat } => {
+                    m.insert("steps".into(), json!(steps.iter().map(|(t, r)| json!([t, r])).collect::<Vec<_>>()));
+                    m.insert("repeat".into(), json!(repeat));
+                }
+                UdpPattern::ParetoOnOff { rate, mean_on, mean_off, shape } => {
+                    m.insert("rate".into(), json!(rate));
+                    m.insert("on".into(), json!(mean_on));
+                    m.insert("off".into(), json!(mean_off));
+                    m.insert("shape".into(), json!(shape));
+                }
+            },
+        }
+        if let (RouteDef::Path(p), Some(g)) = (&self.route, graph) {
+            // The resolved path, in the data direction as given (before `direction`).
+            let mut nodes: Vec<&str> = p.iter().map(|&i| g.nodes[i].as_str()).collect();
+            if self.reverse {
+                nodes.reverse();
+            }
+            m.insert("path".into(), json!(nodes));
+        }
+        m.insert("access_delay".into(), self.access_delay.normalized());
+        m.insert("access_rate".into(), json!(self.access_rate));
+        m.insert("receiver_delay".into(), json!(self.receiver_delay));
+        m.insert("start".into(), self.start.normalized());
+        m.insert("stop".into(), self.stop.as_ref().map_or(Value::Null, Spread::normalized));
+        m.insert("direction".into(), json!(if self.reverse { "reverse" } else { "forward" }));
+        Value::Object(m)
+    }
+}

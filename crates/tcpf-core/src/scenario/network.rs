@@ -1,0 +1,444 @@
+//! The network part of a scenario: a dumbbell (`[bottleneck]`, the default) or a general
+//! graph (`[[nodes]]`, `[[links]]`), queues with buffer sizes relative to the BDP, and loss
+//! models.
+
+use super::table::{err, Table};
+use super::units;
+use super::ScenarioError;
+use crate::net::loss::{LossSpec, Phase};
+use crate::net::queue::{QueueSpec, RedParams};
+use serde_json::{json, Map, Value};
+
+/// Bottleneck queue defaults (jin2001 Table 4): DropTail 1.5·BDP; RED 2.5·BDP with
+/// min_th 0.15·limit, max_th 0.5·limit, q_weight 0.002, max_p 0.1, gentle, wait.
+const DROPTAIL_LIMIT_BDP: f64 = 1.5;
+const RED_LIMIT_BDP: f64 = 2.5;
+
+/// A loss model attached to a link, possibly only for some flow groups.
+#[derive(Clone, Debug)]
+pub struct LossDef {
+    pub spec: LossSpec,
+    pub groups: Option<Vec<u32>>,
+    pub include_acks: bool,
+}
+
+/// A queue as written, before the BDP is known.
+#[derive(Clone, Debug)]
+pub struct QueueDraft {
+    path: String,
+    pub kind: String,
+    limit: Option<units::Size>,
+    pub ecn: bool,
+    red: Option<Value>,
+    pub loss: Option<LossDef>,
+}
+
+/// A queue with its limit and thresholds in packets.
+#[derive(Clone, Debug)]
+pub struct QueueDef {
+    pub kind: String,
+    pub limit: u32,
+    pub bdp_pkts: f64,
+    pub ecn: bool,
+    pub red: Option<RedParams>,
+    pub loss: Option<LossDef>,
+}
+
+impl QueueDef {
+    pub fn spec(&self) -> QueueSpec {
+        match &self.red {
+            Some(r) => QueueSpec::Red { limit: self.limit, params: r.clone() },
+            None => QueueSpec::DropTail { limit: self.limit },
+        }
+    }
+
+    pub fn normalized(&self, t: &mut Map<String, Value>) {
+        t.insert("queue".into(), json!(self.kind));
+        t.insert("limit".into(), json!(self.limit));
+        t.insert("ecn".into(), json!(self.ecn));
+        t.insert(
+            "red".into(),
+            self.red.as_ref().map_or(Value::Null, |r| {
+                json!({"min_th": r.min_th, "max_th": r.max_th, "q_weight": r.q_weight, "max_p": r.max_p,
+                       "gentle": r.gentle, "wait": r.wait, "mark_p": r.mark_p})
+            }),
+        );
+        t.insert("loss".into(), self.loss.as_ref().map_or(Value::Null, loss_json));
+    }
+}
+
+pub const QUEUE_KEYS: &[&str] = &["queue", "limit", "ecn", "red", "loss"];
+
+impl QueueDraft {
+    pub(crate) fn parse(t: &Table) -> Result<QueueDraft, ScenarioError> {
+        let kind = t.string("queue", "droptail", &["droptail", "red"])?;
+        let limit = match t.get("limit") {
+            None => None,
+            Some(_) => Some(t.with("limit", None, |v| match units::size(v)? {
+                units::Size::Packets(p) if p.is_finite() && p >= 1.0 && p.fract() == 0.0 => Ok(units::Size::Packets(p)),
+                units::Size::Packets(p) => Err(format!("must be a whole number of packets >= 1; got {p}")),
+                units::Size::Bdp(x) if x.is_finite() && x > 0.0 => Ok(units::Size::Bdp(x)),
+                units::Size::Bdp(x) => Err(format!("must be a positive multiple of the BDP; got {x}")),
+            })?),
+        };
+        let ecn = t.boolean("ecn", false)?;
+        if ecn && kind != "red" {
+            return err(t.field("ecn"), "ECN marking needs queue = \"red\"");
+        }
+        let red = t.get("red").cloned();
+        if red.is_some() && kind != "red" {
+            return err(t.field("red"), "RED parameters need queue = \"red\"");
+        }
+        let loss = match t.get("loss") {
+            None => None,
+            Some(v) => Some(loss_def(&t.field("loss"), v)?),
+        };
+        Ok(QueueDraft { path: t.path.clone(), kind, limit, ecn, red, loss })
+    }
+
+    /// Resolve the limit against `bdp_pkts` (the BDP of the flows crossing the link).
+    pub fn resolve(&self, bdp_pkts: f64, packet_size: u32) -> Result<QueueDef, ScenarioError> {
+        let default = if self.kind == "red" { RED_LIMIT_BDP } else { DROPTAIL_LIMIT_BDP };
+        let limit = match self.limit {
+            None => default * bdp_pkts,
+            Some(units::Size::Packets(p)) => p,
+            Some(units::Size::Bdp(x)) => x * bdp_pkts,
+        };
+        let limit = (limit.round() as u32).max(2);
+        let red = if self.kind == "red" {
+            Some(red_params(&format!("{}.red", self.path), self.red.as_ref(), limit as f64, self.ecn, packet_size)?)
+        } else {
+            None
+        };
+        Ok(QueueDef { kind: self.kind.clone(), limit, bdp_pkts, ecn: self.ecn, red, loss: self.loss.clone() })
+    }
+}
+
+fn red_params(path: &str, v: Option<&Value>, limit: f64, ecn: bool, packet_size: u32) -> Result<RedParams, ScenarioError> {
+    let empty = Value::Object(Map::new());
+    let t = Table::new(path, v.unwrap_or(&empty))?;
+    t.only(&["min_th", "max_th", "q_weight", "max_p", "gentle", "wait", "mark_p"])?;
+    let min_th = t.with("min_th", Some(0.15 * limit), |v| units::threshold(v, limit))?;
+    let max_th = t.with("max_th", Some(0.5 * limit), |v| units::threshold(v, limit))?;
+    let max_p = t.number("max_p", Some(0.1), 1e-9, 1.0, "drop probability at max_th")?;
+    let p = RedParams {
+        min_th,
+        max_th,
+        q_weight: t.number("q_weight", Some(0.002), 1e-9, 1.0, "EWMA weight of the average queue")?,
+        max_p,
+        gentle: t.boolean("gentle", true)?,
+        wait: t.boolean("wait", true)?,
+        ecn,
+        // Default: mark below max_th, drop in the gentle region (ns-2's mark_p_ with max_p 0.1).
+        mark_p: t.number("mark_p", Some(max_p), 1e-9, 1.0, "ECN-capable packets are marked while RED's base probability is below this, dropped above (ns-2 mark_p_)")?,
+        mean_pkt_size: packet_size,
+    };
+    p.validate().map_err(|m| {
+        let (f, msg) = m.split_once(": ").unwrap_or(("", &m));
+        ScenarioError { field: format!("{path}.{f}"), message: msg.to_string() }
+    })?;
+    if p.max_th > limit {
+        return err(format!("{path}.max_th"), format!("must not exceed the queue limit ({limit} packets); got {}", p.max_th));
+    }
+    Ok(p)
+}
+
+const LOSS_MODELS: &[&str] = &["bernoulli", "periodic", "general_exponential", "gilbert_elliott", "schedule"];
+
+fn loss_def(path: &str, v: &Value) -> Result<LossDef, ScenarioError> {
+    let t = Table::new(path, v)?;
+    let spec = loss_spec(&t, &["groups", "include_acks"])?;
+    let groups = match t.get("groups") {
+        None => None,
+        Some(Value::Array(a)) => {
+            let mut g = vec![];
+            for (i, x) in a.iter().enumerate() {
+                match x.as_u64() {
+                    Some(n) => g.push(n as u32),
+                    None => return err(format!("{path}.groups[{i}]"), format!("must be a flow-group index; got {x}")),
+                }
+            }
+            Some(g)
+        }
+        Some(other) => return err(format!("{path}.groups"), format!("must be a list of flow-group indices; got {other}")),
+    };
+    let include_acks = t.boolean("include_acks", false)?;
+    Ok(LossDef { spec, groups, include_acks })
+}
+
+fn loss_spec(t: &Table, extra: &[&str]) -> Result<LossSpec, ScenarioError> {
+    let model = t.string("model", "bernoulli", LOSS_MODELS)?;
+    let allow = |keys: &[&str]| {
+        let mut all: Vec<&str> = vec!["model"];
+        all.extend_from_slice(keys);
+        all.extend_from_slice(extra);
+        t.only(&all)
+    };
+    let spec = match model.as_str() {
+        "bernoulli" => {
+            allow(&["p"])?;
+            LossSpec::Bernoulli { p: t.number("p", None, 0.0, 1.0, "loss probability per packet")? }
+        }
+        "periodic" => {
+            allow(&["packets", "interval"])?;
+            let packets = match t.get("packets") {
+                None => None,
+                Some(_) => Some(t.integer("packets", None, 1, u64::MAX >> 11, "drop every N-th packet")?),
+            };
+            let interval = match t.get("interval") {
+                None => None,
+                Some(_) => Some(t.with("interval", None, units::seconds)?),
+            };
+            if packets.is_some() == interval.is_some() {
+                return err(t.field("model"), "periodic loss needs exactly one of packets (every N packets) or interval (every T seconds)");
+            }
+            LossSpec::Periodic { packets, interval }
+        }
+        "general_exponential" => {
+            allow(&["mean", "cv"])?;
+            let mean = t.with("mean", None, units::seconds)?;
+            if mean <= 0.0 {
+                return err(t.field("mean"), format!("must be a positive time; got {mean}"));
+            }
+            LossSpec::GeneralExponential { mean, cv: t.number("cv", Some(1.0), 0.0, 10.0, "coefficient of variation of the time between losses")? }
+        }
+        "gilbert_elliott" => {
+            allow(&["p_gb", "p_bg", "loss_good", "loss_bad"])?;
+            LossSpec::GilbertElliott {
+                p_gb: t.number("p_gb", None, 0.0, 1.0, "per-packet probability of going from the good to the bad state")?,
+                p_bg: t.number("p_bg", None, 0.0, 1.0, "per-packet probability of going from the bad to the good state")?,
+                loss_good: t.number("loss_good", Some(0.0), 0.0, 1.0, "loss probability in the good state")?,
+                loss_bad: t.number("loss_bad", Some(1.0), 0.0, 1.0, "loss probability in the bad state")?,
+            }
+        }
+        _ => {
+            allow(&["phases"])?;
+            let arr = match t.get("phases") {
+                Some(Value::Array(a)) if !a.is_empty() => a,
+                _ => return err(t.field("phases"), "is required: a list of {from = seconds, model = ..., ...}"),
+            };
+            let mut phases = vec![];
+            for (i, ph) in arr.iter().enumerate() {
+                let pt = Table::new(&format!("{}[{i}]", t.field("phases")), ph)?;
+                let from = pt.with("from", None, units::seconds)?;
+                if pt.get("model").and_then(Value::as_str) == Some("schedule") {
+                    return err(pt.field("model"), "a schedule phase cannot itself be a schedule");
+                }
+                let loss = loss_spec(&pt, &["from"])?;
+                phases.push(Phase { from, loss });
+            }
+            LossSpec::Schedule { phases }
+        }
+    };
+    spec.validate().map_err(|m| {
+        let (f, msg) = m.split_once(": ").unwrap_or(("", &m));
+        ScenarioError { field: if f.is_empty() { t.path.clone() } else { t.field(f) }, message: msg.to_string() }
+    })?;
+    Ok(spec)
+}
+
+pub fn loss_json(l: &LossDef) -> Value {
+    let mut v = serde_json::to_value(&l.spec).expect("loss spec serialises");
+    if let Value::Object(m) = &mut v {
+        m.retain(|_, x| !x.is_null());
+        if let Some(g) = &l.groups {
+            m.insert("groups".into(), json!(g));
+        }
+        m.insert("include_acks".into(), json!(l.include_acks));
+        if let Some(Value::Array(phases)) = m.get_mut("phases") {
+            for ph in phases.iter_mut() {
+                // {"from": .., "loss": {...}} → {"from": .., "model": .., ...} (the input form)
+                if let Some(Value::Object(inner)) = ph.get("loss").cloned() {
+                    let mut flat = Map::new();
+                    flat.insert("from".into(), ph["from"].clone());
+                    for (k, x) in inner {
+                        if !x.is_null() {
+                            flat.insert(k, x);
+                        }
+                    }
+                    *ph = Value::Object(flat);
+                }
+            }
+        }
+    }
+    v
+}
+
+/// `[bottleneck]`.
+#[derive(Clone, Debug)]
+pub struct DumbbellDef {
+    pub rate: f64,
+    pub delay: f64,
+    pub queue: QueueDraft,
+}
+
+pub fn dumbbell(v: &Value) -> Result<DumbbellDef, ScenarioError> {
+    let b = Table::new("bottleneck", v)?;
+    let mut keys = vec!["rate", "delay"];
+    keys.extend_from_slice(QUEUE_KEYS);
+    b.only(&keys)?;
+    let rate = b.with("rate", None, units::rate)?;
+    let delay = b.with("delay", None, units::seconds)?;
+    Ok(DumbbellDef { rate, delay, queue: QueueDraft::parse(&b)? })
+}
+
+/// One `[[links]]` entry between two routers.
+#[derive(Clone, Debug)]
+pub struct GraphLinkDef {
+    pub name: String,
+    pub from: usize,
+    pub to: usize,
+    pub rate: f64,
+    pub delay: f64,
+    pub duplex: bool,
+    pub queue: QueueDraft,
+}
+
+#[derive(Clone, Debug)]
+pub struct GraphDef {
+    pub nodes: Vec<String>,
+    pub links: Vec<GraphLinkDef>,
+}
+
+pub fn graph(nodes_v: Option<&Value>, links_v: &Value) -> Result<GraphDef, ScenarioError> {
+    let mut nodes: Vec<String> = vec![];
+    let declared = nodes_v.is_some();
+    if let Some(v) = nodes_v {
+        let arr = v.as_array().ok_or(ScenarioError { field: "nodes".into(), message: "must be a list of [[nodes]] tables (name = ...)".into() })?;
+        for (i, n) in arr.iter().enumerate() {
+            let name = match n {
+                Value::String(s) => s.clone(),
+                _ => {
+                    let t = Table::new(&format!("nodes[{i}]"), n)?;
+                    t.only(&["name"])?;
+                    t.with("name", None, |v| v.as_str().map(str::to_string).ok_or_else(|| format!("must be a string; got {v}")))?
+                }
+            };
+            if nodes.contains(&name) {
+                return err(format!("nodes[{i}].name"), format!("'{name}' is declared twice"));
+            }
+            nodes.push(name);
+        }
+    }
+    let arr = links_v.as_array().ok_or(ScenarioError { field: "links".into(), message: "must be a list of [[links]] tables".into() })?;
+    if arr.is_empty() {
+        return err("links", "needs at least one link");
+    }
+    let mut links: Vec<GraphLinkDef> = vec![];
+    for (i, l) in arr.iter().enumerate() {
+        let path = format!("links[{i}]");
+        let t = Table::new(&path, l)?;
+        let mut keys = vec!["name", "from", "to", "rate", "delay", "duplex"];
+        keys.extend_from_slice(QUEUE_KEYS);
+        t.only(&keys)?;
+        let mut node = |key: &str| -> Result<usize, ScenarioError> {
+            let name = t.with(key, None, |v| v.as_str().map(str::to_string).ok_or_else(|| format!("must be a node name; got {v}")))?;
+            match nodes.iter().position(|n| *n == name) {
+                Some(i) => Ok(i),
+                None if declared => err(t.field(key), format!("unknown node '{name}' (declared: {})", nodes.join(", "))),
+                None => {
+                    nodes.push(name);
+                    Ok(nodes.len() - 1)
+                }
+            }
+        };
+        let from = node("from")?;
+        let to = node("to")?;
+        if from == to {
+            return err(t.field("to"), "a link must join two different nodes");
+        }
+        let name = t.with("name", Some(format!("{}-{}", nodes[from], nodes[to])), |v| v.as_str().map(str::to_string).ok_or_else(|| format!("must be a string; got {v}")))?;
+        if links.iter().any(|x| x.name == name) {
+            return err(t.field("name"), format!("'{name}' is used by another link"));
+        }
+        if links.iter().any(|x| (x.from, x.to) == (from, to) || (x.duplex && (x.to, x.from) == (from, to))) {
+            return err(path, format!("a link from '{}' to '{}' already exists", nodes[from], nodes[to]));
+        }
+        links.push(GraphLinkDef {
+            name,
+            from,
+            to,
+            rate: t.with("rate", None, units::rate)?,
+            delay: t.with("delay", None, units::seconds)?,
+            duplex: t.boolean("duplex", true)?,
+            queue: QueueDraft::parse(&t)?,
+        });
+    }
+    Ok(GraphDef { nodes, links })
+}
+
+impl GraphDef {
+    /// The directed links as (graph link index, reversed?) leaving each node.
+    fn out_edges(&self) -> Vec<Vec<(usize, usize, bool)>> {
+        let mut out = vec![vec![]; self.nodes.len()];
+        for (i, l) in self.links.iter().enumerate() {
+            out[l.from].push((l.to, i, false));
+            if l.duplex {
+                out[l.to].push((l.from, i, true));
+            }
+        }
+        out
+    }
+
+    /// The directed link from `a` to `b`, if any: (graph link index, reversed?).
+    pub fn edge(&self, a: usize, b: usize) -> Option<(usize, bool)> {
+        self.links.iter().enumerate().find_map(|(i, l)| {
+            if l.from == a && l.to == b {
+                Some((i, false))
+            } else if l.duplex && l.from == b && l.to == a {
+                Some((i, true))
+            } else {
+                None
+            }
+        })
+    }
+
+    pub fn node(&self, name: &str) -> Option<usize> {
+        self.nodes.iter().position(|n| n == name)
+    }
+
+    /// Fewest hops from `a` to `b`, ties broken by propagation delay, then by link order.
+    pub fn shortest_path(&self, a: usize, b: usize) -> Option<Vec<usize>> {
+        let out = self.out_edges();
+        let n = self.nodes.len();
+        let mut best: Vec<Option<(usize, f64)>> = vec![None; n];
+        let mut prev = vec![usize::MAX; n];
+        let mut done = vec![false; n];
+        best[a] = Some((0, 0.0));
+        loop {
+            let mut u = None;
+            for i in 0..n {
+                if !done[i] {
+                    if let Some(c) = best[i] {
+                        if u.map_or(true, |(_, cu): (usize, (usize, f64))| c.0 < cu.0 || (c.0 == cu.0 && c.1 < cu.1)) {
+                            u = Some((i, c));
+                        }
+                    }
+                }
+            }
+            let Some((u, (hops, delay))) = u else { break };
+            done[u] = true;
+            if u == b {
+                break;
+            }
+            for &(v, li, _) in &out[u] {
+                let c = (hops + 1, delay + self.links[li].delay);
+                let better = match best[v] {
+                    None => true,
+                    Some(o) => c.0 < o.0 || (c.0 == o.0 && c.1 < o.1),
+                };
+                if !done[v] && better {
+                    best[v] = Some(c);
+                    prev[v] = u;
+                }
+            }
+        }
+        best[b]?;
+        let mut path = vec![b];
+        while *path.last().unwrap() != a {
+            path.push(prev[*path.last().unwrap()]);
+        }
+        path.reverse();
+        Some(path)
+    }
+}
