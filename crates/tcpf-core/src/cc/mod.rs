@@ -12,6 +12,7 @@ pub mod binomial;
 pub mod cyrf;
 pub mod formula;
 pub mod history;
+pub mod illinois;
 pub mod params;
 
 pub use params::{AlgorithmInfo, ParamError, ParamKind, ParamSpec, Params, Taxonomy};
@@ -127,6 +128,8 @@ pub fn registry() -> Vec<AlgorithmInfo> {
     v.extend(history::infos());
     v.push(cyrf::log_info());
     v.push(cyrf::sigmoid_info());
+    v.push(illinois::illinois_info());
+    v.push(illinois::illinois_linux_info());
     v.push(formula::formula_info());
     v
 }
@@ -143,6 +146,7 @@ pub fn build(params: &Params, initial_window: f64, cap: f64) -> Box<dyn Controll
         "binomial" | "iiad" | "sqrt" => Box::new(binomial::Binomial::from_params(params, initial_window, cap)),
         h if history::is_history(h) => Box::new(history::History::from_params(params, initial_window, cap)),
         "log" | "sigmoid" => Box::new(cyrf::Cyrf::from_params(params, initial_window, cap)),
+        "illinois" | "illinois_linux" => Box::new(illinois::Illinois::from_params(params, initial_window, cap)),
         "formula" => match formula::Formula::from_params(params, initial_window, cap) {
             Ok(c) => Box::new(c),
             Err(e) => unreachable!("unvalidated formula: {e}"),
