@@ -224,3 +224,36 @@ fn chiu_jain_aimd_converges() {
     let tcp = chiu_jain("tcp", json!({}), 2000);
     assert!(*tcp.jain.last().unwrap() > 0.99);
 }
+
+/// jin2001 §4.2 / Table 6 experiment 2: from (W1, W2) = (10, 30) with W = 110, SIMD(1/16)
+/// reaches Jain's index 0.99 in fewer rounds than TCP-friendly AIMD(1/16); IIAD(1, 2/3) is the
+/// slowest. The controllers are the registered ones (cc::registry), driven through the trait.
+#[test]
+fn chiu_jain_simd_faster_than_aimd_iiad_slowest() {
+    let names: Vec<&str> = tcpf_core::cc::registry().iter().map(|a| a.name).collect();
+    assert!(names.contains(&"simd") && names.contains(&"iiad"), "{names:?}");
+    let aimd = chiu_jain("gaimd", json!({"alpha": 3.0 / 31.0, "beta": 1.0 / 16.0}), 6000);
+    let simd = chiu_jain("simd", json!({"beta": 1.0 / 16.0}), 6000);
+    let iiad = chiu_jain("iiad", json!({"alpha": 1.0, "beta": 2.0 / 3.0}), 6000);
+    let t = |r: &chiu_jain::ChiuJainResult| r.rounds_to_jain.expect("converges");
+    eprintln!("rounds to Jain > 0.99: SIMD {} AIMD {} IIAD {}", t(&simd), t(&aimd), t(&iiad));
+    eprintln!("T1: SIMD {:?} AIMD {:?} IIAD {:?}", simd.t1, aimd.t1, iiad.t1);
+    assert!(t(&simd) < t(&aimd) && t(&aimd) < t(&iiad));
+    for r in [&aimd, &simd, &iiad] {
+        assert!(*r.jain.last().unwrap() > 0.99);
+    }
+    // measured T1 against Table 2 (W1 = 10, W2 = 30, W = 110): SIMD 84.5, IIAD 1241.7
+    let c = |alg, beta| spectrum::convergence(alg, beta, 110.0, 10.0, 30.0, 1.0);
+    let s1 = simd.t1.unwrap() as f64;
+    assert!(within(s1, c(spectrum::Alg::Simd, 1.0 / 16.0).t1, 0.15), "SIMD T1 {s1}");
+    let i1 = iiad.t1.unwrap() as f64;
+    assert!(within(i1, c(spectrum::Alg::Iiad, 2.0 / 3.0).t1, 0.15), "IIAD T1 {i1}");
+}
+
+#[test]
+fn chiu_jain_drives_formula_controllers() {
+    let r = chiu_jain("formula", json!({"f": "w/a", "g": "b", "a": 3.0 / 31.0, "b": 1.0 / 16.0}), 3000);
+    let g = chiu_jain("gaimd", json!({"alpha": 3.0 / 31.0, "beta": 1.0 / 16.0}), 3000);
+    assert!(*r.jain.last().unwrap() > 0.99);
+    assert_eq!(r.t1, g.t1);
+}

@@ -53,6 +53,11 @@ pub fn call(name: &str, params: &Value) -> R<Value> {
         other => return Err(ModelError::new("", format!("unknown model '{other}' (known: {})", MODELS.join(", ")))),
     }?;
     a.finish()?;
+    // undefined quantities (NaN) are left out of the summary rather than printed as null
+    let mut out = out;
+    if let Value::Object(m) = &mut out {
+        m.retain(|_, v| !v.is_null());
+    }
     Ok(out)
 }
 
@@ -470,11 +475,63 @@ fn tradeoff_model(a: &mut Args) -> R<Value> {
 // ----- sastry2005 -----------------------------------------------------------------------------
 
 fn cyrf_model(a: &mut Args) -> R<Value> {
-    let _f = a.string("f", None, &[])?;
-    let _g = a.string("g", None, &[])?;
-    let _ = a.list("windows", POS)?;
-    let _ = a.opt("x", POS)?;
-    Err(ModelError::new("", "tcpf model cyrf needs the controller library's CYRF classifier (cc::cyrf) and expression parser (cc::formula), which are not available yet"))
+    let f = a.string("f", None, &[])?;
+    let g = a.string("g", None, &[])?;
+    let consts_map = a.object("consts")?;
+    let mut consts = Vec::new();
+    for (k, v) in &consts_map {
+        let x = v.as_f64().filter(|x| x.is_finite()).ok_or_else(|| ModelError::new("const", format!("{k} must be a finite number; got {v}")))?;
+        consts.push((k.clone(), x));
+    }
+    let windows = a.list("windows", POS)?;
+    let d = crate::cc::cyrf::CyrfOptions::default();
+    let x_min = a.num("x_min", Some(d.x_min), POS)?;
+    let x_max = a.num("x_max", Some(d.x_max), POS)?;
+    if x_max <= x_min {
+        return Err(ModelError::new("x_max", format!("must exceed x_min ({x_min})")));
+    }
+    let tolerance = a.num("tolerance", Some(d.tolerance), POS)?;
+    let x = a.opt("x", POS)?;
+    if let Some(w) = &windows {
+        if w.len() < 2 {
+            return Err(ModelError::new("windows", "give at least two windows"));
+        }
+    }
+    let opts = crate::cc::cyrf::CyrfOptions { x_min, x_max, tolerance, ..d };
+    let an = cyrf::analyse(&f, &g, &consts, opts, windows.as_deref()).map_err(|(which, e)| ModelError::new(which, format!("{e} in '{}'", if which == "f" { &f } else { &g })))?;
+    let r = &an.report;
+    let opt = |v: Option<f64>| num(v.unwrap_or(-1.0));
+    let mut out = json!({
+        "class": json!(if r.cyrf { 2 } else if r.one_cyrf { 1 } else { 0 }),
+        "cyrf": b01(r.cyrf), "one_cyrf": b01(r.one_cyrf),
+        "tcp_friendly": b01(r.tcp_friendly), "tcp_friendly_from": opt(r.tcp_friendly_from),
+        "tcp_compatible": b01(r.tcp_compatible),
+        "fg_over_x_low": num(r.fg_over_x[0]), "fg_over_x_high": num(r.fg_over_x[1]),
+        "compatibility_low": num(r.compatibility[0]), "compatibility_high": num(r.compatibility[1]),
+        "one_responsive_from": opt(r.one_responsive_from),
+        "x_min": num(x_min), "x_max": num(x_max), "tolerance": num(tolerance),
+    });
+    if let Some(xv) = x {
+        let pf = crate::cc::formula::Program::compile(&f, &["w"], &consts).expect("compiled above");
+        let pg = crate::cc::formula::Program::compile(&g, &["w"], &consts).expect("compiled above");
+        out["x"] = num(xv);
+        out["f_at_x"] = num(pf.eval(&[xv]));
+        out["g_at_x"] = num(pg.eval(&[xv]));
+        out["compatible_f_at_x"] = num(cyrf::tcp_compatible_f(xv, pg.eval(&[xv])));
+    }
+    for (name, c) in [("increase", an.increase), ("decrease", an.decrease)] {
+        if let Some(c) = c {
+            out[format!("{name}_holds")] = b01(c.holds());
+            out[format!("{name}_strict")] = b01(c.strict());
+            out[format!("{name}_margin")] = num(c.lhs - c.rhs);
+            out[format!("{name}_jain_before")] = num(c.jain_before);
+            out[format!("{name}_jain_after")] = num(c.jain_after);
+        }
+    }
+    let col = |j: usize| finite(an.grid.iter().map(|r| r[j]).collect());
+    out["series"] = json!({"x": col(0), "f": col(1), "g": col(2), "compatible_f": col(3)});
+    out["details"] = json!({"class": r.class, "evidence": r.evidence, "f": f, "g": g});
+    Ok(out)
 }
 
 fn fairness_model(a: &mut Args) -> R<Value> {
@@ -497,7 +554,7 @@ fn fairness_model(a: &mut Args) -> R<Value> {
 // ----- liu2008 --------------------------------------------------------------------------------
 
 fn illinois_params(a: &mut Args) -> R<illinois::IllinoisParams> {
-    let d = illinois::IllinoisParams::default();
+    let d = illinois::IllinoisParams::PAPER;
     let p = illinois::IllinoisParams {
         alpha_max: a.num("alpha_max", Some(d.alpha_max), POS)?,
         alpha_min: a.num("alpha_min", Some(d.alpha_min), POS)?,
@@ -506,9 +563,10 @@ fn illinois_params(a: &mut Args) -> R<illinois::IllinoisParams> {
         eta1: a.num("eta1", Some(d.eta1), Range(Some(0.0), false, Some(1.0), true))?,
         eta2: a.num("eta2", Some(d.eta2), Range(Some(0.0), false, Some(1.0), false))?,
         eta3: a.num("eta3", Some(d.eta3), Range(Some(0.0), false, Some(1.0), false))?,
+        ..d
     };
     if p.alpha_min > 1.0 || p.alpha_max < 1.0 || p.alpha_min >= p.alpha_max {
-        return Err(ModelError::new("alpha_min", format!("liu2008 needs 0 < alpha_min ≤ 1 ≤ alpha_max with alpha_min < alpha_max; got {} and {}", p.alpha_min, p.alpha_max)));
+        return Err(ModelError::new("alpha_min", format!("liu2008 needs 0 < alpha_min <= 1 <= alpha_max with alpha_min < alpha_max; got {} and {}", p.alpha_min, p.alpha_max)));
     }
     if p.beta_min > p.beta_max {
         return Err(ModelError::new("beta_min", format!("must not exceed beta_max ({})", p.beta_max)));
@@ -523,24 +581,25 @@ fn illinois_model(a: &mut Args) -> R<Value> {
     let p = illinois_params(a)?;
     let dm = a.num("dm", Some(0.04), POS)?;
     let da = a.opt("da", NONNEG)?;
-    let k = illinois::kappas(&p, dm);
+    let [d1, d2, d3] = p.thresholds(dm);
+    let [k1, k2, k3, k4] = p.kappas(dm);
     let ds = linspace(0.0, dm, 201);
     let mut out = json!({
         "alpha_max": num(p.alpha_max), "alpha_min": num(p.alpha_min), "beta_max": num(p.beta_max), "beta_min": num(p.beta_min),
         "eta1": num(p.eta1), "eta2": num(p.eta2), "eta3": num(p.eta3), "dm": num(dm),
-        "d1": num(k.d1), "d2": num(k.d2), "d3": num(k.d3),
-        "kappa1": num(k.k1), "kappa2": num(k.k2), "kappa3": num(k.k3), "kappa4": num(k.k4),
+        "d1": num(d1), "d2": num(d2), "d3": num(d3),
+        "kappa1": num(k1), "kappa2": num(k2), "kappa3": num(k3), "kappa4": num(k4),
         "lossy_bound": num(illinois::lossy_bound(p.alpha_max, p.beta_min)),
         "series": {
             "da": finite(ds.clone()),
-            "alpha": finite(ds.iter().map(|&d| illinois::alpha_at(&p, &k, d)).collect()),
-            "beta": finite(ds.iter().map(|&d| illinois::beta_at(&p, &k, d)).collect()),
+            "alpha": finite(ds.iter().map(|&d| p.alpha(d, dm)).collect()),
+            "beta": finite(ds.iter().map(|&d| p.beta(d, dm)).collect()),
         },
     });
     if let Some(d) = da {
         out["da"] = num(d);
-        out["alpha_at_da"] = num(illinois::alpha_at(&p, &k, d));
-        out["beta_at_da"] = num(illinois::beta_at(&p, &k, d));
+        out["alpha_at_da"] = num(p.alpha(d, dm));
+        out["beta_at_da"] = num(p.beta(d, dm));
     }
     Ok(out)
 }

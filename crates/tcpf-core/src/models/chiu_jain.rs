@@ -175,6 +175,11 @@ pub fn run(cfg: &ChiuJainConfig) -> Result<ChiuJainResult, ModelError> {
                 }
             }
         }
+        for c in &ctrls {
+            if let Some(e) = c.error() {
+                return Err(ModelError::new("alg", format!("the controller stopped in round {r}: {e}")));
+            }
+        }
     }
     let spread = |w: &Vec<f64>| {
         let mx = w.iter().cloned().fold(f64::NEG_INFINITY, f64::max);

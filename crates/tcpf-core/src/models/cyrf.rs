@@ -5,8 +5,12 @@
 //! - Theorem 4, eq. 13 (n-flow fairness): a step Δx improves (does not worsen) fairness iff
 //!   `Σx_i² · ΣΔx_i ≥ Σx_i · Σx_iΔx_i`.
 //!
-//! The classification of a user-defined (f, g) pair (CYRF / 1-CYRF) lives with the controller
-//! library (`cc::cyrf`); `api` calls it for `tcpf model cyrf`.
+//! The classification of a user-defined (f, g) pair (CYRF / 1-CYRF / TCP-friendly /
+//! TCP-compatible) lives with the controller library (`cc::cyrf::classify`), and formulas are
+//! compiled by `cc::formula::Program`; `analyse` combines them with the two checks here.
+
+use crate::cc::cyrf::{classify, CyrfOptions, CyrfReport};
+use crate::cc::formula::{FormulaError, Program};
 
 /// Corollary 15: the TCP-compatible f(X) for a decrease fraction g(X).
 pub fn tcp_compatible_f(x: f64, g: f64) -> f64 {
@@ -48,6 +52,44 @@ pub fn fairness_condition(x: &[f64], dx: &[f64]) -> FairnessCheck {
     FairnessCheck { lhs: s2 * sd, rhs: s1 * sxd, jain_before: super::chiu_jain::jain_index(x), jain_after: super::chiu_jain::jain_index(&after) }
 }
 
+/// A user-defined pair (f, g) analysed: the classification, Corollary 15's f for the given g,
+/// and eq. 13 for an increase step (Δx = x/f(x)) and a decrease step (Δx = −x·g(x)) on `windows`.
+#[derive(Clone, Debug)]
+pub struct CyrfAnalysis {
+    pub report: CyrfReport,
+    /// (x, f(x), g(x), Corollary 15's f(x)) on a grid over the classification range.
+    pub grid: Vec<[f64; 4]>,
+    pub increase: Option<FairnessCheck>,
+    pub decrease: Option<FairnessCheck>,
+}
+
+/// Compile f and g (variable `w`, or `x`; named constants `consts`) and analyse them.
+/// Errors name the formula (`"f"` or `"g"`).
+pub fn analyse(f: &str, g: &str, consts: &[(String, f64)], opts: CyrfOptions, windows: Option<&[f64]>) -> Result<CyrfAnalysis, (&'static str, FormulaError)> {
+    let pf = Program::compile(f, &["w"], consts).map_err(|e| ("f", e))?;
+    let pg = Program::compile(g, &["w"], consts).map_err(|e| ("g", e))?;
+    let fx = |x: f64| pf.eval(&[x]);
+    let gx = |x: f64| pg.eval(&[x]);
+    let report = classify(fx, gx, opts);
+    let n = 100;
+    let ratio = (opts.x_max / opts.x_min).powf(1.0 / (n - 1) as f64);
+    let grid = (0..n)
+        .map(|i| {
+            let x = opts.x_min * ratio.powi(i as i32);
+            [x, fx(x), gx(x), tcp_compatible_f(x, gx(x))]
+        })
+        .collect();
+    let (increase, decrease) = match windows {
+        Some(ws) => {
+            let inc: Vec<f64> = ws.iter().map(|&x| x / fx(x)).collect();
+            let dec: Vec<f64> = ws.iter().map(|&x| -x * gx(x)).collect();
+            (Some(fairness_condition(ws, &inc)), Some(fairness_condition(ws, &dec)))
+        }
+        None => (None, None),
+    };
+    Ok(CyrfAnalysis { report, grid, increase, decrease })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -73,5 +115,21 @@ mod tests {
         assert!(dec.holds() && !dec.strict());
         let bad = fairness_condition(&x, &[0.0, 0.0, 3.0]);
         assert!(!bad.holds() && bad.jain_after < bad.jain_before);
+    }
+
+    #[test]
+    fn analyse_tcp_log_and_iiad() {
+        let o = CyrfOptions::default();
+        let tcp = analyse("w", "0.5", &[], o, Some(&[8.0, 10.0])).unwrap();
+        assert!(tcp.report.cyrf && tcp.report.tcp_friendly && tcp.report.tcp_compatible);
+        assert!(tcp.increase.unwrap().strict() && tcp.decrease.unwrap().holds());
+        // LOG (f = x²/log x, g = 0.5·log(x)/x): 1-CYRF, not CYRF; its decrease worsens fairness
+        let log = analyse("x^2/log(x)", "0.5*log(x)/x", &[], o, Some(&[8.0, 10.0])).unwrap();
+        assert!(!log.report.cyrf && log.report.one_cyrf, "{:?}", log.report.evidence);
+        assert!(!log.decrease.unwrap().holds());
+        // Corollary 15's f for TCP's g is x
+        assert!(tcp.grid.iter().all(|r| (r[3] - r[0]).abs() < 1e-9 * r[0]));
+        let e = analyse("w +", "0.5", &[], o, None).unwrap_err();
+        assert_eq!(e.0, "f");
     }
 }

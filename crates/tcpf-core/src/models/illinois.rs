@@ -7,72 +7,12 @@
 //! - eq. 31: on a lossy link, W_Illinois/W_Reno ≤ √(α_max/(2β_min)).
 //! - eqs. 32–33: Vegas's equilibrium window `W = γ(d_a + T_p + n)/(d_a + n)`.
 //!
-//! β here is the fraction removed (liu2008's convention).
+//! β here is the fraction removed (liu2008's convention). The curves and κ's are
+//! `cc::illinois::IllinoisParams::{kappas, alpha, beta}` (shared with the controller).
 
-/// TCP-Illinois's parameters (liu2008 §6 defaults).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct IllinoisParams {
-    pub alpha_max: f64,
-    pub alpha_min: f64,
-    pub beta_max: f64,
-    pub beta_min: f64,
-    pub eta1: f64,
-    pub eta2: f64,
-    pub eta3: f64,
-}
-
-impl Default for IllinoisParams {
-    fn default() -> Self {
-        IllinoisParams { alpha_max: 10.0, alpha_min: 0.1, beta_max: 0.5, beta_min: 0.125, eta1: 0.01, eta2: 0.1, eta3: 0.8 }
-    }
-}
-
-/// κ1..κ4 and the thresholds d1..d3 for a maximum average queueing delay `d_m`.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Kappas {
-    pub d1: f64,
-    pub d2: f64,
-    pub d3: f64,
-    pub dm: f64,
-    pub k1: f64,
-    pub k2: f64,
-    pub k3: f64,
-    pub k4: f64,
-}
-
-/// eq. 4. When d3 = d2 the linear piece is empty and κ3, κ4 are NaN (β jumps at d2).
-pub fn kappas(p: &IllinoisParams, dm: f64) -> Kappas {
-    let (d1, d2, d3) = (p.eta1 * dm, p.eta2 * dm, p.eta3 * dm);
-    let da = p.alpha_max - p.alpha_min;
-    let k1 = (dm - d1) * p.alpha_min * p.alpha_max / da;
-    let k2 = (dm - d1) * p.alpha_min / da - d1;
-    let (k3, k4) = if d3 > d2 {
-        ((p.beta_min * d3 - p.beta_max * d2) / (d3 - d2), (p.beta_max - p.beta_min) / (d3 - d2))
-    } else {
-        (f64::NAN, f64::NAN)
-    };
-    Kappas { d1, d2, d3, dm, k1, k2, k3, k4 }
-}
-
-/// eq. 2: α at average queueing delay `da`.
-pub fn alpha_at(p: &IllinoisParams, k: &Kappas, da: f64) -> f64 {
-    if da <= k.d1 {
-        p.alpha_max
-    } else {
-        k.k1 / (k.k2 + da)
-    }
-}
-
-/// eq. 3: β at average queueing delay `da`.
-pub fn beta_at(p: &IllinoisParams, k: &Kappas, da: f64) -> f64 {
-    if da <= k.d2 {
-        p.beta_min
-    } else if da < k.d3 {
-        k.k3 + k.k4 * da
-    } else {
-        p.beta_max
-    }
-}
+/// TCP-Illinois's parameters and the α(d_a), β(d_a) curves (eqs. 2–4) live with the controller
+/// (`cc::illinois`); the model uses them as they are, so Fig. 1 shows what the controller runs.
+pub use crate::cc::illinois::IllinoisParams;
 
 /// eq. 31: the lossy-link bound on W_Illinois / W_Reno, `√(α_max/(2β_min))`.
 pub fn lossy_bound(alpha_max: f64, beta_min: f64) -> f64 {
@@ -144,13 +84,14 @@ mod tests {
 
     #[test]
     fn curves_are_continuous_and_hit_alpha_min_at_dm() {
-        let p = IllinoisParams::default();
-        let k = kappas(&p, 0.1);
+        let p = IllinoisParams::PAPER;
+        let dm = 0.1;
+        let [d1, d2, d3] = p.thresholds(dm);
         let e = 1e-12;
-        assert!((alpha_at(&p, &k, k.d1 + e) - p.alpha_max).abs() < 1e-6);
-        assert!((alpha_at(&p, &k, k.dm) - p.alpha_min).abs() < 1e-12);
-        assert!((beta_at(&p, &k, k.d2 + e) - p.beta_min).abs() < 1e-6);
-        assert!((beta_at(&p, &k, k.d3 - e) - p.beta_max).abs() < 1e-6);
+        assert!((p.alpha(d1 + e, dm) - p.alpha_max).abs() < 1e-6);
+        assert!((p.alpha(dm, dm) - p.alpha_min).abs() < 1e-12);
+        assert!((p.beta(d2 + e, dm) - p.beta_min).abs() < 1e-6);
+        assert!((p.beta(d3 - e, dm) - p.beta_max).abs() < 1e-6);
     }
 
     #[test]
