@@ -394,7 +394,7 @@ impl Simulation {
             let bytes = l.stats.bytes_sent;
             let drops = l.stats.drops;
             let util = (bytes - self.ts_link_bytes[i]) as f64 * 8.0 / (l.rate_bps * to_secs(iv));
-            ts.push_link(t, i as u32, l.queue_len_at(now) as f64, util, drops - self.ts_link_drops[i]);
+            ts.push_link(t, &l.name, l.queue_len_at(now) as f64, util, drops - self.ts_link_drops[i]);
             self.ts_link_bytes[i] = bytes;
             self.ts_link_drops[i] = drops;
         }

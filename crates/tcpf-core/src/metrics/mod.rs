@@ -118,7 +118,7 @@ pub struct FlowSeries {
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct LinkSeries {
     pub time: Vec<f64>,
-    pub link: Vec<u32>,
+    pub link: Vec<String>,
     pub queue_pkts: Vec<f64>,
     pub utilization: Vec<f64>,
     pub drops: Vec<u64>,
@@ -134,10 +134,10 @@ impl TimeSeries {
         f.srtt_s.push(srtt);
     }
 
-    pub fn push_link(&mut self, t: f64, link: u32, q: f64, util: f64, drops: u64) {
+    pub fn push_link(&mut self, t: f64, link: &str, q: f64, util: f64, drops: u64) {
         let l = &mut self.links;
         l.time.push(t);
-        l.link.push(link);
+        l.link.push(link.to_string());
         l.queue_pkts.push(q);
         l.utilization.push(util);
         l.drops.push(drops);
