@@ -143,20 +143,25 @@ ALGORITHMS: Dict[str, Callable[[Dict[str, Any], str], Ns2Agent]] = {
 }
 
 # Controllers of the engine that ns-2 2.35 lacks, with the reason given in the error.
+_HISTORY_WHY = ("is a member of jin2001's history spectrum: its increase depends on w0 and on "
+                "alpha recomputed from w_max after every decrease, which no Agent/TCP "
+                "windowOption_ law implements")
 UNSUPPORTED_ALGORITHMS: Dict[str, str] = {
-    "simd": "ns-2 2.35 has no SIMD (jin2001's history-based increase alpha*sqrt(W - w0)/W "
-            "is not one of Agent/TCP's windowOption_ laws)",
-    "aiad_h": "ns-2 2.35 has no AIAD/H (its increase depends on the last w_max; no "
-              "windowOption_ implements it)",
+    "simd": f"ns-2 2.35 has no SIMD (SIMD {_HISTORY_WHY})",
+    "aiad_h": f"ns-2 2.35 has no AIAD/H (AIAD/H {_HISTORY_WHY})",
+    "pimd": f"ns-2 2.35 has no such controller (pimd {_HISTORY_WHY})",
+    "aisd_h": f"ns-2 2.35 has no such controller (aisd_h {_HISTORY_WHY})",
+    "pisd": f"ns-2 2.35 has no such controller (pisd {_HISTORY_WHY})",
+    "history": f"ns-2 2.35 has no history-spectrum controller (it {_HISTORY_WHY})",
     "aiad": "ns-2 2.35 has no AIAD (no windowOption_ decreases by a constant)",
-    "log": "ns-2 2.35 has no LOG binomial variant (sastry2005's log(W) increase is not a "
-           "power law)",
-    "sigmoid": "ns-2 2.35 has no SIGMOID controller",
+    "log": "ns-2 2.35 has no LOG controller (sastry2005's CYRF increase log(W) is not a power of W, "
+           "so windowOption_ 6 cannot express it)",
+    "sigmoid": "ns-2 2.35 has no SIGMOID controller (sastry2005's CYRF family is not in Agent/TCP)",
     "illinois": "ns-2 2.35 has only Linux's tcp_illinois (use algorithm = \"illinois_linux\"); "
                 "the paper version's parameters cannot be set there",
-    "formula": "ns-2 2.35 has no formula-based window controller",
+    "formula": "ns-2 2.35 cannot run a user-defined window law (formula controllers exist only in "
+               "tcpfriendly)",
     "cyrf": "ns-2 2.35 has no CYRF controller",
-    "history": "ns-2 2.35 has no history-spectrum controller (jin2001's +alpha/(W - w0)^k)",
 }
 
 # recovery -> (sender, sink, delayed-ACK sink)
@@ -341,7 +346,7 @@ proc link_snapshot {l} {
 
 # cwnd/srtt sampler: runs only inside the measurement window
 proc sample {} {
-    global ns TCPFLOWS START STOP WND CWS CWN RTS RTN tcp TICK SAMPLE_DT MEASURE_TO
+    global ns TCPFLOWS START STOP WND CWS CWN RTS RTN tcp SAMPLE_DT MEASURE_TO
     set now [$ns now]
     foreach i $TCPFLOWS {
         if {$now < $START($i) || ($STOP($i) >= 0 && $now >= $STOP($i))} { continue }
@@ -352,8 +357,9 @@ proc sample {} {
         incr CWN($i)
         set s [$tcp($i) set srtt_]
         if {$s > 0} {
-            # srtt_ is kept in ticks scaled by 8 (T_SRTT_BITS = 3)
-            set RTS($i) [expr {$RTS($i) + $s / 8.0 * $TICK($i)}]
+            # srtt_ is kept in ticks scaled by 8 (T_SRTT_BITS = 3); read the tick now:
+            # TCP/Linux switches it to 1 ms (a jiffy) when a module is selected
+            set RTS($i) [expr {$RTS($i) + $s / 8.0 * [$tcp($i) set tcpTick_]}]
             incr RTN($i)
         }
     }
@@ -579,7 +585,6 @@ def export_tcl(expanded: Dict[str, Any],
             a(f"lappend TCPFLOWS {fid}")
             a(f"set LOSSCTR({fid}) {agent.loss_counter}")
             a(f"set WND({fid}) {wnd}")
-            a(f"set TICK({fid}) [{tv} set tcpTick_]")
             a(f"set CWS({fid}) 0.0; set CWN({fid}) 0; set RTS({fid}) 0.0; set RTN({fid}) 0")
             a(f"foreach k {{sentbytes rexmitbytes sinkbytes}} {{ set ACC({fid},$k) 0; set ACC({fid},last$k) 0 }}")
             a(f"set app({fid}) [new Application/FTP]")
