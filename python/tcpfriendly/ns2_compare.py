@@ -124,6 +124,8 @@ class BankEntry:
     ci: bool = False
     expected_failures: List[ExpectedFailure] = field(default_factory=list)
     summary: str = ""
+    # an open issue to show next to the result (does not change pass/fail)
+    note: str = ""
 
 
 @dataclass
@@ -197,7 +199,8 @@ def load_bank(path: Optional[str] = None) -> Bank:
         name = sv.get("name") or os.path.splitext(os.path.basename(sv["file"]))[0]
         entries.append(BankEntry(name=name, path=file, seeds=int(sv.get("seeds", default_seeds)),
                                  ci=bool(sv.get("ci", False)), expected_failures=xfs,
-                                 summary=str(sv.get("summary", ""))))
+                                 summary=str(sv.get("summary", "")),
+                                 note=" ".join(str(sv.get("note", "")).split())))
     return Bank(path=path, tolerances=tolerances, scenarios=entries, default_seeds=default_seeds)
 
 
@@ -369,6 +372,7 @@ def _evaluate(job: _Job, engine_runs: List[Dict[str, Any]], ns2_runs: List[Dict[
         "name": job.entry.name,
         "file": job.entry.path,
         "summary": job.entry.summary,
+        "note": job.entry.note,
         "seeds": job.seeds,
         "passed": counts["fail"] == 0,
         "counts": counts,
@@ -517,6 +521,8 @@ def format_comparison(res: Dict[str, Any]) -> str:
             lines.append(f"  {r['status']}: {r['scope']} {r['label']}: {r['reason']}")
             if r["status"] == "xpass":
                 lines.append("         (recorded as an expected failure but within tolerance now)")
+    if res.get("note"):
+        lines.append(f"  note: {res['note']}")
     c = res["counts"]
     verdict = "PASS" if res["passed"] else "FAIL"
     lines.append(f"  => {verdict}: {c['pass']} pass, {c['fail']} fail, {c['xfail']} expected failures, "
@@ -524,6 +530,12 @@ def format_comparison(res: Dict[str, Any]) -> str:
                  f"(wall {res['wall_s']:.1f} s; engine {res['engine_wall_s']:.1f} s, "
                  f"ns-2 {res['ns2_wall_s']:.1f} s)")
     return "\n".join(lines)
+
+
+def _anchor(title: str) -> str:
+    """GitHub's anchor for a Markdown heading."""
+    import re
+    return re.sub(r"[^\w\- ]", "", title.strip().lower()).replace(" ", "-")
 
 
 def _md_escape(s: str) -> str:
@@ -563,9 +575,16 @@ def bank_markdown(result: Dict[str, Any], command: str = "tcpf ns2 compare --ban
     a("|---|---|---|---|---|---|---|---|")
     for s in scen:
         c = s["counts"]
-        a(f"| [{s['name']}](#{s['name']}) | {len(s['seeds'])} | {'pass' if s['passed'] else '**FAIL**'} | "
+        a(f"| [{s['name']}](#{_anchor(s['name'])}) | {len(s['seeds'])} | {'pass' if s['passed'] else '**FAIL**'} | "
           f"{c['pass']} | {c['fail']} | {c['xfail']} | {s['engine_wall_s']:.1f} | {s['ns2_wall_s']:.1f} |")
     a("")
+    open_issues = [s for s in scen if s.get("note")]
+    if open_issues:
+        a("## Open issues")
+        a("")
+        for s in open_issues:
+            a(f"- **{s['name']}** ({'pass' if s['passed'] else 'FAIL'}): {s['note']}")
+        a("")
     xf_rows = [(s, r) for s in scen for r in s["rows"] if r["status"] in ("xfail", "xpass")]
     if xf_rows or any(s["expected_failures"] for s in scen):
         a("## Expected failures")
@@ -585,6 +604,9 @@ def bank_markdown(result: Dict[str, Any], command: str = "tcpf ns2 compare --ban
         a(f"`{rel}`" + (f" — {s['summary']}" if s.get("summary") else "") +
           f". Seeds {s['seeds'][0]}..{s['seeds'][-1]}.")
         a("")
+        if s.get("note"):
+            a(f"**Note:** {s['note']}")
+            a("")
         a("| scope | metric | tcpfriendly | ns-2 | diff | tolerance | result |")
         a("|---|---|---|---|---|---|---|")
         for row in comparison_rows(s):
