@@ -56,7 +56,8 @@ def test_bank_has_the_required_scenarios_with_headers():
     assert len(names) >= 12 and len(set(names)) == len(names)
     for needed in ["droptail-1bdp", "droptail-025bdp", "bernoulli-0.1pct", "bernoulli-1pct",
                    "bernoulli-5pct", "red-sack-32", "red-ecn-sack-32", "reno-droptail-bursty",
-                   "newreno-droptail-bursty", "reverse-traffic", "hetero-rtt", "gaimd-vs-sack"]:
+                   "newreno-droptail-bursty", "reverse-traffic", "hetero-rtt", "gaimd-vs-sack",
+                   "iiad-vs-sack", "sqrt-vs-sack"]:
         assert needed in names
     for e in bank.scenarios:
         text = Path(e.path).read_text()
