@@ -7,15 +7,16 @@
 //!
 //! T_a is the average of the RTT samples of the last W ACKs (one round: the samples of as many
 //! ACKs as the window held when the round began; every ACK counts, duplicates included).
-//! T_min and T_max are the smallest and largest T_a ever seen (the paper's default option),
-//! d_m = T_max − T_min, d_a = T_a − T_min; α and β are updated once per round.
+//! T_min and T_max are the smallest and largest T_a ever seen (the paper's default option;
+//! `extremes = "instantaneous"` takes them from single samples, footnote 4's alternative and
+//! Linux's choice), d_m = T_max − T_min, d_a = T_a − T_min; α and β are updated once per round.
 //! Other rules: α = 1 and β = 1/2 while W < W_thresh; after a timeout (ssthresh = W/2, slow
 //! start) α = 1 and β = 1/2 until one round after slow start ends; the θ rule: once d_a > d1,
 //! α returns to α_max only after d_a has stayed ≤ d1 for θ consecutive rounds (meanwhile α keeps
 //! its last value). The loss that ends slow start halves the window (β = 1/2 applies then
 //! anyway, since α and β start at 1 and 1/2).
 
-use super::params::{AlgorithmInfo, ParamError, ParamSpec, Params};
+use super::params::{AlgorithmInfo, ParamError, ParamKind, ParamSpec, Params};
 use super::{Ack, Controller, LossEvent, Timeout, Window};
 
 /// TCP-Illinois parameters (liu2008 §3, §6).
@@ -30,14 +31,18 @@ pub struct IllinoisParams {
     pub eta2: f64,
     pub eta3: f64,
     pub theta: f64,
+    /// T_min/T_max from the instantaneous RTT samples instead of the per-round averages
+    /// (liu2008 footnote 4's alternative option; Linux's choice).
+    pub instantaneous: bool,
 }
 
 impl IllinoisParams {
     /// liu2008 §6's standard setting.
     pub const PAPER: IllinoisParams =
-        IllinoisParams { alpha_max: 10.0, alpha_min: 0.1, beta_max: 0.5, beta_min: 0.125, w_thresh: 10.0, eta1: 0.01, eta2: 0.1, eta3: 0.8, theta: 5.0 };
-    /// Linux's tcp_illinois (and so ns-2's Agent/TCP/Linux): α_min ≈ 0.3, W_thresh = 15.
-    pub const LINUX: IllinoisParams = IllinoisParams { alpha_min: 0.3, w_thresh: 15.0, ..Self::PAPER };
+        IllinoisParams { alpha_max: 10.0, alpha_min: 0.1, beta_max: 0.5, beta_min: 0.125, w_thresh: 10.0, eta1: 0.01, eta2: 0.1, eta3: 0.8, theta: 5.0, instantaneous: false };
+    /// Linux's tcp_illinois (and so ns-2's Agent/TCP/Linux): α_min ≈ 0.3, W_thresh = 15, and
+    /// base/max RTT from instantaneous samples.
+    pub const LINUX: IllinoisParams = IllinoisParams { alpha_min: 0.3, w_thresh: 15.0, instantaneous: true, ..Self::PAPER };
 
     pub fn from_params(p: &Params) -> Self {
         IllinoisParams {
@@ -50,6 +55,7 @@ impl IllinoisParams {
             eta2: p.get("eta2"),
             eta3: p.get("eta3"),
             theta: p.get("theta"),
+            instantaneous: p.text("extremes") == Some("instantaneous"),
         }
     }
 
@@ -110,6 +116,13 @@ fn specs(d: IllinoisParams) -> Vec<ParamSpec> {
         num("eta2", d.eta2, 0.0, Some(1.0), false, false, "fraction", "d2 = eta2*d_m"),
         num("eta3", d.eta3, 0.0, Some(1.0), false, false, "fraction", "d3 = eta3*d_m"),
         num("theta", d.theta, 0.0, None, false, false, "RTTs", "rounds d_a must stay <= d1 before alpha may return to alpha_max"),
+        ParamSpec {
+            name: "extremes",
+            kind: ParamKind::Choice(EXTREMES),
+            default_text: Some(if d.instantaneous { "instantaneous" } else { "average" }),
+            doc: "T_min and T_max from the per-round average RTT (liu2008's default) or from single RTT samples (its footnote 4 alternative; Linux)",
+            ..ParamSpec::NUMBER
+        },
     ]
 }
 
@@ -122,6 +135,8 @@ fn check(p: &mut Params) -> Result<(), ParamError> {
     }
     Ok(())
 }
+
+const EXTREMES: &[&str] = &["average", "instantaneous"];
 
 const NS2: &str = "ns-2: Agent/TCP/Linux with select_ca illinois runs Linux's implementation (Linux parameters: the illinois_linux preset).";
 
@@ -144,7 +159,7 @@ pub fn illinois_linux_info() -> AlgorithmInfo {
     AlgorithmInfo {
         name: "illinois_linux",
         family: "illinois",
-        summary: "TCP-Illinois with Linux tcp_illinois's defaults (alpha_min = 0.3, w_thresh = 15)",
+        summary: "TCP-Illinois with Linux tcp_illinois's defaults (alpha_min = 0.3, w_thresh = 15, instantaneous min/max RTT)",
         source: "liu2008 §3; Linux net/ipv4/tcp_illinois.c defaults",
         params: specs(IllinoisParams::LINUX),
         aliases: vec![],
@@ -239,8 +254,10 @@ impl Illinois {
         self.target = self.w.cwnd.max(1.0);
         self.rounds += 1;
         self.t_avg = t_a;
-        self.t_min = self.t_min.min(t_a);
-        self.t_max = self.t_max.max(t_a);
+        if !self.p.instantaneous {
+            self.t_min = self.t_min.min(t_a);
+            self.t_max = self.t_max.max(t_a);
+        }
         if let Some(until) = self.hold {
             if self.rounds < until {
                 return;
@@ -275,6 +292,10 @@ impl Illinois {
 
 impl Controller for Illinois {
     fn on_rtt_sample(&mut self, _now: f64, rtt: f64) {
+        if self.p.instantaneous {
+            self.t_min = self.t_min.min(rtt);
+            self.t_max = self.t_max.max(rtt);
+        }
         self.sum += rtt;
         self.count += 1.0;
         if self.count >= self.target {
@@ -398,6 +419,22 @@ mod tests {
     }
 
     #[test]
+    fn instantaneous_extremes_option() {
+        let mut c = in_ca(IllinoisParams { instantaneous: true, ..IllinoisParams::PAPER }, 10.0);
+        for i in 0..10 {
+            c.on_rtt_sample(0.0, if i == 3 { 0.3 } else { 0.1 });
+        }
+        assert_eq!((c.t_min, c.t_max), (0.1, 0.3));
+        let (d_a, d_m) = c.delays();
+        assert!((d_a - 0.02).abs() < 1e-12 && (d_m - 0.2).abs() < 1e-12);
+        let mut c = in_ca(IllinoisParams::PAPER, 10.0);
+        for i in 0..10 {
+            c.on_rtt_sample(0.0, if i == 3 { 0.3 } else { 0.1 });
+        }
+        assert!((c.t_min - 0.12).abs() < 1e-12 && (c.t_max - 0.12).abs() < 1e-12);
+    }
+
+    #[test]
     fn small_windows_use_alpha_one_beta_half() {
         let mut c = in_ca(IllinoisParams::PAPER, 8.0);
         round(&mut c, 0.1);
@@ -483,5 +520,7 @@ mod tests {
         assert_eq!(v(json!({"alpha_min": 1.5})).unwrap_err().field, "alpha_min");
         assert_eq!(v(json!({"beta_max": 0.6})).unwrap_err().field, "beta_max");
         assert_eq!(v(json!({"eta1": 1})).unwrap_err().field, "eta1");
+        assert_eq!(v(json!({"extremes": "median"})).unwrap_err().field, "extremes");
+        assert!(IllinoisParams::from_params(&v(json!({"extremes": "instantaneous"})).unwrap()).instantaneous);
     }
 }
