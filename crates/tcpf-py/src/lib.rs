@@ -1,6 +1,8 @@
 //! Python bindings: `tcpfriendly._core`. JSON strings cross the boundary; the Python package
 //! turns them into dicts and DataFrames. Runs release the GIL.
 
+mod models;
+
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use tcpf_core::api;
@@ -49,5 +51,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(expand, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;
+    models::register(m)?;
     Ok(())
 }

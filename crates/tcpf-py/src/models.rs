@@ -1,0 +1,26 @@
+//! Bindings for `tcpf_core::models`: `_core.model(name, params_json) -> result_json`.
+//! Bad parameters raise ValueError("<parameter>: <why>"); `_core.model_names()` lists the models.
+
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use tcpf_core::models::api;
+
+/// Run analytic model `name` with parameters given as a JSON object; returns the result JSON.
+#[pyfunction]
+fn model(py: Python<'_>, name: &str, params_json: &str) -> PyResult<String> {
+    let (name, params) = (name.to_string(), params_json.to_string());
+    py.allow_threads(move || api::call_json(&name, &params)).map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
+/// The names `model` accepts.
+#[pyfunction]
+fn model_names() -> Vec<&'static str> {
+    api::MODELS.to_vec()
+}
+
+/// Add the model functions to the extension module.
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(model, m)?)?;
+    m.add_function(wrap_pyfunction!(model_names, m)?)?;
+    Ok(())
+}
