@@ -10,7 +10,6 @@
 from __future__ import annotations
 
 import json
-import math
 import os
 import sys
 from typing import Any, Callable, Dict, List, NoReturn, Optional
@@ -88,11 +87,7 @@ def _json_option():
 
 
 def _fmt(v: Any) -> str:
-    if isinstance(v, float):
-        if v != 0 and (abs(v) >= 1e6 or abs(v) < 1e-4):
-            return f"{v:.6g}"
-        return f"{v:.6g}"
-    return str(v)
+    return f"{v:.6g}" if isinstance(v, float) else str(v)
 
 
 def _run(name: str, params: Dict[str, Any], as_json: bool, plot: Optional[str],
@@ -205,13 +200,14 @@ def friendly_command(
 def spectrum_command(
     k: float = typer.Option(..., "--k", parser=_number, metavar="K", help="Increase exponent, > -1."),
     l: float = typer.Option(..., "--l", parser=_number, metavar="L", help="Decrease exponent, <= 1."),
-    beta: float = typer.Option(..., "--beta", parser=_number, metavar="B", help="Decrease factor, in (0, 1)."),
+    beta: Optional[float] = typer.Option(None, "--beta", parser=_number, metavar="B", help="Decrease factor: W <- W - B*W^l, in (0, 1)."),
+    keep: Optional[float] = typer.Option(None, "--keep", parser=_number, metavar="K", help="1 - beta, instead of --beta."),
     wmax: float = typer.Option(..., "--wmax", parser=_number, metavar="W", help="Window before the last decrease (packets)."),
     approx: bool = typer.Option(False, "--approx", help="Use the small-beta forms (eqs. 6, 7)."),
     as_json: bool = _json_option(),
     plot: Optional[str] = _plot_option(),
 ) -> None:
-    _run("spectrum", dict(k=k, l=l, beta=beta, wmax=wmax, approx=approx), as_json, plot)
+    _run("spectrum", dict(k=k, l=l, beta=beta, keep=keep, wmax=wmax, approx=approx), as_json, plot)
 
 
 @app.command(

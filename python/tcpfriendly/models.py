@@ -106,10 +106,11 @@ def friendly_curve(betas: Optional[Iterable[float]] = None, keeps: Optional[Iter
 
 
 # ----- jin2001 --------------------------------------------------------------------------------
-def spectrum(k: float, l: float, beta: float, wmax: float, approx: bool = False) -> Dict[str, Any]:
+def spectrum(k: float, l: float, wmax: float, beta: Optional[float] = None,
+             keep: Optional[float] = None, approx: bool = False) -> Dict[str, Any]:
     """jin2001's TCP-friendly α (eq. 4, or eq. 6 with ``approx``) and c (eq. 5 / 7) for
     (k, l, β, w_max), the convergence-region test and the window function over one epoch."""
-    return call("spectrum", k=k, l=l, beta=beta, wmax=wmax, approx=approx)
+    return call("spectrum", k=k, l=l, beta=beta, keep=keep, wmax=wmax, approx=approx)
 
 
 def convergence(alg: str, W: float, W1: float, W2: float, eps: float,

@@ -340,7 +340,7 @@ fn friendly_model(a: &mut Args) -> R<Value> {
 fn spectrum_model(a: &mut Args) -> R<Value> {
     let k = a.num("k", None, Range(Some(-1.0), true, None, false))?;
     let l = a.num("l", None, Range(None, false, Some(1.0), false))?;
-    let beta = a.num("beta", None, UNIT_OPEN)?;
+    let (beta, _) = a.beta_keep(None)?;
     let wmax = a.num("wmax", None, POS)?;
     let approx = a.flag("approx")?;
     let w0 = wmax - beta * wmax.powf(l);
