@@ -239,7 +239,7 @@ fn every_preset_runs_in_a_32_flow_dumbbell_for_10_seeds() {
             assert_eq!(flows.len(), 32);
             for f in flows {
                 let cwnd = f["mean_cwnd"].as_f64().unwrap();
-                assert!(cwnd.is_finite() && cwnd >= 1.0 && cwnd <= 128.0, "{name} seed {seed}: mean cwnd {cwnd}");
+                assert!((1.0..=128.0).contains(&cwnd), "{name} seed {seed}: mean cwnd {cwnd}");
                 goodput += f["goodput_bps"].as_f64().unwrap();
                 losses += f["loss_events"].as_u64().unwrap();
                 timeouts += f["timeouts"].as_u64().unwrap();

@@ -85,6 +85,8 @@ fn first_decrease(xs: &[f64], v: &[f64]) -> Option<[f64; 2]> {
 }
 
 /// Classify the pair (f, g) over `opts`' window range.
+// `!(v > 0.0)` on purpose: NaN fails the bound too.
+#[allow(clippy::neg_cmp_op_on_partial_ord)]
 pub fn classify(f: impl Fn(f64) -> f64, g: impl Fn(f64) -> f64, opts: CyrfOptions) -> CyrfReport {
     let n = opts.points.max(3);
     let ratio = (opts.x_max / opts.x_min).powf(1.0 / (n - 1) as f64);

@@ -101,6 +101,7 @@ impl IllinoisParams {
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 const fn num(name: &'static str, default: f64, min: f64, max: Option<f64>, min_open: bool, max_open: bool, unit: &'static str, doc: &'static str) -> ParamSpec {
     ParamSpec { name, default: Some(default), min: Some(min), max, min_open, max_open, unit, doc, ..ParamSpec::NUMBER }
 }

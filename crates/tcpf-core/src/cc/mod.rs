@@ -5,7 +5,19 @@
 //! and the slow-start threshold. Loss recovery (which packets to resend) stays in the
 //! transport, so the same controller can drive a real transport.
 //!
-//! One file per family; each has a validated `Params` (defaults and the paper they come from).
+//! One file per family; each has a validated `Params` (defaults and the paper they come from):
+//! - `aimd`: TCP, GAIMD, and the TD/TO-curve α helpers (yang2000);
+//! - `binomial`: Binomial(k, l), IIAD, SQRT (Bansal–Balakrishnan; sastry2005, tsao2007);
+//! - `history`: jin2001's history spectrum — SIMD, AIAD/H and the other Table 1 members;
+//! - `cyrf`: sastry2005's LOG and SIGMOID, and the CYRF / 1-CYRF / TCP-friendly classifier;
+//! - `illinois`: TCP-Illinois (liu2008), paper and Linux presets;
+//! - `formula`: user formulas (increase/decrease or CYRF f/g) and their expression language.
+//!
+//! Conventions shared by every family: β is the amount removed; per-RTT increases are applied
+//! per ACK as `increment/W`; slow start adds one packet per ACK and the loss event that ends it
+//! halves the window (as ns-2 does); a decrease never leaves less than `MIN_SSTHRESH`; a
+//! timeout sets ssthresh = W/2 and the window to one packet. Transcendental functions come
+//! from `libm` so results are bit-identical across machines.
 
 pub mod aimd;
 pub mod binomial;

@@ -242,7 +242,8 @@ impl AlgorithmInfo {
         let mut texts: Vec<(&'static str, Option<String>)> = self.params.iter().filter(|p| p.kind != ParamKind::Number).map(|p| (p.name, None)).collect();
         let mut named: Vec<(String, f64)> = Vec::new();
         for (key, val) in given {
-            let (spec, canonical, conv): (&ParamSpec, &'static str, Option<fn(f64) -> f64>) =
+            type Target<'s> = (&'s ParamSpec, &'static str, Option<fn(f64) -> f64>);
+            let (spec, canonical, conv): Target =
                 if let Some(p) = self.params.iter().find(|p| p.name == key) {
                     (p, p.name, None)
                 } else if let Some(a) = self.aliases.iter().find(|a| a.name == key) {
