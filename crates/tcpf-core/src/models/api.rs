@@ -1,6 +1,7 @@
 //! JSON in, JSON out: `call(name, params)` runs one model and returns a JSON object whose
-//! top-level entries are named numbers (the flat summary `tcpf model … --json` prints) plus an
-//! optional `series` object of arrays (for plots and the Python API).
+//! top-level entries are named numbers (the flat summary `tcpf model … --json` prints; flags
+//! are 0/1, "not reached" is -1, undefined values are left out) plus an optional `series`
+//! object of arrays (for plots and the Python API) and, for `cyrf`, a `details` object of text.
 //!
 //! Parameter names are the `tcpf model` option names without dashes (`beta`, `keep`, `p`,
 //! `W1`, …); every error names the offending one. β is the fraction removed; `keep` is
@@ -97,8 +98,8 @@ impl Range {
     }
 
     fn check(&self, name: &str, v: f64) -> R<f64> {
-        let lo = self.0.map_or(true, |m| if self.1 { v > m } else { v >= m });
-        let hi = self.2.map_or(true, |m| if self.3 { v < m } else { v <= m });
+        let lo = self.0.is_none_or(|m| if self.1 { v > m } else { v >= m });
+        let hi = self.2.is_none_or(|m| if self.3 { v < m } else { v <= m });
         if v.is_finite() && lo && hi {
             Ok(v)
         } else {
@@ -447,12 +448,11 @@ fn tradeoff_model(a: &mut Args) -> R<Value> {
     let m = a.num("m", None, Range(Some(1.0), true, None, false))?;
     let w_down = a.num("w_down", Some(w), POS)?;
     let t = spectrum::tradeoff(alg, beta, w, m, w_down);
-    // Fig. 5/6: each algorithm's (CoV, 1/aggr.) and (CoV, 1/resp.) as β varies (IIAD: β fixed,
-    // W varies is not what the paper plots; it sweeps β with W fixed, as here).
+    // Figs. 5/6: each algorithm's (CoV, 1/aggr.) and (CoV, 1/resp.) as β varies with W and m fixed.
     let mut curves = Map::new();
     for other in [spectrum::Alg::Aimd, spectrum::Alg::Iiad, spectrum::Alg::Simd, spectrum::Alg::Aiad] {
         let betas = match other {
-            spectrum::Alg::Iiad | spectrum::Alg::Aiad => logspace(0.05, 0.9 * w.min(2.0 * w), 60),
+            spectrum::Alg::Iiad | spectrum::Alg::Aiad => logspace(0.05, 0.9 * w, 60),
             _ => logspace(0.005, 0.45, 60),
         };
         let pts: Vec<spectrum::Tradeoff> = betas.iter().map(|&b| spectrum::tradeoff(other, b, w, m, w_down)).collect();
@@ -624,7 +624,6 @@ fn vegas_model(a: &mut Args) -> R<Value> {
             .collect()
     };
     let eq = illinois::vegas_equilibrium(&users_for(sigma, &noisy), capacity);
-    let clean_idx = if noisy == "one" { n.min(2) - 1 } else { 0 };
     let sig = logspace(1e-5, 20.0 * eq.noise_free_delay.max(1e-6), 80);
     let sweep = |mode: &str| -> (Vec<f64>, Vec<f64>) {
         let mut noisy_x = Vec::new();
@@ -647,7 +646,7 @@ fn vegas_model(a: &mut Args) -> R<Value> {
         "utilization": num(eq.utilization),
         "fair_share": num(capacity / n as f64),
         "x_first": num(eq.rates[0]), "w_first": num(eq.windows[0]),
-        "x_last": num(eq.rates[clean_idx.max(n - 1)]), "w_last": num(eq.windows[n - 1]),
+        "x_last": num(eq.rates[n - 1]), "w_last": num(eq.windows[n - 1]),
         "w_star": num(gamma * (eq.noise_free_delay + tp) / eq.noise_free_delay),
         "series": {"sigma": finite(sig), "both": finite(both_x), "one_noisy": finite(one_noisy), "one_clean": finite(one_clean)},
     }))

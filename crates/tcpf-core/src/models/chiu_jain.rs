@@ -127,7 +127,7 @@ fn coerce(algorithm: &str, params: &Map<String, Value>) -> Map<String, Value> {
     for (k, v) in out.iter_mut() {
         let spec = info.params.iter().find(|p| p.name == k).or_else(|| info.aliases.iter().find(|a| a.name == k).map(|a| &a.spec));
         let kind = match spec {
-            Some(s) => s.kind.clone(),
+            Some(s) => s.kind,
             // extra named constants of formula controllers are numbers
             None => cc::ParamKind::Number,
         };

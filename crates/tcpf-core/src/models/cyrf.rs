@@ -75,7 +75,7 @@ pub fn analyse(f: &str, g: &str, consts: &[(String, f64)], opts: CyrfOptions, wi
     let ratio = (opts.x_max / opts.x_min).powf(1.0 / (n - 1) as f64);
     let grid = (0..n)
         .map(|i| {
-            let x = opts.x_min * ratio.powi(i as i32);
+            let x = opts.x_min * ratio.powi(i);
             [x, fx(x), gx(x), tcp_compatible_f(x, gx(x))]
         })
         .collect();
