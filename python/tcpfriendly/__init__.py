@@ -12,12 +12,13 @@
 kept fraction (yang2000, ns-2's ``decrease_num_``). Outputs always show the canonical ``beta``.
 """
 
+from .controller import Controller
 from .errors import ScenarioError, ScenarioFileError
 from .results import Result, run
 from .scenario import Scenario, algorithms, expand, normalize
 
 __all__ = [
-    "Scenario", "Result", "ScenarioError", "ScenarioFileError",
+    "Scenario", "Result", "Controller", "ScenarioError", "ScenarioFileError",
     "run", "normalize", "expand", "algorithms", "__version__",
 ]
 

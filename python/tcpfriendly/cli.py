@@ -98,6 +98,11 @@ def run_command(
         None, "--timeseries", metavar="SECONDS",
         help="Record per-flow cwnd/rate/RTT and per-link queue samples every SECONDS "
              "(included in --json and written as CSV with --out)."),
+    controller: Optional[List[str]] = typer.Option(
+        None, "--controller", metavar="NAME=MODULE:CLASS",
+        help="A window controller written in Python (a tcpfriendly.Controller subclass) that "
+             "flow groups use as `algorithm = \"NAME\"`; MODULE is an importable module or a "
+             ".py file. Repeat for several. Example: --controller halving=mylaws.py:Halving"),
 ) -> None:
     from .results import run
     from .scenario import Scenario, check_seed
@@ -108,7 +113,10 @@ def run_command(
     if out is not None and os.path.exists(out) and not os.path.isdir(out):
         raise ScenarioError(f"--out: {out} exists and is not a directory")
     scenario = Scenario.from_toml(file)
-    result = run(scenario, seed=seed, timeseries=timeseries)
+    controllers = _load_controllers(controller or [])
+    result = run(scenario, seed=seed, timeseries=timeseries, controllers=controllers)
+    for warning in result.raw.get("warnings", []):
+        sys.stderr.write(f"warning: {one_line(warning)}\n")
     written: List[str] = result.write(out) if out is not None else []
     if as_json:
         sys.stdout.write(result.to_json() + "\n")
@@ -117,6 +125,32 @@ def run_command(
     if written:
         typer.echo("")
         typer.echo(f"wrote {', '.join(written)}")
+
+
+def _load_controllers(specs: List[str]) -> Dict[str, type]:
+    """--controller NAME=MODULE:CLASS -> {NAME: class}; any failure is the user's input."""
+    import importlib
+    import importlib.util
+
+    out: Dict[str, type] = {}
+    for spec in specs:
+        name, sep, target = spec.partition("=")
+        module, sep2, cls_name = target.rpartition(":")
+        if not (sep and sep2 and name and module and cls_name):
+            raise ScenarioError(f"--controller: expected NAME=MODULE:CLASS, got {spec!r}")
+        try:
+            if module.endswith(".py"):
+                loader = importlib.util.spec_from_file_location(f"_tcpf_user_{name}", module)
+                if loader is None or loader.loader is None:
+                    raise ImportError(f"cannot load {module}")
+                mod = importlib.util.module_from_spec(loader)
+                loader.loader.exec_module(mod)
+            else:
+                mod = importlib.import_module(module)
+            out[name] = getattr(mod, cls_name)
+        except Exception as exc:  # noqa: BLE001 - report any import failure as bad input
+            raise ScenarioError(f"--controller {name}: cannot load {target}: {type(exc).__name__}: {exc}") from None
+    return out
 
 
 # ----- tcpf algorithms --------------------------------------------------------------------------

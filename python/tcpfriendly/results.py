@@ -286,7 +286,8 @@ def _table(headers: List[str], rows: List[List[str]], left: int) -> List[str]:
 
 # ----- running ----------------------------------------------------------------------------
 def run(scenario: ScenarioLike, seed: Optional[int] = None,
-        timeseries: Optional[float] = None) -> Result:
+        timeseries: Optional[float] = None,
+        controllers: Optional[Dict[str, type]] = None) -> Result:
     """Simulate ``scenario`` and return a :class:`Result`.
 
     Args:
@@ -294,10 +295,15 @@ def run(scenario: ScenarioLike, seed: Optional[int] = None,
         seed: overrides the scenario's ``seed`` (same scenario + seed => identical result).
         timeseries: sampling interval in seconds for per-flow and per-link time series
             (``Result.timeseries("flows"|"links")``); ``None`` records none.
+        controllers: user-defined window controllers, ``{name: class}`` with each class a
+            subclass of :class:`tcpfriendly.Controller`; flow groups use them by ``name`` as
+            their ``algorithm``, with ``params`` passed to the class as keyword arguments.
+            They run in Python on every ACK (slow; see :mod:`tcpfriendly.controller`).
 
     Raises:
         ScenarioError: the scenario or an argument is invalid (the message names the field).
-        RuntimeError: the simulation failed while running.
+        RuntimeError: the simulation failed while running (e.g. a formula evaluated to NaN,
+            or a Python controller raised; the message names the flow and the time).
     """
     sc = as_scenario(scenario)
     seed = check_seed(seed)
@@ -306,5 +312,36 @@ def run(scenario: ScenarioLike, seed: Optional[int] = None,
                 or not math.isfinite(timeseries) or timeseries <= 0:
             raise ScenarioError(f"timeseries: must be a positive number of seconds, got {timeseries!r}")
         timeseries = float(timeseries)
-    text = _call_engine(native().run, sc.to_json(), seed, timeseries)
+    if not controllers:
+        text = _call_engine(native().run, sc.to_json(), seed, timeseries)
+        return Result(text)
+    controllers = _check_controllers(sc, controllers)
+    text = _call_engine(native().run, sc.to_json(), seed, timeseries, controllers)
     return Result(text)
+
+
+def _check_controllers(sc, controllers):
+    """Check user-defined controller classes, and build each once with its group's params so
+    that a bad parameter is reported as a scenario error naming the field."""
+    from .controller import Controller
+    out = {}
+    for name, cls in controllers.items():
+        if not isinstance(name, str) or not name:
+            raise ScenarioError(f"controllers: names must be non-empty strings, got {name!r}")
+        if not (isinstance(cls, type) and issubclass(cls, Controller)):
+            raise ScenarioError(f"controllers[{name!r}]: must be a subclass of tcpfriendly.Controller, got {cls!r}")
+        out[name] = cls
+    normalized = json.loads(_call_engine(native().normalize, sc.to_json(), list(out)))
+    tcp = normalized.get("tcp", {})
+    cap = normalized.get("max_window") or float("inf")
+    for gi, group in enumerate(normalized.get("flows", [])):
+        cls = out.get(group.get("algorithm"))
+        if cls is None:
+            continue
+        params = group.get("params") or {}
+        try:
+            cls(initial_window=float(tcp.get("initial_window", 2)), max_window=float(cap), **params)
+        except Exception as exc:  # noqa: BLE001 - any failure to build is the user's input
+            raise ScenarioError(f"flows[{gi}].params: {cls.__name__}({', '.join(params)}) failed: "
+                                f"{type(exc).__name__}: {exc}") from None
+    return out

@@ -1,10 +1,39 @@
 //! JSON in, JSON out: the entry points the Python bindings (and any other front end) use.
 
-use crate::engine::Simulation;
+use crate::engine::{ControllerFactory, Simulation};
 use crate::scenario::{Scenario, ScenarioError};
 use serde_json::{json, Map, Value};
+use std::fmt;
+
+/// Why a run did not produce results.
+#[derive(Clone, Debug, PartialEq)]
+pub enum RunError {
+    /// The scenario is invalid (the user's input; exit code 2 at the CLI).
+    Scenario(ScenarioError),
+    /// The run failed while simulating, e.g. a user formula evaluated to NaN.
+    Runtime(String),
+}
+
+impl fmt::Display for RunError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RunError::Scenario(e) => e.fmt(f),
+            RunError::Runtime(m) => f.write_str(m),
+        }
+    }
+}
+
+impl From<ScenarioError> for RunError {
+    fn from(e: ScenarioError) -> Self {
+        RunError::Scenario(e)
+    }
+}
 
 fn parse(scenario_json: &str, seed: Option<u64>, timeseries: Option<f64>) -> Result<Scenario, ScenarioError> {
+    parse_with(scenario_json, seed, timeseries, &[])
+}
+
+fn parse_with(scenario_json: &str, seed: Option<u64>, timeseries: Option<f64>, external: &[String]) -> Result<Scenario, ScenarioError> {
     let mut v: Value = serde_json::from_str(scenario_json).map_err(|e| ScenarioError { field: String::new(), message: format!("scenario is not valid JSON: {e}") })?;
     if let Some(obj) = v.as_object_mut() {
         if let Some(s) = seed {
@@ -14,12 +43,17 @@ fn parse(scenario_json: &str, seed: Option<u64>, timeseries: Option<f64>) -> Res
             obj.insert("timeseries".into(), json!(t));
         }
     }
-    Scenario::from_value(&v)
+    Scenario::from_value_with(&v, external)
 }
 
 /// Validate and return the canonical scenario.
 pub fn normalize(scenario_json: &str) -> Result<String, ScenarioError> {
-    Ok(parse(scenario_json, None, None)?.normalized().to_string())
+    normalize_with(scenario_json, &[])
+}
+
+/// Validate (accepting the `external` controller names) and return the canonical scenario.
+pub fn normalize_with(scenario_json: &str, external: &[String]) -> Result<String, ScenarioError> {
+    Ok(parse_with(scenario_json, None, None, external)?.normalized().to_string())
 }
 
 /// The canonical scenario plus every per-flow resolved value.
@@ -28,12 +62,18 @@ pub fn expand(scenario_json: &str, seed: Option<u64>) -> Result<String, Scenario
 }
 
 /// Run a validated scenario and return the result object.
-pub fn run_scenario(s: &Scenario) -> Value {
+pub fn run_scenario(s: &Scenario) -> Result<Value, RunError> {
+    run_scenario_with(s, None)
+}
+
+/// Run a validated scenario whose external controllers come from `factory`.
+pub fn run_scenario_with(s: &Scenario, factory: Option<&dyn ControllerFactory>) -> Result<Value, RunError> {
     let cfg = s.to_config();
-    let res = Simulation::new(cfg).run();
+    let res = Simulation::with_factory(cfg, factory).map_err(RunError::Runtime)?.run().map_err(RunError::Runtime)?;
     let mut out = Map::new();
     out.insert("version".into(), json!(crate::VERSION));
     out.insert("scenario".into(), s.normalized());
+    out.insert("warnings".into(), json!(s.warnings()));
     out.insert("flows".into(), serde_json::to_value(&res.flows).expect("flows serialise"));
     out.insert("links".into(), serde_json::to_value(&res.links).expect("links serialise"));
     if let Some(log) = res.loss_log {
@@ -43,13 +83,20 @@ pub fn run_scenario(s: &Scenario) -> Value {
         out.insert("timeseries".into(), serde_json::to_value(&ts).expect("time series serialise"));
     }
     out.insert("events".into(), json!(res.events));
-    Value::Object(out)
+    Ok(Value::Object(out))
 }
 
 /// Validate, run, and return the result JSON.
-pub fn run(scenario_json: &str, seed: Option<u64>, timeseries: Option<f64>) -> Result<String, ScenarioError> {
+pub fn run(scenario_json: &str, seed: Option<u64>, timeseries: Option<f64>) -> Result<String, RunError> {
     let s = parse(scenario_json, seed, timeseries)?;
-    Ok(run_scenario(&s).to_string())
+    Ok(run_scenario(&s)?.to_string())
+}
+
+/// Like `run`, with controllers the registry does not know: `names` may appear as algorithms
+/// and `factory` builds them.
+pub fn run_with(scenario_json: &str, seed: Option<u64>, timeseries: Option<f64>, names: &[String], factory: &dyn ControllerFactory) -> Result<String, RunError> {
+    let s = parse_with(scenario_json, seed, timeseries, names)?;
+    Ok(run_scenario_with(&s, Some(factory))?.to_string())
 }
 
 /// Every registered controller, with parameters, defaults and sources.

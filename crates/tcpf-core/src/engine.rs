@@ -12,7 +12,8 @@ use crate::transport::{Recovery, TcpParams, TcpSender, TcpSink, UdpPattern, UdpS
 /// What a flow is.
 #[derive(Clone, Debug)]
 pub enum FlowKind {
-    Tcp { params: cc::Params, recovery: Recovery, tcp: TcpParams, ack_size: u32, delayed_ack: bool, delack_timeout: Time },
+    /// `external`: parameters of a controller built by a `ControllerFactory` (not the registry).
+    Tcp { params: cc::Params, external: Option<serde_json::Value>, recovery: Recovery, tcp: TcpParams, ack_size: u32, delayed_ack: bool, delack_timeout: Time },
     Udp { size: u32, pattern: UdpPattern },
 }
 
@@ -26,6 +27,12 @@ pub struct FlowSpec {
     /// Labels copied into the results.
     pub algorithm: String,
     pub direction: String,
+}
+
+/// Builds controllers the registry does not know (e.g. Python classes).
+pub trait ControllerFactory {
+    /// The controller of flow `flow`, running algorithm `name` with the parameters as given.
+    fn build(&self, name: &str, params: &serde_json::Value, flow: u32, initial_window: f64, max_window: f64) -> Result<Box<dyn cc::Controller>, String>;
 }
 
 /// Everything a run needs, resolved to engine units.
@@ -118,10 +125,17 @@ pub struct Simulation {
     ts_link_bytes: Vec<u64>,
     ts_link_drops: Vec<u64>,
     snaps: [Option<Snapshot>; 2],
+    /// Set when a controller reports a fault: the run stops with this message.
+    failed: Option<String>,
 }
 
 impl Simulation {
     pub fn new(cfg: SimConfig) -> Self {
+        Self::with_factory(cfg, None).expect("registry controllers always build")
+    }
+
+    /// A simulation whose external controllers come from `factory`.
+    pub fn with_factory(cfg: SimConfig, factory: Option<&dyn ControllerFactory>) -> Result<Self, String> {
         let meas = cfg.measure;
         let mut links: Vec<Link> = cfg
             .topology
@@ -145,8 +159,12 @@ impl Simulation {
         for (i, f) in cfg.flows.iter().enumerate() {
             let id = i as u32;
             let ep = match &f.kind {
-                FlowKind::Tcp { params, recovery, tcp, ack_size, delayed_ack, delack_timeout } => {
-                    let ctl = cc::build(params, tcp.initial_window, tcp.max_window);
+                FlowKind::Tcp { params, external, recovery, tcp, ack_size, delayed_ack, delack_timeout } => {
+                    let ctl = match (external, factory) {
+                        (None, _) => cc::build(params, tcp.initial_window, tcp.max_window),
+                        (Some(p), Some(fac)) => fac.build(&params.algorithm, p, id, tcp.initial_window, tcp.max_window)?,
+                        (Some(_), None) => return Err(format!("flow {id}: no factory for controller '{}'", params.algorithm)),
+                    };
                     Endpoint::Tcp {
                         snd: Box::new(TcpSender::new(id, tcp.clone(), *recovery, ctl, Rng::stream(cfg.seed, "rtt_noise", i as u64))),
                         rcv: Box::new(TcpSink::new(id, *ack_size, *recovery == Recovery::Sack, *delayed_ack, *delack_timeout)),
@@ -181,13 +199,17 @@ impl Simulation {
         });
         let nl = links.len();
         let fold = foldable(nl, &cfg.flows);
-        Simulation { cfg, q, links, flows, fold, out: Vec::with_capacity(64), ts, ts_link_bytes: vec![0; nl], ts_link_drops: vec![0; nl], snaps: [None, None] }
+        Ok(Simulation { cfg, q, links, flows, fold, out: Vec::with_capacity(64), ts, ts_link_bytes: vec![0; nl], ts_link_drops: vec![0; nl], snaps: [None, None], failed: None })
     }
 
-    /// Run to the end and collect the results.
-    pub fn run(mut self) -> RunResult {
+    /// Run to the end and collect the results; a controller fault stops the run with an error
+    /// naming the flow.
+    pub fn run(mut self) -> Result<RunResult, String> {
         let end = self.cfg.duration;
         while let Some(s) = self.q.peek_until(end) {
+            if let Some(e) = self.failed.take() {
+                return Err(e);
+            }
             let now = s.time;
             if let Ev::LinkArrival(l) = s.event {
                 // The link's next packet usually takes this entry's place.
@@ -214,8 +236,22 @@ impl Simulation {
                 Ev::Measure(i) => self.snaps[i as usize] = Some(self.snapshot(now)),
             }
         }
+        if let Some(e) = self.failed.take() {
+            return Err(e);
+        }
         self.q.advance_to(end);
-        self.collect(end)
+        Ok(self.collect(end))
+    }
+
+    /// Stop the run if flow `f`'s controller reported a fault.
+    #[inline]
+    fn check_controller(&mut self, f: u32) {
+        if let Endpoint::Tcp { snd, .. } = &self.flows[f as usize].ep {
+            if let Some(e) = snd.controller_error() {
+                let alg = &self.cfg.flows[f as usize].algorithm;
+                self.failed = Some(format!("flow {f} ({alg}): {e}"));
+            }
+        }
     }
 
     /// Send a packet from its origin (hop 0) or onward from a node.
@@ -273,6 +309,7 @@ impl Simulation {
                 if let Endpoint::Tcp { snd, .. } = &mut self.flows[f as usize].ep {
                     snd.on_ack(now, &pkt, &mut self.out);
                 }
+                self.check_controller(f);
                 self.flush(now);
                 self.sync_rto(f);
             }
@@ -335,6 +372,7 @@ impl Simulation {
                 _ => {}
             }
         }
+        self.check_controller(f);
         self.flush(now);
         self.sync_rto(f);
     }

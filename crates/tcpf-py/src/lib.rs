@@ -1,10 +1,12 @@
 //! Python bindings: `tcpfriendly._core`. JSON strings cross the boundary; the Python package
 //! turns them into dicts and DataFrames. Runs release the GIL.
 
+mod controllers;
 mod models;
 
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::types::PyDict;
 use tcpf_core::api;
 
 fn scenario_err(e: tcpf_core::scenario::ScenarioError) -> PyErr {
@@ -17,10 +19,30 @@ fn version() -> &'static str {
     tcpf_core::VERSION
 }
 
+fn run_err(e: api::RunError) -> PyErr {
+    match e {
+        api::RunError::Scenario(e) => scenario_err(e),
+        api::RunError::Runtime(m) => PyRuntimeError::new_err(m),
+    }
+}
+
+/// Names and classes of user-defined (Python) controllers.
+fn classes(controllers: Option<&Bound<'_, PyDict>>) -> PyResult<Vec<(String, Py<PyAny>)>> {
+    let mut out = vec![];
+    if let Some(d) = controllers {
+        for (k, v) in d.iter() {
+            out.push((k.extract::<String>()?, v.unbind()));
+        }
+    }
+    Ok(out)
+}
+
 /// Validate a scenario (JSON) and return it normalised, every default filled in.
+/// `controllers`: names of user-defined controllers that flow groups may use.
 #[pyfunction]
-fn normalize(scenario_json: &str) -> PyResult<String> {
-    api::normalize(scenario_json).map_err(scenario_err)
+#[pyo3(signature = (scenario_json, controllers=None))]
+fn normalize(scenario_json: &str, controllers: Option<Vec<String>>) -> PyResult<String> {
+    api::normalize_with(scenario_json, &controllers.unwrap_or_default()).map_err(scenario_err)
 }
 
 /// The normalised scenario plus per-flow resolved values (start times, delays).
@@ -30,12 +52,20 @@ fn expand(scenario_json: &str, seed: Option<u64>) -> PyResult<String> {
     api::expand(scenario_json, seed).map_err(scenario_err)
 }
 
-/// Run a scenario and return the result JSON.
+/// Run a scenario and return the result JSON. `controllers` maps algorithm names to Python
+/// classes (subclasses of `tcpfriendly.Controller`); without it the GIL is released for the
+/// whole run.
 #[pyfunction]
-#[pyo3(signature = (scenario_json, seed=None, timeseries=None))]
-fn run(py: Python<'_>, scenario_json: &str, seed: Option<u64>, timeseries: Option<f64>) -> PyResult<String> {
+#[pyo3(signature = (scenario_json, seed=None, timeseries=None, controllers=None))]
+fn run(py: Python<'_>, scenario_json: &str, seed: Option<u64>, timeseries: Option<f64>, controllers: Option<&Bound<'_, PyDict>>) -> PyResult<String> {
     let owned = scenario_json.to_string();
-    py.allow_threads(move || api::run(&owned, seed, timeseries)).map_err(scenario_err)
+    let classes = classes(controllers)?;
+    if classes.is_empty() {
+        return py.allow_threads(move || api::run(&owned, seed, timeseries)).map_err(run_err);
+    }
+    let factory = controllers::PyFactory::new(py, classes)?;
+    let names = factory.names();
+    py.allow_threads(move || api::run_with(&owned, seed, timeseries, &names, &factory)).map_err(run_err)
 }
 
 /// The controller registry as JSON.

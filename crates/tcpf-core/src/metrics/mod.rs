@@ -35,7 +35,7 @@ pub struct FlowResult {
 impl FlowResult {
     pub fn new(id: u32, spec: &FlowSpec) -> Self {
         let (params, recovery) = match &spec.kind {
-            FlowKind::Tcp { params, recovery, .. } => (params.to_json(), Some(recovery.name())),
+            FlowKind::Tcp { params, external, recovery, .. } => (external.clone().unwrap_or_else(|| params.to_json()), Some(recovery.name())),
             FlowKind::Udp { .. } => (Value::Object(Default::default()), None),
         };
         FlowResult {

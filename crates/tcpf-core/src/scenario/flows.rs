@@ -80,7 +80,9 @@ impl Spread {
 
 #[derive(Clone, Debug)]
 pub enum GroupKind {
-    Tcp { params: Params, recovery: Recovery },
+    /// `external`: the parameters as given, for a controller defined outside the registry
+    /// (e.g. a Python class); `params` is then empty.
+    Tcp { params: Params, recovery: Recovery, external: Option<Value> },
     Udp { pattern: UdpPattern },
 }
 
@@ -117,7 +119,7 @@ const UDP_ALGORITHMS: &[&str] = &["cbr", "pareto"];
 
 /// Parse group `gi`. `graph` is the topology when it is not a dumbbell; `ref_rate` gives the
 /// rate that "Nx" multiples refer to for a route (the bottleneck, or the path's first link).
-pub fn group(gi: usize, v: &Value, graph: Option<&GraphDef>, dumbbell_rate: f64, duration: f64) -> Result<Group, ScenarioError> {
+pub fn group(gi: usize, v: &Value, graph: Option<&GraphDef>, dumbbell_rate: f64, duration: f64, external: &[String]) -> Result<Group, ScenarioError> {
     let path = format!("flows[{gi}]");
     let t = Table::new(&path, v)?;
     t.only(FLOW_KEYS)?;
@@ -202,14 +204,23 @@ pub fn group(gi: usize, v: &Value, graph: Option<&GraphDef>, dumbbell_rate: f64,
             Some(Value::Object(m)) => m,
             Some(other) => return err(t.field("params"), format!("must be a table of parameters; got {other}")),
         };
-        let params = cc::params::validate(&algorithm, given).map_err(|e| {
-            if e.field.is_empty() {
-                ScenarioError { field: t.field("algorithm"), message: e.message }
-            } else {
-                ScenarioError { field: format!("{path}.params.{}", e.field), message: e.message }
-            }
-        })?;
-        GroupKind::Tcp { params, recovery }
+        if external.contains(&algorithm) {
+            let params = Params { algorithm: algorithm.clone(), values: vec![], texts: vec![], named: vec![], warnings: vec![] };
+            GroupKind::Tcp { params, recovery, external: Some(Value::Object(given.clone())) }
+        } else {
+            let params = cc::params::validate(&algorithm, given).map_err(|e| {
+                if e.field.is_empty() {
+                    let mut message = e.message;
+                    if !external.is_empty() {
+                        message.push_str(&format!("; user-defined: {}", external.join(", ")));
+                    }
+                    ScenarioError { field: t.field("algorithm"), message }
+                } else {
+                    ScenarioError { field: format!("{path}.params.{}", e.field), message: e.message }
+                }
+            })?;
+            GroupKind::Tcp { params, recovery, external: None }
+        }
     };
 
     let access_delay = t.with("access_delay", Some(Spread::Fixed(0.001)), |v| Spread::parse(v, count))?;
@@ -323,9 +334,9 @@ impl Group {
         m.insert("count".into(), json!(self.count));
         m.insert("algorithm".into(), json!(self.algorithm));
         match &self.kind {
-            GroupKind::Tcp { params, recovery } => {
+            GroupKind::Tcp { params, recovery, external } => {
                 m.insert("recovery".into(), json!(recovery.name()));
-                m.insert("params".into(), params.to_json());
+                m.insert("params".into(), external.clone().unwrap_or_else(|| params.to_json()));
                 m.insert("rtt_noise".into(), json!(self.rtt_noise));
             }
             GroupKind::Udp { pattern } => match pattern {

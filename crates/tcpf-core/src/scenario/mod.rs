@@ -99,6 +99,12 @@ struct ResolvedFlow {
 impl Scenario {
     /// Validate a scenario given as a JSON value (a parsed TOML file has the same shape).
     pub fn from_value(v: &Value) -> Result<Scenario, ScenarioError> {
+        Self::from_value_with(v, &[])
+    }
+
+    /// Validate a scenario in which flow groups may also name the `external` controllers
+    /// (defined outside the registry, e.g. in Python; their parameters pass through as given).
+    pub fn from_value_with(v: &Value, external: &[String]) -> Result<Scenario, ScenarioError> {
         let top = Table::new("", v)?;
         top.only(TOP_KEYS)?;
         let duration = top.with("duration", None, |v| {
@@ -155,7 +161,7 @@ impl Scenario {
         let d_rate = dumbbell.as_ref().map_or(0.0, |d| d.rate);
         let mut groups = Vec::with_capacity(arr.len());
         for (gi, g) in arr.iter().enumerate() {
-            groups.push(flows::group(gi, g, graph.as_ref(), d_rate, duration)?);
+            groups.push(flows::group(gi, g, graph.as_ref(), d_rate, duration, external)?);
         }
         let total: u64 = groups.iter().map(|g| g.count as u64).sum();
         if total > 100_000 {
@@ -200,6 +206,17 @@ impl Scenario {
             _ => unreachable!(),
         };
         Ok(Scenario { duration, seed, packet_size, max_window, measure, tcp, timeseries, loss_log, net, groups })
+    }
+
+    /// Valid but questionable settings (e.g. a binomial control that is not TCP-friendly).
+    pub fn warnings(&self) -> Vec<String> {
+        let mut out = vec![];
+        for (gi, g) in self.groups.iter().enumerate() {
+            if let GroupKind::Tcp { params, .. } = &g.kind {
+                out.extend(params.warnings.iter().map(|w| format!("flows[{gi}].params: {w}")));
+            }
+        }
+        out
     }
 
     /// Number of flows in all groups.
@@ -322,8 +339,9 @@ impl Scenario {
             .map(|(f, route)| {
                 let g = &self.groups[f.group as usize];
                 let kind = match &g.kind {
-                    GroupKind::Tcp { params, recovery } => FlowKind::Tcp {
+                    GroupKind::Tcp { params, recovery, external } => FlowKind::Tcp {
                         params: params.clone(),
+                        external: external.clone(),
                         recovery: *recovery,
                         tcp: TcpParams {
                             initial_window: t.initial_window as f64,
@@ -426,10 +444,10 @@ impl Scenario {
                 m.insert("id".into(), json!(f.id));
                 m.insert("group".into(), json!(f.group));
                 match &g.kind {
-                    GroupKind::Tcp { params, recovery } => {
+                    GroupKind::Tcp { params, recovery, external } => {
                         m.insert("kind".into(), json!("tcp"));
                         m.insert("algorithm".into(), json!(g.algorithm));
-                        m.insert("params".into(), params.to_json());
+                        m.insert("params".into(), external.clone().unwrap_or_else(|| params.to_json()));
                         m.insert("recovery".into(), json!(recovery.name()));
                         m.insert("rtt_noise_s".into(), json!(g.rtt_noise));
                     }

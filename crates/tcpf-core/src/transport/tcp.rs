@@ -211,6 +211,12 @@ impl TcpSender {
         self.cc.ssthresh()
     }
 
+    /// A fault the controller reported (the run must stop).
+    #[inline]
+    pub fn controller_error(&self) -> Option<String> {
+        self.cc.error()
+    }
+
     pub fn srtt(&self) -> f64 {
         self.rtt.srtt()
     }

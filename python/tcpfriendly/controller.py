@@ -1,0 +1,84 @@
+"""Window controllers written in Python.
+
+Subclass :class:`Controller`, override what your law changes, and pass the class to
+:func:`tcpfriendly.run` under the name your scenario uses::
+
+    import tcpfriendly as tf
+
+    class Halving(tf.Controller):
+        \"\"\"AIMD(alpha, beta): +alpha per RTT, W <- W - beta*W per loss event.\"\"\"
+        def __init__(self, alpha=1.0, beta=0.5, **kw):
+            super().__init__(**kw)
+            self.alpha, self.beta = alpha, beta
+
+        def on_ack(self, ack):
+            if self.cwnd < self.ssthresh:          # slow start: +1 per ACK
+                self.cwnd = min(self.cwnd + 1.0, self.max_window)
+            else:                                   # +alpha per RTT, applied per ACK
+                self.cwnd = min(self.cwnd + self.alpha / self.cwnd, self.max_window)
+
+        def on_loss_event(self, ev):
+            self.ssthresh = self.cwnd = max(ev.window * (1 - self.beta), 2.0)
+
+    scenario = tf.Scenario.dumbbell(rate="10Mbps", delay="20ms", duration=30) \\
+        .add_flows(2, "halving", params={"alpha": 0.5}) .add_flows(2, "tcp")
+    result = tf.run(scenario, controllers={"halving": Halving})
+
+The engine calls into Python on every ACK, so these flows run one to two orders of
+magnitude slower than the built-in controllers (which are compiled Rust); use them to try an
+idea, then write it as a formula (``algorithm = "formula"``) or in Rust for large sweeps.
+
+The transport (slow start's exit, loss recovery, timeouts, RTT measurement) stays in the
+engine; a controller only sets ``cwnd`` and ``ssthresh`` (packets). An exception raised in a
+method stops the run with a ``RuntimeError`` naming the flow, the simulated time, the method
+and the original exception.
+"""
+
+from collections import namedtuple
+
+#: An ACK that acknowledged new data outside loss recovery. ``now`` and ``rtt`` in seconds;
+#: ``rtt`` is the sample this ACK carried (None if none); ``min_rtt`` the smallest so far.
+Ack = namedtuple("Ack", ["now", "acked", "rtt", "min_rtt", "in_flight"])
+#: A loss event (losses within one RTT of the first, or an ECN echo); ``window`` is the window
+#: in use when it was detected (packets).
+LossEvent = namedtuple("LossEvent", ["now", "window", "in_flight", "ecn"])
+#: A retransmission timeout.
+Timeout = namedtuple("Timeout", ["now", "window", "in_flight"])
+
+INF = float("inf")
+
+
+class Controller:
+    """Base class: standard TCP (slow start, AIMD(1, 1/2), timeout to one packet).
+
+    The engine passes ``initial_window`` and ``max_window`` (the receiver window cap) as
+    keyword arguments, together with the group's ``params``; accept your parameters as keyword
+    arguments and pass the rest to ``super().__init__``. Keep ``self.cwnd`` and
+    ``self.ssthresh`` up to date: the engine reads them after every call.
+    """
+
+    def __init__(self, initial_window=2.0, max_window=INF):
+        self.cwnd = float(initial_window)
+        self.ssthresh = INF
+        self.max_window = float(max_window)
+
+    def on_ack(self, ack):
+        """New data acknowledged (outside loss recovery): grow the window."""
+        if self.cwnd < self.ssthresh:
+            self.cwnd = min(self.cwnd + 1.0, self.max_window)
+        else:
+            self.cwnd = min(self.cwnd + 1.0 / self.cwnd, self.max_window)
+
+    def on_rtt_sample(self, now, rtt):
+        """Every RTT sample, duplicate ACKs included (delay-based laws). Override only if
+        needed: when it is not overridden the engine skips the call."""
+
+    def on_loss_event(self, ev):
+        """A loss event: decrease the window once."""
+        self.ssthresh = max(ev.window / 2.0, 2.0)
+        self.cwnd = self.ssthresh
+
+    def on_timeout(self, to):
+        """A retransmission timeout: threshold to half the window, window to one packet."""
+        self.ssthresh = max(to.window / 2.0, 2.0)
+        self.cwnd = 1.0
