@@ -118,14 +118,49 @@ def _alg_binomial(params: Dict[str, Any], where: str, name: str = "binomial") ->
                      ("l_parameter_", l), ("precisionReduce_", "true")])
 
 
+# Parameters of Linux modules as compiled into ns-2 2.35 (tcp/linux/src/*.c, from Linux
+# 2.6.22.6). `fixed` ones cannot be changed; `settable` ones are module parameters that
+# `$tcp set_ca_param <module> <name> <int>` sets.
+LINUX_MODULES: Dict[str, Dict[str, Any]] = {
+    "illinois": {
+        # ALPHA_MAX 10, ALPHA_MIN (3*128/10)/128 = 0.297, BETA_MIN 1/8, BETA_MAX 1/2,
+        # d1 = dm/100, d2 = dm/10, d3 = 8*dm/10, base/max RTT from single samples
+        "fixed": {"alpha_max": 10.0, "alpha_min": 0.3, "beta_max": 0.5, "beta_min": 0.125,
+                  "eta1": 0.01, "eta2": 0.1, "eta3": 0.8, "extremes": "instantaneous"},
+        "settable": {"w_thresh": ("win_thresh", 15), "theta": ("theta", 5)},
+    },
+}
+
+
 def _alg_linux(module: str) -> Callable[[Dict[str, Any], str], Ns2Agent]:
-    """A Linux congestion-control module run by ns-2's TCP/Linux (Linux's own code and
-    parameters; the scenario's params must be the module's defaults)."""
+    """A Linux congestion-control module run by ns-2's TCP/Linux (Linux's own code; only its
+    module parameters can be set, the rest must be the module's compiled-in values)."""
+    spec = LINUX_MODULES.get(module, {"fixed": {}, "settable": {}})
+
     def build(params: Dict[str, Any], where: str) -> Ns2Agent:
+        cmds = [f"select_ca {module}"]
+        for name, value in params.items():
+            if value is None:
+                continue
+            if name in spec["settable"]:
+                linux_name, default = spec["settable"][name]
+                if float(value) != float(default):
+                    if float(value) != int(float(value)):
+                        raise Ns2Unsupported(f"{where}.params.{name}: {value!r} must be a whole number "
+                                             f"for ns-2 (Linux module parameter {linux_name} is an int)")
+                    cmds.append(f"set_ca_param {module} {linux_name} {int(float(value))}")
+            elif name in spec["fixed"]:
+                fixed = spec["fixed"][name]
+                same = (value == fixed) if isinstance(fixed, str) else abs(float(value) - fixed) < 1e-9
+                if not same:
+                    raise Ns2Unsupported(f"{where}.params.{name}: {value!r} cannot be set in ns-2 (its "
+                                         f"tcp_{module} is Linux's, compiled with {name} = {fixed})")
+            else:
+                raise Ns2Unsupported(f"{where}.params.{name}: ns-2's tcp_{module} has no such parameter")
         return Ns2Agent(
             sender="Agent/TCP/Linux", sink="Agent/TCPSink/Sack1",
             delack_sink="Agent/TCPSink/Sack1/DelAck",
-            at_start=[f"select_ca {module}"],
+            at_start=cmds,
             # TCP/Linux with a module counts its reductions (recovery entries and
             # timeouts) in ncwndcuts_ only; ncwndcuts1_ stays 0
             loss_counter="ncwndcuts_",
@@ -234,6 +269,15 @@ def _refuse_unknown(d: Any, known: str, where: str) -> None:
 
 
 def _check(expanded: Dict[str, Any]) -> None:
+    for key in ("links", "nodes"):
+        if expanded.get(key):
+            raise Ns2Unsupported(f"{key}: general topologies (nodes and links) are not mapped to ns-2 by "
+                                 "this exporter; it expresses the dumbbell ([bottleneck]) only")
+    for i, f in enumerate(expanded.get("flows", [])):
+        kind = f.get("kind", "tcp")
+        if kind not in ("tcp", "cbr"):
+            raise Ns2Unsupported(f"{_group_label(f, i)}.algorithm: {kind!r} sources are not mapped to ns-2 "
+                                 "by this exporter (TCP flows and constant-rate or on/off CBR only)")
     _refuse_unknown(expanded, "", "")
     _refuse_unknown(expanded.get("measure"), "measure", "measure")
     _refuse_unknown(expanded.get("tcp"), "tcp", "tcp")

@@ -134,6 +134,8 @@ class Bank:
     tolerances: Dict[str, Tolerance]
     scenarios: List[BankEntry]
     default_seeds: int = 3
+    # runs per simulator in the CI subset (None: each scenario's own)
+    ci_seeds: Optional[int] = None
 
     def entry_for(self, scenario_path: str) -> Optional[BankEntry]:
         target = os.path.realpath(scenario_path)
@@ -201,7 +203,9 @@ def load_bank(path: Optional[str] = None) -> Bank:
                                  ci=bool(sv.get("ci", False)), expected_failures=xfs,
                                  summary=str(sv.get("summary", "")),
                                  note=" ".join(str(sv.get("note", "")).split())))
-    return Bank(path=path, tolerances=tolerances, scenarios=entries, default_seeds=default_seeds)
+    ci_seeds = data.get("ci_seeds")
+    return Bank(path=path, tolerances=tolerances, scenarios=entries, default_seeds=default_seeds,
+                ci_seeds=int(ci_seeds) if ci_seeds is not None else None)
 
 
 # --------------------------------------------------------------------------------------------
@@ -214,14 +218,31 @@ def _group_meta(normalized: Dict[str, Any]) -> List[Dict[str, Any]]:
         alg = g.get("algorithm", "tcp")
         params = g.get("params") or {}
         label = alg
-        if params:
+        shown = params
+        if len(params) > 4:  # long presets: only what differs from the registry's defaults
+            defaults = _defaults(alg)
+            shown = {k: v for k, v in params.items() if k not in defaults or defaults[k] != v}
+            if not shown:
+                label += "(defaults)"
+        if shown:
             label += "(" + ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}"
-                                     for k, v in params.items()) + ")"
+                                     for k, v in shown.items()) + ")"
         if g.get("recovery") and alg != "cbr":
             label += f"/{g['recovery']}"
         out.append({"group": gi, "label": label, "count": int(g.get("count", 1)),
                     "direction": g.get("direction", "forward"), "kind": "cbr" if alg == "cbr" else "tcp"})
     return out
+
+
+def _defaults(algorithm: str) -> Dict[str, Any]:
+    try:
+        from .scenario import algorithms
+        for a in algorithms():
+            if a.get("name") == algorithm:
+                return {p["name"]: p.get("default", p.get("default_text")) for p in a.get("params", [])}
+    except (ImportError, ValueError, KeyError):
+        pass
+    return {}
 
 
 def summarize_run(raw: Dict[str, Any], groups: List[Dict[str, Any]]) -> Dict[str, Any]:
@@ -431,6 +452,8 @@ def run_bank(bank: Bank, ci_only: bool = False, seeds: Optional[int] = None, wor
     """Run the bank (or its CI subset, or the named scenarios) and return every comparison."""
     _check_ns(ns_binary)
     t0 = time.perf_counter()
+    if ci_only and seeds is None:
+        seeds = bank.ci_seeds
     jobs = []
     for e in bank.scenarios:
         if ci_only and not e.ci:
