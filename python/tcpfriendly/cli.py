@@ -271,6 +271,7 @@ def _add_optional_commands(root: typer.Typer) -> None:
 
 _add_optional_commands(app)
 app.add_typer(importlib.import_module(".cli_model", __package__).app, name="model", short_help="Analytic models from the papers: rates, TCP-friendly curves, spectrum, CYRF, Illinois, Markov, Chiu-Jain.")
+app.add_typer(importlib.import_module(".cli_sweep", __package__).app, name="sweep")
 
 
 # ----- entry point ------------------------------------------------------------------------------

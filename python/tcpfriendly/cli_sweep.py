@@ -1,0 +1,198 @@
+"""`tcpf sweep ...`: parameter grids x seeds, on every local core or on a Dask cluster.
+
+    tcpf sweep FILE.toml [--workers N] [--dask ADDRESS | --dask local] [--out DIR]
+    tcpf sweep plot DIR --x AXIS --y METRIC [--hue AXIS] [--kind line|heatmap] --out FILE.png
+
+``tcpf sweep FILE.toml`` is short for ``tcpf sweep run FILE.toml``. Exit codes follow the
+`tcpf` policy (cli.main): 2 for a bad spec (before any run starts), 1 when a run fails, 130
+when interrupted (finished runs are kept: rerun to finish).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import List, Optional
+
+import typer
+from typer.core import TyperGroup
+
+from .errors import ScenarioError
+
+
+class _DefaultRunGroup(TyperGroup):
+    """``tcpf sweep FILE.toml ...`` runs ``tcpf sweep run FILE.toml ...``."""
+
+    def parse_args(self, ctx, args):
+        if args and args[0] not in self.commands and args[0] not in ("-h", "--help"):
+            args = ["run"] + list(args)
+        return super().parse_args(ctx, args)
+
+
+app = typer.Typer(
+    cls=_DefaultRunGroup,
+    short_help="Parameter sweeps (grids x seeds) on all cores or Dask; plots.",
+    help=(
+        "Run a parameter sweep: a base scenario, axes of values and seeds, on every local core "
+        "or on a Dask cluster; finished runs are cached, so an interrupted sweep resumes.\n\n"
+        "\b\n"
+        "Examples:\n"
+        "  tcpf sweep examples/sweep-gaimd-beta.toml                  all cores, out/sweep-gaimd-beta\n"
+        "  tcpf sweep examples/sweep-gaimd-beta.toml --workers 1 --out out/b\n"
+        "  tcpf sweep examples/sweep-gaimd-beta.toml --dask local     a LocalCluster\n"
+        "  tcpf sweep examples/sweep-gaimd-beta.toml --dask tcp://scheduler:8786\n"
+        "  tcpf sweep plot out/sweep-gaimd-beta --x flows[1].params.beta --y share --out share.png"
+    ),
+    no_args_is_help=True,
+    add_completion=False,
+    rich_markup_mode=None,
+)
+
+
+@app.command(
+    "run",
+    help=(
+        "Run the sweep in FILE.toml (`tcpf sweep FILE.toml` for short).\n\n"
+        "The spec names a base scenario and the axes to vary:\n\n"
+        "\b\n"
+        "  scenario = \"jin2001-red-32.toml\"   # relative to FILE.toml, or an inline [scenario]\n"
+        "  seeds = 10                         # base_seed .. base_seed+9, or a list\n"
+        "  metrics = [\"share\", \"link.utilization\"]   # default: all\n"
+        "  [set]                              # fixed overrides\n"
+        "  \"flows[1].algorithm\" = \"gaimd\"\n"
+        "  [axes]                             # every combination\n"
+        "  \"flows[1].params.beta\" = [0.0625, 0.125, 0.25]\n"
+        "  \"bottleneck.rate\" = [\"1.5Mbps\", \"15Mbps\"]\n"
+        "  [[zip]]                            # paths whose values advance together\n"
+        "  \"flows[1].params.alpha\" = [0.1, 0.2]\n"
+        "  \"flows[1].params.beta\" = [0.0625, 0.125]\n\n"
+        "Every run is validated before any starts. Each finished run is stored as "
+        "DIR/runs/<hash>.parquet (hash of the normalized scenario, seed and tcpfriendly "
+        "version) and never recomputed; DIR/results.parquet and DIR/results.csv hold the "
+        "tidy table (one row per run x flow group: axis values, seed, metrics) and "
+        "DIR/sweep.json the spec. Ctrl-C stops cleanly (finished runs are kept); rerunning "
+        "runs only what is missing.\n\n"
+        "\b\n"
+        "Examples:\n"
+        "  tcpf sweep examples/sweep-gaimd-beta.toml --out out/beta\n"
+        "  tcpf sweep examples/sweep-gaimd-beta.toml --dask local --workers 2\n"
+        "  tcpf sweep examples/sweep-gaimd-beta.toml --dry-run"
+    ),
+)
+def run_command(
+    file: str = typer.Argument(..., metavar="FILE.toml", help="Sweep spec (TOML)."),
+    workers: Optional[int] = typer.Option(
+        None, "--workers", "-j", metavar="N",
+        help="Parallel runs: local threads (default: every core), or LocalCluster workers "
+             "with --dask local."),
+    dask: Optional[str] = typer.Option(
+        None, "--dask", metavar="ADDRESS|local",
+        help="Run on Dask: a scheduler address (tcp://host:8786) or `local` to start a "
+             "LocalCluster. Needs dask.distributed."),
+    out: Optional[str] = typer.Option(
+        None, "--out", metavar="DIR",
+        help="Output directory (default: out/<FILE's name>). Runs already stored there are "
+             "not recomputed."),
+    dry_run: bool = typer.Option(
+        False, "--dry-run", help="Validate the spec and print what would run; run nothing."),
+    progress: Optional[bool] = typer.Option(
+        None, "--progress/--no-progress",
+        help="Progress bar on stderr (default: when stderr is a terminal)."),
+) -> None:
+    from .sweep import Sweep, SweepError, SweepInterrupted, run_sweep
+
+    if workers is not None and workers < 1:
+        raise SweepError(f"--workers: must be a positive integer, got {workers}", field="--workers")
+    if dask is not None and dask != "local" and workers is not None:
+        raise SweepError("--workers: a Dask scheduler decides its workers; use --workers only "
+                         "with --dask local or without --dask", field="--workers")
+    if dask is not None and not dask.strip():
+        raise SweepError("--dask: expected a scheduler address or `local`", field="--dask")
+    sweep = Sweep.from_toml(file)
+    if out is None:
+        out = os.path.join("out", os.path.splitext(os.path.basename(file))[0])
+    if dry_run:
+        points, runs = sweep.plan()
+        keys = {r.key for r in runs}
+        runs_dir = os.path.join(out, "runs")
+        done = sum(1 for k in keys if os.path.exists(os.path.join(runs_dir, f"{k}.parquet")))
+        typer.echo(f"sweep: {len(keys)} runs ({len(points)} points x {len(sweep.seeds)} seeds): "
+                   f"{done} already done, {len(keys) - done} to run (dry run: nothing run)")
+        for i, point in enumerate(points):
+            label = ", ".join(f"{p}={v!r}" for p, v in point.items()) or "the base scenario"
+            typer.echo(f"  point {i}: {label}")
+        return
+    try:
+        result = run_sweep(sweep, out, workers=workers, dask=dask, progress=progress)
+    except SweepInterrupted as stop:
+        result = stop.result
+        _summary(result)
+        sys.stdout.flush()
+        sys.stderr.write(
+            f"error: interrupted: {result.cached + result.ran} of {result.total} runs done and "
+            f"kept in {result.out}; rerun to finish the {result.missing} missing\n")
+        sys.stderr.flush()
+        raise SystemExit(130)
+    _summary(result)
+    if result.failures:
+        n = len(result.failures)
+        raise RuntimeError(f"{n} of {result.total} run{'s' if result.total != 1 else ''} failed "
+                           f"(first: {result.failure_label(0)}); the others are stored: fix and "
+                           "rerun to retry the failed ones")
+
+
+def _summary(result) -> None:
+    done = result.cached + result.ran
+    text = (f"sweep: {done}/{result.total} runs done ({result.ran} run now, {result.cached} "
+            f"cached{f', {len(result.failures)} failed' if result.failures else ''}) in "
+            f"{result.elapsed:.1f} s; {len(result.table)} rows")
+    files = [p for p in result.paths if not p.endswith("sweep.json")]
+    if files:
+        text += f" in {', '.join(files)}"
+    typer.echo(text)
+
+
+@app.command(
+    "plot",
+    help=(
+        "Plot a sweep's METRIC against an axis: mean over seeds with 95% confidence-interval "
+        "error bars (Student's t), one line per --hue value, or a heatmap of --x by --hue.\n\n"
+        "Every axis that varies must be --x, --hue or fixed with --where AXIS=VALUE. With "
+        "several flow groups, a group metric gets one line per group (or pick one with "
+        "--group N); link metrics (link.<name>.<metric>) are per run.\n\n"
+        "\b\n"
+        "Examples:\n"
+        "  tcpf sweep plot out/beta --x flows[1].params.beta --y share --out share.png\n"
+        "  tcpf sweep plot out/beta --x flows[1].params.beta --y share --group 1 \\\n"
+        "      --hue bottleneck.rate --out share-by-rate.png\n"
+        "  tcpf sweep plot out/beta --kind heatmap --x flows[1].params.beta \\\n"
+        "      --hue bottleneck.rate --y link.bottleneck.utilization --out util.png"
+    ),
+)
+def plot_command(
+    directory: str = typer.Argument(..., metavar="DIR", help="A sweep's output directory."),
+    x: str = typer.Option(..., "--x", metavar="AXIS", help="Axis on the x axis."),
+    y: str = typer.Option(..., "--y", metavar="METRIC", help="Metric column to plot."),
+    hue: Optional[str] = typer.Option(
+        None, "--hue", metavar="AXIS", help="One line per value (heatmap: the rows)."),
+    kind: str = typer.Option("line", "--kind", metavar="line|heatmap", help="Plot kind."),
+    where: Optional[List[str]] = typer.Option(
+        None, "--where", metavar="AXIS=VALUE", help="Fix another axis (repeatable)."),
+    group: Optional[int] = typer.Option(None, "--group", metavar="N", help="One flow group."),
+    out: str = typer.Option(..., "--out", metavar="FILE.png", help="Image file to write."),
+    logx: bool = typer.Option(False, "--logx", help="Logarithmic x axis (line plots)."),
+    logy: bool = typer.Option(False, "--logy", help="Logarithmic y axis (line plots)."),
+) -> None:
+    from .sweep_plot import plot
+
+    fixed = {}
+    for item in where or []:
+        name, sep, value = item.partition("=")
+        if not sep or not name:
+            raise ScenarioError(f"--where: expected AXIS=VALUE, got {item!r}", field="--where")
+        fixed[name] = value
+    if not os.path.isdir(directory):
+        raise ScenarioError(f"DIR: {directory} is not a directory (a sweep's --out)", field="DIR")
+    plot(directory, x=x, y=y, hue=hue, kind=kind, where=fixed, group=group, out=out,
+         logx=logx, logy=logy)
+    typer.echo(f"wrote {out}")
