@@ -72,6 +72,8 @@ pub struct Link {
     starts: VecDeque<(Time, u32)>,
     /// End of the last admitted packet's transmission.
     busy_until: Time,
+    /// Start of the busy period that ends at `busy_until` (transmission is continuous in it).
+    period_start: Time,
     pipe: VecDeque<(Time, Packet)>,
     pub loss: Option<LossModel>,
     pub stats: LinkStats,
@@ -96,6 +98,7 @@ impl Link {
             discipline,
             starts: VecDeque::new(),
             busy_until: 0,
+            period_start: 0,
             pipe: VecDeque::new(),
             loss: None,
             stats: LinkStats::default(),
@@ -201,6 +204,9 @@ impl Link {
             }
         }
         let start = at.max(self.busy_until);
+        if start > self.busy_until {
+            self.period_start = start;
+        }
         let done = start + self.tx_ns(pkt.size);
         self.busy_until = done;
         if start > at {
@@ -231,12 +237,15 @@ impl Link {
         (pkt, self.pipe.front().map(|(t, _)| *t))
     }
 
-    /// Counters as of time `t` (at or after the last admission's arrival): integrals are
-    /// brought up to `t` and transmission time still to come after `t` is left out.
+    /// Counters as of time `t`: integrals are brought up to `t` and transmission time still to
+    /// come after `t` is left out. Exact when every admission so far arrived by `t` (links
+    /// entered through events); a link entered ahead of time (folded) may count busy time of
+    /// earlier busy periods that lie after `t` (it is never reported).
     pub fn snapshot(&mut self, t: Time) -> LinkStats {
         self.advance(t);
         let mut s = self.stats.clone();
-        s.busy_ns -= self.busy_until.saturating_sub(t) as u128;
+        let after = self.busy_until.saturating_sub(t.max(self.period_start));
+        s.busy_ns = s.busy_ns.saturating_sub(after as u128);
         s
     }
 }
