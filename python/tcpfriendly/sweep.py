@@ -820,6 +820,9 @@ def _run_threads(todo: List[Run], workers: int, collector: _Collector,
         return True
 
 
+DASK_CONNECT_TIMEOUT = "10s"  # to reach a scheduler given by address
+
+
 def _dask_client(dask: Any, workers: Optional[int]):
     """(client, cluster-or-None, owned) for ``dask``: "local", an address or a Client."""
     try:
@@ -837,16 +840,40 @@ def _dask_client(dask: Any, workers: Optional[int]):
     if dask == "local":
         cluster = distributed.LocalCluster(
             n_workers=workers or default_workers(), threads_per_worker=1, processes=True,
-            dashboard_address=None, silence_logs=logging.ERROR)
+            dashboard_address=":0", silence_logs=logging.ERROR)
         try:
             return distributed.Client(cluster), cluster, True
         except BaseException:
             cluster.close()
             raise
     try:
-        return distributed.Client(dask, timeout="10s"), None, True
+        return distributed.Client(dask, timeout=DASK_CONNECT_TIMEOUT), None, True
     except (OSError, TimeoutError) as exc:
         raise RuntimeError(f"cannot connect to the Dask scheduler at {dask}: {exc}") from None
+
+
+class _quiet_dask_logs:
+    """While we own a LocalCluster, its in-process scheduler logs only errors (its INFO
+    lines about workers coming and going would drown the progress bar)."""
+
+    def __init__(self, active: bool):
+        self.active = active
+        self.saved: List[Tuple[Any, int]] = []
+
+    def __enter__(self):
+        if self.active:
+            import logging
+
+            for name in ("distributed", "distributed.scheduler", "distributed.core",
+                         "distributed.nanny", "distributed.worker"):
+                logger = logging.getLogger(name)
+                self.saved.append((logger, logger.level))
+                logger.setLevel(logging.ERROR)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for logger, level in self.saved:
+            logger.setLevel(level)
 
 
 def _run_dask(todo: List[Run], client, collector: _Collector, retries: int = 2) -> bool:
@@ -1098,14 +1125,15 @@ def run_sweep(sweep: Sweep, out: "Optional[os.PathLike[str] | str]" = None, *,
             n = workers or default_workers()
             interrupted = _run_threads(todo, n, collector, say)
         else:
-            client, cluster, owned = _dask_client(dask, workers)
-            try:
-                interrupted = _run_dask(todo, client, collector)
-            finally:
-                if owned:
-                    client.close()
-                if cluster is not None:
-                    cluster.close()
+            with _quiet_dask_logs(dask == "local"):
+                client, cluster, owned = _dask_client(dask, workers)
+                try:
+                    interrupted = _run_dask(todo, client, collector)
+                finally:
+                    if owned:
+                        client.close()
+                    if cluster is not None:
+                        cluster.close()
     bar.close()
     tables = dict(collector.tables)
     for key in done_keys:

@@ -156,8 +156,10 @@ def plot(source, x: str, y: str, hue: Optional[str] = None, kind: str = "line",
         else:
             raise ScenarioError("--group: the sweep has several flow groups: pick one with "
                                 "--group N (or put group on --x/--hue)", field="--group")
-    fixed = set((where or {}).keys()) | {x, hue}
-    loose = [a for a in axes if a not in fixed and table[a].nunique() > 1]
+    # An axis is loose if it still varies once x and hue are fixed (zipped axes do not).
+    cells = [c for c in (x, hue) if c is not None]
+    loose = [a for a in axes if a not in cells
+             and table.groupby(cells, sort=False, dropna=False)[a].nunique().max() > 1]
     if loose:
         values = ", ".join(f"{a} ({', '.join(map(str, _order(table[a])))})" for a in loose)
         raise ScenarioError(f"--where: these axes vary and are neither --x nor --hue: {values}; "

@@ -1,0 +1,448 @@
+"""Sweeps (issue #8): spec and axis paths, validation before any run, the local executor,
+caching and resumption (including a real SIGINT), the tidy table, plots."""
+
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import tcpfriendly as tf
+from tcpfriendly import sweep as sw
+from tcpfriendly.sweep import Sweep, SweepError, run_key, set_path
+from tcpfriendly.sweep_plot import summarize, t975
+
+from conftest import REPO, _tcpf_command
+
+# 1 TCP SACK + 1 GAIMD flow, 5 Mbps / 20 ms RED, 5 simulated seconds: about 1 ms per run.
+TINY = """\
+duration = 5
+seed = 3
+measure = { from = 1, to = 5 }
+
+[bottleneck]
+rate = "5Mbps"
+delay = "20ms"
+queue = "red"
+limit = "2.5bdp"
+
+[[flows]]
+count = 2
+algorithm = "tcp"
+recovery = "sack"
+access_delay = "1ms..5ms"
+
+[[flows]]
+count = 2
+algorithm = "gaimd"
+params = { alpha = 0.31, beta = 0.125 }
+access_delay = "1ms..5ms"
+"""
+
+SPEC = """\
+scenario = "tiny.toml"
+seeds = 3
+
+[axes]
+"flows[1].params.beta" = [0.0625, 0.125, 0.25]
+"bottleneck.rate" = ["1.5Mbps", "5Mbps"]
+"""
+
+
+@pytest.fixture
+def tiny(tmp_path):
+    path = tmp_path / "tiny.toml"
+    path.write_text(TINY)
+    return path
+
+
+@pytest.fixture
+def spec_path(tmp_path, tiny):
+    path = tmp_path / "spec.toml"
+    path.write_text(SPEC)
+    return path
+
+
+def grid_sweep(tiny, seeds=3, **kw):
+    return Sweep(tiny, axes={"flows[1].params.beta": [0.0625, 0.125, 0.25],
+                             "bottleneck.rate": ["1.5Mbps", "5Mbps"]}, seeds=seeds, **kw)
+
+
+# ----- paths and the spec ---------------------------------------------------------------------
+def test_set_path_creates_missing_table_keys_and_refuses_bad_indices():
+    data = {"bottleneck": {"rate": "5Mbps"}, "flows": [{"count": 1}, {"count": 2}]}
+    set_path(data, "bottleneck.loss.p", 0.01)
+    set_path(data, "flows[1].params.beta", 0.25)
+    set_path(data, "duration", 7)
+    assert data["bottleneck"]["loss"] == {"p": 0.01}
+    assert data["flows"][1]["params"] == {"beta": 0.25}
+    assert data["duration"] == 7
+    with pytest.raises(SweepError, match=r"^axis flows\[5\]\.count: index 5 is out of range: "
+                                         r"flows has 2 entries"):
+        set_path(data, "flows[5].count", 1)
+    with pytest.raises(SweepError, match=r"bottleneck\.rate is a string, not a table"):
+        set_path(data, "bottleneck.rate.x", 1)
+    with pytest.raises(SweepError, match=r"tcp does not exist"):
+        set_path(data, "tcp[0].tick", 1)
+    with pytest.raises(SweepError, match="not a path"):
+        set_path(data, "flows[x].count", 1)
+
+
+def test_spec_from_toml_axes_zip_set_seeds(tmp_path, tiny):
+    (tmp_path / "s.toml").write_text("""
+scenario = "tiny.toml"
+seeds = [4, 9]
+metrics = ["share", "link.utilization"]
+[set]
+"flows[0].recovery" = "newreno"
+[axes]
+bottleneck.rate = ["1.5Mbps", "5Mbps"]        # unquoted dotted keys work too
+[[zip]]
+"flows[1].params.alpha" = [0.1, 0.2, 0.4]
+"flows[1].params.beta" = [0.0625, 0.125, 0.25]
+""")
+    s = Sweep.from_toml(tmp_path / "s.toml")
+    assert s.seeds == [4, 9]
+    assert s.axis_paths == ["bottleneck.rate", "flows[1].params.alpha", "flows[1].params.beta"]
+    points = s.points()
+    assert len(points) == 6
+    assert points[0] == {"bottleneck.rate": "1.5Mbps", "flows[1].params.alpha": 0.1,
+                         "flows[1].params.beta": 0.0625}
+    assert points[5] == {"bottleneck.rate": "5Mbps", "flows[1].params.alpha": 0.4,
+                         "flows[1].params.beta": 0.25}
+    scen = s.scenario_at(points[4], seed=9)
+    assert scen["flows"][0]["recovery"] == "newreno" and scen["seed"] == 9
+    assert scen["flows"][1]["params"] == {"alpha": 0.2, "beta": 0.125}
+    _, runs = s.plan()
+    assert [(r.point, r.seed) for r in runs[:3]] == [(0, 4), (0, 9), (1, 4)]
+
+
+def test_seed_count_starts_at_the_scenario_seed(tiny):
+    assert Sweep(tiny, seeds=3).seeds == [3, 4, 5]
+    assert Sweep(tiny, seeds=2, base_seed=10).seeds == [10, 11]
+
+
+@pytest.mark.parametrize("spec, message", [
+    ('scenario = "tiny.toml"\nbogus = 1', r"^bogus: unknown sweep key"),
+    ('seeds = 2', r"^scenario: missing"),
+    ('scenario = "tiny.toml"\nseeds = 0', r"^seeds: must be at least 1"),
+    ('scenario = "tiny.toml"\nseeds = [1, 1]', r"^seeds: the list repeats a seed"),
+    ('scenario = "tiny.toml"\nmetrics = ["speed"]', r"^metrics: unknown metric 'speed'"),
+    ('scenario = "tiny.toml"\n[axes]\nduration = 5', r"^axis duration: must be a list of values"),
+    ('scenario = "tiny.toml"\n[axes]\nduration = []', r"^axis duration: needs at least one value"),
+    ('scenario = "tiny.toml"\n[axes]\nseed = [1, 2]', r"^axis seed: use `seeds"),
+    ('scenario = "tiny.toml"\n[[zip]]\nduration = [5, 6]\n"tcp.tick" = [0.1]',
+     r"^zip\[0\]: zipped axes need lists of the same length \(duration has 2, tcp.tick has 1\)"),
+    ('scenario = "tiny.toml"\n[axes]\nduration = [5]\n[[zip]]\nduration = [6]',
+     r"^axis duration: appears twice"),
+    ('scenario = "missing.toml"', r"cannot read scenario file .*missing.toml"),
+])
+def test_bad_specs_are_named(tmp_path, tiny, spec, message):
+    (tmp_path / "bad.toml").write_text(spec)
+    with pytest.raises(tf.ScenarioError, match=message):
+        Sweep.from_toml(tmp_path / "bad.toml").plan()
+
+
+def test_run_key_covers_scenario_seed_and_version(tiny):
+    n = tf.normalize(tiny)
+    k, canonical = run_key(n, 1, "0.1.0")
+    assert json.loads(canonical) == {"scenario": n, "seed": 1, "version": "0.1.0"}
+    assert run_key(n, 2, "0.1.0")[0] != k
+    assert run_key(n, 1, "0.1.1")[0] != k
+    assert run_key(dict(n, duration=6.0), 1, "0.1.0")[0] != k
+    # The key is of the normalized scenario: two spellings of one rate are one run.
+    s = Sweep(tiny, axes={"bottleneck.rate": ["5Mbps", 5000000, "5000kbps"]}, seeds=2)
+    _, runs = s.plan()
+    assert len(runs) == 6 and len({r.key for r in runs}) == 2
+    assert runs[0].key == run_key(json.loads(json.dumps(tf.normalize(dict(
+        tf.Scenario.from_toml(tiny).to_dict(), seed=3)))), 3)[0]
+
+
+# ----- validation before anything runs ---------------------------------------------------------
+def test_cli_bad_axis_path_fails_before_any_run(tcpf, tmp_path, tiny):
+    (tmp_path / "bad.toml").write_text(
+        'scenario = "tiny.toml"\nseeds = 2\n[axes]\n"flows[5].params.beta" = [0.1, 0.2]\n')
+    out = tmp_path / "out"
+    p = tcpf("sweep", tmp_path / "bad.toml", "--out", out)
+    assert p.returncode == 2
+    assert p.stderr.splitlines() == [
+        "error: axis flows[5].params.beta: index 5 is out of range: flows has 2 entries "
+        "(flows[0]..flows[1])"]
+    assert "Traceback" not in p.stderr and p.stdout == ""
+    assert not out.exists()
+
+
+def test_cli_invalid_combination_names_the_point(tcpf, tmp_path, tiny):
+    (tmp_path / "bad.toml").write_text(
+        'scenario = "tiny.toml"\nseeds = 2\n[axes]\n"flows[1].params.beta" = [0.125, 1.5]\n'
+        '"bottleneck.rate" = ["5Mbps", "fast"]\n')
+    out = tmp_path / "out"
+    p = tcpf("sweep", tmp_path / "bad.toml", "--out", out)
+    assert p.returncode == 2, p.stderr
+    lines = p.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(
+        'error: point flows[1].params.beta=0.125, bottleneck.rate="fast": bottleneck.rate:')
+    assert lines[0].endswith("(3 of 4 points are invalid)")
+    assert not out.exists()
+
+
+def test_cli_bad_options(tcpf, spec_path, tmp_path):
+    p = tcpf("sweep", spec_path, "--workers", "0", "--out", tmp_path / "o")
+    assert p.returncode == 2 and p.stderr.startswith("error: --workers:")
+    p = tcpf("sweep", spec_path, "--dask", "tcp://127.0.0.1:1", "--workers", "2")
+    assert p.returncode == 2 and p.stderr.startswith("error: --workers:")
+    p = tcpf("sweep", tmp_path / "nope.toml")
+    assert p.returncode == 2 and p.stderr.startswith("error: cannot read sweep file")
+
+
+# ----- running, the table, caching ---------------------------------------------------------------
+def test_local_sweep_table_matches_direct_runs(tiny, tmp_path):
+    s = grid_sweep(tiny)
+    res = s.run(out=tmp_path / "o", workers=2, quiet=True)
+    t = res.table
+    assert (res.total, res.ran, res.cached, res.failures) == (18, 18, 0, [])
+    assert len(t) == 6 * 3 * 2
+    assert list(t.columns[:7]) == ["point", "flows[1].params.beta", "bottleneck.rate", "seed",
+                                   "group", "algorithm", "recovery"]
+    for col in sw.GROUP_METRICS + ["link.bottleneck.utilization", "link.bottleneck.drops",
+                                   "link.bottleneck.marks", "link.bottleneck.mean_queue_pkts",
+                                   "link.bottleneck_reverse.utilization", "run"]:
+        assert col in t.columns, col
+    assert t["seed"].tolist()[:6] == [3, 3, 4, 4, 5, 5]
+    assert t["flows[1].params.beta"].dtype == float
+    # One row checked against tf.run of the same scenario and seed.
+    row = t[(t["flows[1].params.beta"] == 0.25) & (t["bottleneck.rate"] == "1.5Mbps")
+            & (t["seed"] == 4) & (t["group"] == 1)].iloc[0]
+    scen = tf.Scenario.from_toml(tiny).to_dict()
+    scen["flows"][1]["params"]["beta"] = 0.25
+    scen["bottleneck"]["rate"] = "1.5Mbps"
+    r = tf.run(scen, seed=4)
+    g = r.flows[r.flows["group"] == 1]
+    assert row["n_flows"] == 2 and row["algorithm"] == "gaimd"
+    assert json.loads(row["params"]) == {"alpha": 0.31, "beta": 0.25}
+    assert row["goodput_bps_mean"] == pytest.approx(g["goodput_bps"].mean(), rel=1e-12)
+    assert row["goodput_bps_sum"] == pytest.approx(g["goodput_bps"].sum(), rel=1e-12)
+    assert row["share"] == pytest.approx(g["goodput_bps"].mean() / r.flows["goodput_bps"].mean())
+    assert row["timeouts"] == g["timeouts"].sum()
+    assert row["loss_event_rate"] == pytest.approx(g["loss_event_rate"].mean())
+    x = g["goodput_bps"]
+    assert row["jain"] == pytest.approx(x.sum() ** 2 / (len(x) * (x ** 2).sum()))
+    link = r.links.iloc[0]
+    assert row["link.bottleneck.drops"] == link["drops"]
+    assert row["link.bottleneck.mean_queue_pkts"] == pytest.approx(link["mean_queue_pkts"])
+    # The files: one per run, the tidy table in Parquet and CSV, the spec.
+    out = tmp_path / "o"
+    assert len(list((out / "runs").glob("*.parquet"))) == 18
+    assert not list((out / "runs").glob(".*"))  # no temporaries left
+    pd.testing.assert_frame_equal(pd.read_parquet(out / "results.parquet"), t)
+    assert len(pd.read_csv(out / "results.csv")) == len(t)
+    record = json.loads((out / "sweep.json").read_text())
+    assert record["axes"] == ["flows[1].params.beta", "bottleneck.rate"]
+    assert {r["key"] for r in record["runs"]} == set(t["run"])
+
+
+def test_same_table_with_one_and_two_workers(tiny, tmp_path):
+    a = grid_sweep(tiny).run(out=tmp_path / "a", workers=1, quiet=True)
+    b = grid_sweep(tiny).run(out=tmp_path / "b", workers=2, quiet=True)
+    c = grid_sweep(tiny).run(workers=2, quiet=True)  # in memory, no files
+    pd.testing.assert_frame_equal(a.table, b.table, check_exact=True)
+    pd.testing.assert_frame_equal(a.table, c.table, check_exact=True)
+    assert (tmp_path / "a" / "results.csv").read_bytes() == (tmp_path / "b" / "results.csv").read_bytes()
+
+
+def test_cache_and_resume_only_missing_runs(tiny, tmp_path):
+    out = tmp_path / "o"
+    first = grid_sweep(tiny).run(out=out, quiet=True)
+    again = grid_sweep(tiny).run(out=out, quiet=True)
+    assert (again.ran, again.cached) == (0, 18)
+    pd.testing.assert_frame_equal(first.table, again.table, check_exact=True)
+    files = sorted((out / "runs").glob("*.parquet"))
+    for f in files[:5]:
+        f.unlink()
+    lines = []
+    resumed = sw.run_sweep(grid_sweep(tiny), out, log=lines.append)
+    assert lines[0] == "sweep: 18 runs (6 points x 3 seeds): 13 already done, 5 to run"
+    assert (resumed.ran, resumed.cached) == (5, 13)
+    pd.testing.assert_frame_equal(first.table, resumed.table, check_exact=True)
+    # More seeds reuse the runs already there.
+    more = grid_sweep(tiny, seeds=4).run(out=out, quiet=True)
+    assert (more.ran, more.cached) == (6, 18)
+
+
+def test_failed_runs_are_reported_and_retried_on_rerun(tiny, tmp_path, monkeypatch):
+    real = sw.execute
+
+    def flaky(scenario_json, seed, key):
+        if seed == 4 and '"beta":0.25' in scenario_json:
+            raise RuntimeError("engine exploded")
+        return real(scenario_json, seed, key)
+
+    monkeypatch.setattr(sw, "execute", flaky)
+    res = grid_sweep(tiny).run(out=tmp_path / "o", workers=2, quiet=True)
+    assert len(res.failures) == 2 and res.ran == 16 and res.missing == 2
+    assert "seed 4: engine exploded" in res.failure_label(0)
+    assert len(res.table) == 16 * 2
+    monkeypatch.setattr(sw, "execute", real)
+    again = grid_sweep(tiny).run(out=tmp_path / "o", quiet=True)
+    assert (again.ran, again.cached, again.failures) == (2, 16, [])
+
+
+def test_metric_selection(tiny):
+    s = grid_sweep(tiny, seeds=1, metrics=["share", "link.utilization", "link.bottleneck.drops"])
+    t = s.run(quiet=True).table
+    # group metrics in the spec's order, then link columns link by link (bottleneck first)
+    assert list(t.columns[9:]) == ["share", "link.bottleneck.utilization", "link.bottleneck.drops",
+                                   "link.bottleneck_reverse.utilization", "run"]
+
+
+def test_axis_values_of_mixed_kinds_become_json_text(tiny):
+    s = Sweep(tiny, axes={"bottleneck.loss": [{"model": "bernoulli", "p": 0.01}, None]}, seeds=1)
+    t = s.run(quiet=True).table
+    assert t["bottleneck.loss"].tolist()[::2] == ['{"model":"bernoulli","p":0.01}', "null"]
+    s = Sweep(tiny, axes={"flows[0].count": [1, 2], "bottleneck.red.max_p": [0.05, 0.2]}, seeds=1)
+    t = s.run(quiet=True).table
+    assert t["flows[0].count"].dtype == "int64" and t["n_flows"].tolist()[:2] == [1, 2]
+
+
+def test_stale_temporaries_of_dead_processes_are_removed(tiny, tmp_path):
+    runs = tmp_path / "o" / "runs"
+    runs.mkdir(parents=True)
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True).stdout.strip()
+    stale = runs / f".abc.parquet.{dead}.123.tmp"
+    stale.write_text("partial")
+    mine = runs / f".def.parquet.{os.getpid()}.1.tmp"
+    mine.write_text("partial")
+    grid_sweep(tiny, seeds=1).run(out=tmp_path / "o", quiet=True)
+    assert not stale.exists() and mine.exists()
+
+
+def test_progress_bar_shows_count_rate_and_eta():
+    buf = io.StringIO()
+    bar = sw.Progress(3, enabled=True, stream=buf)
+    for _ in range(3):
+        bar.update(True)
+    bar.close()
+    text = buf.getvalue()
+    assert "3/3" in text and "runs/s" in text and "ETA" in text and text.endswith("\n")
+    quiet = io.StringIO()
+    sw.Progress(3, enabled=False, stream=quiet).update(True)
+    assert quiet.getvalue() == ""
+
+
+# ----- the CLI ---------------------------------------------------------------------------------
+def test_cli_sweep_writes_table_and_is_quiet_without_a_tty(tcpf, spec_path, tmp_path):
+    out = tmp_path / "o"
+    p = tcpf("sweep", spec_path, "--out", out, "--workers", "2")
+    assert p.returncode == 0, p.stderr
+    assert p.stderr == "sweep: 18 runs (6 points x 3 seeds): 0 already done, 18 to run\n"
+    assert p.stdout.startswith("sweep: 18/18 runs done (18 run now, 0 cached) in ")
+    assert "36 rows" in p.stdout and str(out / "results.csv") in p.stdout
+    t = pd.read_csv(out / "results.csv")
+    assert len(t) == 36 and "flows[1].params.beta" in t.columns
+    p = tcpf("sweep", "run", spec_path, "--out", out, "--dry-run")
+    assert p.returncode == 0 and "18 already done, 0 to run (dry run" in p.stdout
+    assert "point 5: flows[1].params.beta=0.25, bottleneck.rate='5Mbps'" in p.stdout
+
+
+def test_cli_plot_line_and_heatmap(tcpf, spec_path, tmp_path):
+    out = tmp_path / "o"
+    assert tcpf("sweep", spec_path, "--out", out).returncode == 0
+    line = tmp_path / "line.png"
+    p = tcpf("sweep", "plot", out, "--x", "flows[1].params.beta", "--y", "share",
+             "--hue", "bottleneck.rate", "--group", "1", "--out", line)
+    assert p.returncode == 0, p.stderr
+    assert line.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    heat = tmp_path / "heat.png"
+    p = tcpf("sweep", "plot", out, "--kind", "heatmap", "--x", "flows[1].params.beta",
+             "--hue", "bottleneck.rate", "--y", "link.bottleneck.drops", "--out", heat)
+    assert p.returncode == 0, p.stderr
+    assert heat.stat().st_size > 1000
+    p = tcpf("sweep", "plot", out, "--x", "flows[1].params.beta", "--y", "share",
+             "--out", tmp_path / "x.png")
+    assert p.returncode == 2
+    assert p.stderr.startswith("error: --where: these axes vary and are neither --x nor --hue: "
+                               "bottleneck.rate (1.5Mbps, 5Mbps)")
+    p = tcpf("sweep", "plot", out, "--x", "flows[1].params.beta", "--y", "speed",
+             "--where", "bottleneck.rate=5Mbps", "--out", tmp_path / "x.png")
+    assert p.returncode == 2 and p.stderr.startswith("error: --y: 'speed' is not a metric")
+    p = tcpf("sweep", "plot", tmp_path, "--x", "a", "--y", "share", "--out", tmp_path / "x.png")
+    assert p.returncode == 2 and "no sweep results here" in p.stderr
+
+
+def test_summarize_mean_and_t_interval():
+    df = pd.DataFrame({"x": [1, 1, 1, 2], "v": [1.0, 2.0, 3.0, 5.0]})
+    s = summarize(df, ["x"], "v")
+    assert s["mean"].tolist() == [2.0, 5.0] and s["n"].tolist() == [3, 1]
+    assert s["ci95"][0] == pytest.approx(4.302653 / 3 ** 0.5)
+    assert pd.isna(s["ci95"][1])
+    assert t975(9) == pytest.approx(2.262157) and t975(60) == pytest.approx(2.000298, abs=1e-5)
+
+
+# ----- Ctrl-C ----------------------------------------------------------------------------------
+SLOW = """\
+duration = 100
+seed = 1
+measure = { from = 10, to = 100 }
+[bottleneck]
+rate = "20Mbps"
+delay = "20ms"
+queue = "red"
+limit = "2.5bdp"
+[[flows]]
+count = 4
+algorithm = "tcp"
+recovery = "sack"
+access_delay = "1ms..5ms"
+[[flows]]
+count = 4
+algorithm = "gaimd"
+params = { alpha = 0.31, beta = 0.125 }
+access_delay = "1ms..5ms"
+"""
+
+
+def test_sigint_keeps_finished_runs_and_rerun_runs_only_the_missing(tmp_path):
+    (tmp_path / "slow.toml").write_text(SLOW)
+    spec = tmp_path / "spec.toml"
+    spec.write_text('scenario = "slow.toml"\nseeds = 40\n')
+    out = tmp_path / "o"
+    runs = out / "runs"
+    env = dict(os.environ)
+    env.pop("TCPF_TRACEBACK", None)
+    cmd = _tcpf_command() + ["sweep", str(spec), "--out", str(out), "--workers", "1"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            cwd=str(REPO), env=env)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and proc.poll() is None:
+        if runs.is_dir() and len(list(runs.glob("*.parquet"))) >= 3:
+            break
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, (stdout, stderr)
+    done = sorted(runs.glob("*.parquet"))
+    assert 3 <= len(done) < 40
+    assert not list(runs.glob(".*"))  # nothing half-written
+    errors = [l for l in stderr.splitlines() if l.startswith("error:")]
+    assert errors == [f"error: interrupted: {len(done)} of 40 runs done and kept in {out}; "
+                      f"rerun to finish the {40 - len(done)} missing"]
+    assert "Traceback" not in stderr
+    partial = pd.read_parquet(out / "results.parquet")
+    assert len(partial) == 2 * len(done) and set(partial["run"]) == {f.stem for f in done}
+    for f in done:
+        assert len(pd.read_parquet(f)) == 2
+    # Rerun: only the missing runs.
+    p = subprocess.run(cmd, capture_output=True, text=True, cwd=str(REPO), env=env, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert f"sweep: 40 runs (1 point x 40 seeds): {len(done)} already done, {40 - len(done)} to run" \
+        in p.stderr
+    assert f"({40 - len(done)} run now, {len(done)} cached)" in p.stdout
+    full = pd.read_parquet(out / "results.parquet")
+    assert len(full) == 80 and full["seed"].tolist()[::2] == list(range(1, 41))

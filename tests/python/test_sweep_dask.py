@@ -1,0 +1,114 @@
+"""Sweeps on a real Dask LocalCluster (2 worker processes): the same table as the local
+executor, a killed worker loses nothing, `tcpf sweep --dask ADDRESS` and `--dask local`."""
+
+import logging
+import os
+import signal
+import time
+
+import pandas as pd
+import pytest
+
+distributed = pytest.importorskip("distributed")
+
+from tcpfriendly.sweep import Sweep, run_sweep  # noqa: E402
+
+from test_sweep import SLOW, TINY  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def client():
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                       dashboard_address=":0", silence_logs=logging.ERROR)
+    c = distributed.Client(cluster)
+    yield c
+    c.close()
+    cluster.close()
+
+
+@pytest.fixture
+def tiny(tmp_path):
+    path = tmp_path / "tiny.toml"
+    path.write_text(TINY)
+    return path
+
+
+def acceptance_sweep(tiny):
+    # 2 x 3 x 10 seeds = 60 runs
+    return Sweep(tiny, axes={"bottleneck.rate": ["1.5Mbps", "5Mbps"],
+                             "flows[1].params.beta": [0.0625, 0.125, 0.25]}, seeds=10)
+
+
+def test_dask_table_identical_to_local(client, tiny, tmp_path):
+    local = acceptance_sweep(tiny).run(out=tmp_path / "local", workers=2, quiet=True)
+    seen = []
+    on_dask = run_sweep(acceptance_sweep(tiny), tmp_path / "dask", dask=client, quiet=True,
+                        on_run=lambda run, ok: seen.append(ok))
+    assert (on_dask.total, on_dask.ran, on_dask.failures) == (60, 60, [])
+    assert seen == [True] * 60  # streamed back one by one
+    assert len(local.table) == 60 * 2
+    pd.testing.assert_frame_equal(local.table, on_dask.table, check_exact=True)
+    for name in ("results.csv", "results.parquet"):
+        assert (tmp_path / "local" / name).read_bytes() == (tmp_path / "dask" / name).read_bytes()
+    assert sorted(os.listdir(tmp_path / "local" / "runs")) == sorted(os.listdir(tmp_path / "dask" / "runs"))
+
+
+def test_cli_dask_address(tcpf, client, tiny, tmp_path):
+    (tmp_path / "spec.toml").write_text(
+        'scenario = "tiny.toml"\nseeds = 3\n[axes]\n"flows[1].params.beta" = [0.0625, 0.25]\n')
+    p = tcpf("sweep", tmp_path / "spec.toml", "--out", tmp_path / "d", "--dask",
+             client.scheduler.address)
+    assert p.returncode == 0, p.stderr
+    p2 = tcpf("sweep", tmp_path / "spec.toml", "--out", tmp_path / "l")
+    assert p2.returncode == 0, p2.stderr
+    assert (tmp_path / "d" / "results.csv").read_bytes() == (tmp_path / "l" / "results.csv").read_bytes()
+
+
+def test_unreachable_scheduler(tiny, tmp_path, monkeypatch):
+    from tcpfriendly import sweep as sw
+
+    monkeypatch.setattr(sw, "DASK_CONNECT_TIMEOUT", "1s")
+    with pytest.raises(RuntimeError, match="^cannot connect to the Dask scheduler at tcp://127.0.0.1:9"):
+        run_sweep(Sweep(tiny, seeds=2), tmp_path / "x", dask="tcp://127.0.0.1:9", quiet=True)
+
+
+def test_cli_dask_local_cluster(tcpf, tiny, tmp_path):
+    (tmp_path / "spec.toml").write_text(
+        'scenario = "tiny.toml"\nseeds = 4\n[axes]\n"bottleneck.rate" = ["1.5Mbps", "5Mbps"]\n')
+    p = tcpf("sweep", tmp_path / "spec.toml", "--out", tmp_path / "d", "--dask", "local",
+             "--workers", "2")
+    assert p.returncode == 0, p.stderr
+    assert p.stderr == "sweep: 8 runs (2 points x 4 seeds): 0 already done, 8 to run\n"
+    local = Sweep.from_toml(tmp_path / "spec.toml").run(quiet=True).table
+    pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "d" / "results.parquet"), local,
+                                  check_exact=True)
+
+
+def test_killing_a_worker_loses_no_finished_run(client, tmp_path):
+    (tmp_path / "slow.toml").write_text(SLOW)
+    sweep = Sweep(tmp_path / "slow.toml", seeds=24)
+    out = tmp_path / "o"
+    killed = []
+
+    def kill_one(run, ok):
+        if len(killed) == 0:
+            pids = client.run(os.getpid)  # {worker address: pid}
+            victim = sorted(pids.values())[0]
+            os.kill(victim, signal.SIGKILL)
+            killed.append(victim)
+
+    res = run_sweep(sweep, out, dask=client, quiet=True, on_run=kill_one)
+    assert killed
+    stored = {p.stem for p in (out / "runs").glob("*.parquet")}
+    # Every run either finished (retried on the other/restarted worker) or is reported failed;
+    # every finished run is stored.
+    assert res.ran + len(res.failures) == 24
+    assert len(stored) == res.ran and set(res.table["run"]) == stored
+    lines = []
+    again = run_sweep(Sweep(tmp_path / "slow.toml", seeds=24), out, workers=2, log=lines.append)
+    assert lines[0] == f"sweep: 24 runs (1 point x 24 seeds): {res.ran} already done, " \
+                       f"{24 - res.ran} to run"
+    assert (again.ran, again.cached, again.failures) == (24 - res.ran, res.ran, [])
+    reference = Sweep(tmp_path / "slow.toml", seeds=24).run(workers=2, quiet=True).table
+    pd.testing.assert_frame_equal(again.table, reference, check_exact=True)
+    client.wait_for_workers(2, timeout=30)  # the nanny restarted the killed worker
