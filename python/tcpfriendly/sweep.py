@@ -820,103 +820,6 @@ def _run_threads(todo: List[Run], workers: int, collector: _Collector,
         return True
 
 
-DASK_CONNECT_TIMEOUT = "10s"  # to reach a scheduler given by address
-
-
-def _dask_client(dask: Any, workers: Optional[int]):
-    """(client, cluster-or-None, owned) for ``dask``: "local", an address or a Client."""
-    try:
-        import distributed
-    except ImportError:
-        raise ImportError("the Dask executor needs dask.distributed: "
-                          "pip install 'dask[distributed]'") from None
-    if isinstance(dask, distributed.Client):
-        return dask, None, False
-    if not isinstance(dask, str) or not dask:
-        raise SweepError(f"--dask: expected 'local' or a scheduler address, got {dask!r}",
-                         field="--dask")
-    import logging
-
-    if dask == "local":
-        cluster = distributed.LocalCluster(
-            n_workers=workers or default_workers(), threads_per_worker=1, processes=True,
-            dashboard_address=":0", silence_logs=logging.ERROR)
-        try:
-            return distributed.Client(cluster), cluster, True
-        except BaseException:
-            cluster.close()
-            raise
-    try:
-        return distributed.Client(dask, timeout=DASK_CONNECT_TIMEOUT), None, True
-    except (OSError, TimeoutError) as exc:
-        raise RuntimeError(f"cannot connect to the Dask scheduler at {dask}: {exc}") from None
-
-
-class _quiet_dask_logs:
-    """While we own a LocalCluster, its in-process scheduler logs only errors (its INFO
-    lines about workers coming and going would drown the progress bar)."""
-
-    def __init__(self, active: bool):
-        self.active = active
-        self.saved: List[Tuple[Any, int]] = []
-
-    def __enter__(self):
-        if self.active:
-            import logging
-
-            for name in ("distributed", "distributed.scheduler", "distributed.core",
-                         "distributed.nanny", "distributed.worker"):
-                logger = logging.getLogger(name)
-                self.saved.append((logger, logger.level))
-                logger.setLevel(logging.ERROR)
-        return self
-
-    def __exit__(self, *exc) -> None:
-        for logger, level in self.saved:
-            logger.setLevel(level)
-
-
-def _run_dask(todo: List[Run], client, collector: _Collector, retries: int = 2) -> bool:
-    """Submit ``todo`` to Dask (``retries`` per run, so a lost worker's runs are rerun) and
-    store each result as it arrives. Returns True if interrupted by Ctrl-C."""
-    from distributed import as_completed
-
-    futures = {}
-    for run in todo:
-        fut = client.submit(execute, run.scenario_json, run.seed, run.key,
-                            key=f"tcpf-run-{run.key}", pure=False, retries=retries)
-        futures[fut] = run
-    handled = set()
-
-    def take(fut) -> None:
-        run = futures[fut]
-        handled.add(fut)
-        try:
-            rows = fut.result()
-            table = rows_table(rows, run)
-            if collector.store is not None:
-                collector.store.save(run.key, table)
-        except Exception as exc:  # noqa: BLE001 - includes KilledWorker after the retries
-            collector.fail(run, exc)
-        else:
-            collector.ok(run, table)
-
-    try:
-        for fut in as_completed(list(futures)):
-            take(fut)
-        return False
-    except KeyboardInterrupt:
-        collector.progress.close()
-        rest = [f for f in futures if f not in handled]
-        try:
-            for fut in rest:
-                if fut.status == "finished":
-                    take(fut)
-        finally:
-            client.cancel([f for f in rest if f not in handled])
-        return True
-
-
 # ----- results ------------------------------------------------------------------------------
 class SweepResult:
     """The outcome of :meth:`Sweep.run`.
@@ -1125,15 +1028,9 @@ def run_sweep(sweep: Sweep, out: "Optional[os.PathLike[str] | str]" = None, *,
             n = workers or default_workers()
             interrupted = _run_threads(todo, n, collector, say)
         else:
-            with _quiet_dask_logs(dask == "local"):
-                client, cluster, owned = _dask_client(dask, workers)
-                try:
-                    interrupted = _run_dask(todo, client, collector)
-                finally:
-                    if owned:
-                        client.close()
-                    if cluster is not None:
-                        cluster.close()
+            from .sweep_dask import run_on_dask
+
+            interrupted = run_on_dask(todo, dask, workers, collector)
     bar.close()
     tables = dict(collector.tables)
     for key in done_keys:

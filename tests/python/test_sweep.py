@@ -8,7 +8,6 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -352,26 +351,31 @@ def test_cli_sweep_writes_table_and_is_quiet_without_a_tty(tcpf, spec_path, tmp_
 
 
 def test_cli_plot_line_and_heatmap(tcpf, spec_path, tmp_path):
+    from tcpfriendly.sweep_plot import plot
+
     out = tmp_path / "o"
     assert tcpf("sweep", spec_path, "--out", out).returncode == 0
     line = tmp_path / "line.png"
     p = tcpf("sweep", "plot", out, "--x", "flows[1].params.beta", "--y", "share",
              "--hue", "bottleneck.rate", "--group", "1", "--out", line)
     assert p.returncode == 0, p.stderr
+    assert p.stdout == f"wrote {line}\n"
     assert line.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     heat = tmp_path / "heat.png"
-    p = tcpf("sweep", "plot", out, "--kind", "heatmap", "--x", "flows[1].params.beta",
-             "--hue", "bottleneck.rate", "--y", "link.bottleneck.drops", "--out", heat)
-    assert p.returncode == 0, p.stderr
+    plot(out, kind="heatmap", x="flows[1].params.beta", hue="bottleneck.rate",
+         y="link.bottleneck.drops", out=heat)
     assert heat.stat().st_size > 1000
-    p = tcpf("sweep", "plot", out, "--x", "flows[1].params.beta", "--y", "share",
-             "--out", tmp_path / "x.png")
-    assert p.returncode == 2
-    assert p.stderr.startswith("error: --where: these axes vary and are neither --x nor --hue: "
-                               "bottleneck.rate (1.5Mbps, 5Mbps)")
-    p = tcpf("sweep", "plot", out, "--x", "flows[1].params.beta", "--y", "speed",
-             "--where", "bottleneck.rate=5Mbps", "--out", tmp_path / "x.png")
-    assert p.returncode == 2 and p.stderr.startswith("error: --y: 'speed' is not a metric")
+    fig = plot(out, x="flows[1].params.beta", y="share", where={"bottleneck.rate": "5Mbps"},
+               out=tmp_path / "groups.png")  # one line per flow group
+    assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()] == [
+        "group 0 (tcp)", "group 1 (gaimd)"]
+    with pytest.raises(tf.ScenarioError, match=r"^--where: these axes vary and are neither --x "
+                                               r"nor --hue: bottleneck.rate \(1.5Mbps, 5Mbps\)"):
+        plot(out, x="flows[1].params.beta", y="share", out=tmp_path / "x.png")
+    with pytest.raises(tf.ScenarioError, match=r"^--y: 'speed' is not a metric"):
+        plot(out, x="flows[1].params.beta", y="speed", out=tmp_path / "x.png")
+    with pytest.raises(tf.ScenarioError, match=r"^--hue: a heatmap needs a second axis"):
+        plot(out, kind="heatmap", x="bottleneck.rate", y="share", group=0, out=tmp_path / "x.png")
     p = tcpf("sweep", "plot", tmp_path, "--x", "a", "--y", "share", "--out", tmp_path / "x.png")
     assert p.returncode == 2 and "no sweep results here" in p.stderr
 

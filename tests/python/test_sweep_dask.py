@@ -4,7 +4,6 @@ executor, a killed worker loses nothing, `tcpf sweep --dask ADDRESS` and `--dask
 import logging
 import os
 import signal
-import time
 
 import pandas as pd
 import pytest
@@ -65,9 +64,9 @@ def test_cli_dask_address(tcpf, client, tiny, tmp_path):
 
 
 def test_unreachable_scheduler(tiny, tmp_path, monkeypatch):
-    from tcpfriendly import sweep as sw
+    from tcpfriendly import sweep_dask
 
-    monkeypatch.setattr(sw, "DASK_CONNECT_TIMEOUT", "1s")
+    monkeypatch.setattr(sweep_dask, "DASK_CONNECT_TIMEOUT", "1s")
     with pytest.raises(RuntimeError, match="^cannot connect to the Dask scheduler at tcp://127.0.0.1:9"):
         run_sweep(Sweep(tiny, seeds=2), tmp_path / "x", dask="tcp://127.0.0.1:9", quiet=True)
 
@@ -112,3 +111,41 @@ def test_killing_a_worker_loses_no_finished_run(client, tmp_path):
     reference = Sweep(tmp_path / "slow.toml", seeds=24).run(workers=2, quiet=True).table
     pd.testing.assert_frame_equal(again.table, reference, check_exact=True)
     client.wait_for_workers(2, timeout=30)  # the nanny restarted the killed worker
+
+
+def test_ctrl_c_with_dask_local_keeps_finished_runs(tmp_path):
+    """Ctrl-C in a terminal signals the whole process group: the sweep and its LocalCluster's
+    worker processes. The sweep stops cleanly (no worker tracebacks) and keeps what finished."""
+    import subprocess
+    import time
+
+    from conftest import REPO, _tcpf_command
+
+    (tmp_path / "slow.toml").write_text(SLOW)
+    spec = tmp_path / "spec.toml"
+    spec.write_text('scenario = "slow.toml"\nseeds = 40\n')
+    out = tmp_path / "o"
+    env = dict(os.environ)
+    env.pop("TCPF_TRACEBACK", None)
+    cmd = _tcpf_command() + ["sweep", str(spec), "--out", str(out), "--dask", "local",
+                             "--workers", "2"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            cwd=str(REPO), env=env, start_new_session=True)
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline and proc.poll() is None:
+        if len(list((out / "runs").glob("*.parquet"))) >= 3:
+            break
+        time.sleep(0.01)
+    os.killpg(proc.pid, signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, (stdout, stderr)
+    assert "Traceback" not in stderr
+    done = len(list((out / "runs").glob("*.parquet")))
+    assert 3 <= done < 40
+    assert stderr.splitlines()[-1] == (f"error: interrupted: {done} of 40 runs done and kept in "
+                                       f"{out}; rerun to finish the {40 - done} missing")
+    p = subprocess.run(_tcpf_command() + ["sweep", str(spec), "--out", str(out)],
+                       capture_output=True, text=True, cwd=str(REPO), env=env, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert f"{done} already done, {40 - done} to run" in p.stderr
+    assert len(pd.read_parquet(out / "results.parquet")) == 80

@@ -1,0 +1,141 @@
+"""The Dask executor of :mod:`tcpfriendly.sweep` (imported only when ``dask=`` is given).
+
+Runs are submitted with ``retries`` (a run lost with its worker is rerun elsewhere; the
+scheduler also reschedules what a dead worker held), results stream back with
+``as_completed`` and the client writes each run's file, so workers need tcpfriendly installed
+but no shared disk. With ``dask="local"`` we own a ``LocalCluster``: its worker processes
+ignore SIGINT (a terminal's Ctrl-C reaches the whole process group; the sweep handles it and
+closes the cluster) and its in-process scheduler logs only errors.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import threading
+from typing import Any, List, Optional, Tuple
+
+try:
+    import distributed
+    from distributed import WorkerPlugin, as_completed
+except ImportError:  # pragma: no cover - dask is a dependency; a clear error if it is missing
+    distributed = None
+    WorkerPlugin = object
+
+from .sweep import Run, SweepError, _Collector, default_workers, execute, rows_table
+
+__all__ = ["run_on_dask", "DASK_CONNECT_TIMEOUT"]
+
+DASK_CONNECT_TIMEOUT = "10s"  # to reach a scheduler given by address
+_LOGGERS = ("distributed", "distributed.scheduler", "distributed.core", "distributed.nanny",
+            "distributed.worker")
+
+
+class IgnoreSigint(WorkerPlugin):
+    """Our LocalCluster's workers leave Ctrl-C to the sweep (which closes the cluster)."""
+
+    name = "tcpfriendly-ignore-sigint"
+
+    def setup(self, worker) -> None:
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+class _QuietLogs:
+    """While we own a LocalCluster, its in-process scheduler and nannies log only errors."""
+
+    def __init__(self, active: bool):
+        self.active = active
+        self.saved: List[Tuple[Any, int]] = []
+
+    def __enter__(self):
+        if self.active:
+            for name in _LOGGERS:
+                logger = logging.getLogger(name)
+                self.saved.append((logger, logger.level))
+                logger.setLevel(logging.ERROR)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for logger, level in self.saved:
+            logger.setLevel(level)
+
+
+def _client(dask: Any, workers: Optional[int]):
+    """(client, cluster-or-None, owned) for ``dask``: "local", an address or a Client."""
+    if distributed is None:
+        raise ImportError("the Dask executor needs dask.distributed: "
+                          "pip install 'dask[distributed]'")
+    if isinstance(dask, distributed.Client):
+        return dask, None, False
+    if not isinstance(dask, str) or not dask.strip():
+        raise SweepError(f"--dask: expected 'local' or a scheduler address, got {dask!r}",
+                         field="--dask")
+    if dask == "local":
+        cluster = distributed.LocalCluster(
+            n_workers=workers or default_workers(), threads_per_worker=1, processes=True,
+            dashboard_address=":0", silence_logs=logging.ERROR)
+        try:
+            client = distributed.Client(cluster)
+            client.register_plugin(IgnoreSigint(), name=IgnoreSigint.name)
+            return client, cluster, True
+        except BaseException:
+            cluster.close()
+            raise
+    try:
+        return distributed.Client(dask, timeout=DASK_CONNECT_TIMEOUT), None, True
+    except (OSError, TimeoutError) as exc:
+        raise RuntimeError(f"cannot connect to the Dask scheduler at {dask}: {exc}") from None
+
+
+def _submit_all(todo: List[Run], client, collector: _Collector, retries: int) -> bool:
+    """Submit ``todo`` and store each result as it arrives. True if interrupted by Ctrl-C
+    (results already finished are kept; the rest are cancelled)."""
+    futures = {}
+    for run in todo:
+        fut = client.submit(execute, run.scenario_json, run.seed, run.key,
+                            key=f"tcpf-run-{run.key}", pure=False, retries=retries)
+        futures[fut] = run
+    handled = set()
+
+    def take(fut) -> None:
+        run = futures[fut]
+        handled.add(fut)
+        try:
+            table = rows_table(fut.result(), run)
+            if collector.store is not None:
+                collector.store.save(run.key, table)
+        except Exception as exc:  # noqa: BLE001 - includes KilledWorker after the retries
+            collector.fail(run, exc)
+        else:
+            collector.ok(run, table)
+
+    try:
+        for fut in as_completed(list(futures)):
+            take(fut)
+        return False
+    except KeyboardInterrupt:
+        collector.progress.close()
+        rest = [f for f in futures if f not in handled]
+        try:
+            for fut in rest:
+                if fut.status == "finished":
+                    take(fut)
+        finally:
+            client.cancel([f for f in rest if f not in handled])
+        return True
+
+
+def run_on_dask(todo: List[Run], dask: Any, workers: Optional[int], collector: _Collector,
+                retries: int = 2) -> bool:
+    """Run ``todo`` on ``dask`` ("local", a scheduler address or a ``distributed.Client``).
+    Returns True if interrupted by Ctrl-C."""
+    with _QuietLogs(dask == "local"):
+        client, cluster, owned = _client(dask, workers)
+        try:
+            return _submit_all(todo, client, collector, retries)
+        finally:
+            if owned:
+                client.close()
+            if cluster is not None:
+                cluster.close()
