@@ -101,10 +101,13 @@ pub fn run_with(scenario_json: &str, seed: Option<u64>, timeseries: Option<f64>,
 
 /// Every registered controller, with parameters, defaults and sources.
 pub fn algorithms() -> String {
-    let mut list = serde_json::to_value(crate::cc::registry()).expect("registry serialises");
+    let mut all = crate::cc::registry();
+    all.extend(crate::transport::rate::registry());
+    let mut list = serde_json::to_value(&all).expect("registry serialises");
     // Aliases are part of how users write parameters: list them beside the canonical ones.
     if let Value::Array(items) = &mut list {
-        for (item, info) in items.iter_mut().zip(crate::cc::registry()) {
+        for (item, info) in items.iter_mut().zip(all) {
+            item["kind"] = json!(if info.family == "rate-based" { "rate" } else { "window" });
             let aliases: Vec<Value> = info
                 .aliases
                 .iter()

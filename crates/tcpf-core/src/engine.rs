@@ -6,7 +6,9 @@ use crate::net::topology::{Route, Topology};
 use crate::net::{Link, LinkStats, LossModel, Packet, PacketKind};
 use crate::sim::{to_secs, EventQueue, Rng, Time};
 use crate::transport::tcp::TcpStats;
+use crate::transport::rate::{self, Feedback, RateReceiver, RateSender};
 use crate::transport::tcp::LossRecord;
+use std::collections::VecDeque;
 use crate::transport::{Recovery, TcpParams, TcpSender, TcpSink, UdpPattern, UdpSource, Window};
 
 /// What a flow is.
@@ -15,6 +17,9 @@ pub enum FlowKind {
     /// `external`: parameters of a controller built by a `ControllerFactory` (not the registry).
     Tcp { params: cc::Params, external: Option<serde_json::Value>, recovery: Recovery, tcp: TcpParams, ack_size: u32, delayed_ack: bool, delack_timeout: Time },
     Udp { size: u32, pattern: UdpPattern },
+    /// A rate-based sender (TFRC, TFRCP, TEAR) and its receiver; `size` on the wire, `payload`
+    /// counted in goodput.
+    Rate { params: cc::Params, size: u32, payload: u32, ack_size: u32 },
 }
 
 #[derive(Clone, Debug)]
@@ -54,6 +59,10 @@ enum Ev {
     Start(u32),
     Stop(u32),
     Udp(u32),
+    /// Rate-based flows: a packet is due, the sender's timer, the receiver's timer.
+    Pace(u32),
+    RateSnd(u32),
+    RateRcv(u32),
     Sample,
     /// Snapshot the counters: 0 at the start of the measurement window, 1 at its end.
     Measure(u8),
@@ -82,6 +91,7 @@ impl FlowCounters {
 enum Endpoint {
     Tcp { snd: Box<TcpSender>, rcv: Box<TcpSink> },
     Udp { src: UdpSource, sent: u64, received: u64 },
+    Rate { snd: Box<dyn RateSender>, rcv: Box<dyn RateReceiver>, sent: u64, feedback: VecDeque<(u32, Feedback)>, next_fb: u32, rtt_sum: f64, rtt_n: u64 },
 }
 
 struct FlowState {
@@ -90,6 +100,8 @@ struct FlowState {
     rev: Box<[u32]>,
     rto_armed: Option<Time>,
     delack_armed: Option<Time>,
+    /// Lazy timers of rate-based flows: pacing, sender timer, receiver timer.
+    rate_armed: [Option<Time>; 3],
     ts_delivered: u64,
 }
 
@@ -170,6 +182,10 @@ impl Simulation {
                         rcv: Box::new(TcpSink::new(id, *ack_size, *recovery == Recovery::Sack, *delayed_ack, *delack_timeout)),
                     }
                 }
+                FlowKind::Rate { params, size, .. } => {
+                    let (snd, rcv) = rate::build(params, *size, 0.0);
+                    Endpoint::Rate { snd, rcv, sent: 0, feedback: VecDeque::new(), next_fb: 0, rtt_sum: 0.0, rtt_n: 0 }
+                }
                 FlowKind::Udp { size, pattern } => {
                     Endpoint::Udp { src: UdpSource::new(id, *size, pattern.clone(), Rng::stream(cfg.seed, "udp", i as u64)), sent: 0, received: 0 }
                 }
@@ -180,6 +196,7 @@ impl Simulation {
                 rev: f.route.rev.clone().into_boxed_slice(),
                 rto_armed: None,
                 delack_armed: None,
+                rate_armed: [None; 3],
                 ts_delivered: 0,
             });
             q.schedule(f.start, Ev::Start(id));
@@ -230,7 +247,11 @@ impl Simulation {
                 Ev::Stop(f) => match &mut self.flows[f as usize].ep {
                     Endpoint::Tcp { snd, .. } => snd.stop(now),
                     Endpoint::Udp { src, .. } => src.stop(),
+                    Endpoint::Rate { snd, .. } => snd.stop(),
                 },
+                Ev::Pace(f) => self.rate_timer(now, f, 0),
+                Ev::RateSnd(f) => self.rate_timer(now, f, 1),
+                Ev::RateRcv(f) => self.rate_timer(now, f, 2),
                 Ev::Udp(f) => self.udp_fire(now, f),
                 Ev::Sample => self.sample(now),
                 Ev::Measure(i) => self.snaps[i as usize] = Some(self.snapshot(now)),
@@ -294,11 +315,15 @@ impl Simulation {
 
     fn deliver(&mut self, now: Time, pkt: Packet) {
         let f = pkt.flow;
+        if let Endpoint::Rate { .. } = &self.flows[f as usize].ep {
+            self.rate_deliver(now, pkt);
+            return;
+        }
         match pkt.kind {
             PacketKind::Data => {
                 let ack = match &mut self.flows[f as usize].ep {
                     Endpoint::Tcp { rcv, .. } => rcv.on_data(now, &pkt),
-                    Endpoint::Udp { .. } => None,
+                    _ => None,
                 };
                 if let Some(a) = ack {
                     self.forward(now, a);
@@ -332,7 +357,102 @@ impl Simulation {
                 let first = src.start(now);
                 self.q.schedule(first, Ev::Udp(f));
             }
+            Endpoint::Rate { snd, .. } => {
+                snd.start(now);
+                self.sync_rate(f);
+            }
         }
+    }
+
+    /// Re-arm a rate-based flow's three timers (lazily, like the RTO).
+    fn sync_rate(&mut self, f: u32) {
+        let fs = &mut self.flows[f as usize];
+        let Endpoint::Rate { snd, rcv, .. } = &fs.ep else { return };
+        let want = [snd.next_send(), snd.timer(), rcv.timer()];
+        let now = self.q.now();
+        for (slot, w) in want.into_iter().enumerate() {
+            if let Some(d) = w {
+                let d = d.max(now);
+                if fs.rate_armed[slot].map_or(true, |a| a > d) {
+                    fs.rate_armed[slot] = Some(d);
+                    let ev = [Ev::Pace(f), Ev::RateSnd(f), Ev::RateRcv(f)][slot];
+                    self.q.schedule(d, ev);
+                }
+            }
+        }
+    }
+
+    fn rate_timer(&mut self, now: Time, f: u32, slot: usize) {
+        let fi = f as usize;
+        if self.flows[fi].rate_armed[slot] != Some(now) {
+            return; // stale entry
+        }
+        self.flows[fi].rate_armed[slot] = None;
+        let FlowKind::Rate { size, ack_size, .. } = self.cfg.flows[fi].kind else { return };
+        let mut out = None;
+        if let Endpoint::Rate { snd, rcv, sent, feedback, next_fb, .. } = &mut self.flows[fi].ep {
+            match slot {
+                0 => {
+                    if snd.next_send().is_some_and(|t| t <= now) {
+                        let seq = snd.send(now);
+                        *sent += 1;
+                        let mut p = Packet::data(f, seq, size, now, 0);
+                        p.aux = (snd.rtt() * 1e6).min(u32::MAX as f64) as u32;
+                        out = Some(p);
+                    }
+                }
+                1 => {
+                    if snd.timer().is_some_and(|t| t <= now) {
+                        snd.on_timer(now);
+                    }
+                }
+                _ => {
+                    if rcv.timer().is_some_and(|t| t <= now) {
+                        if let Some(fb) = rcv.on_timer(now) {
+                            out = Some(Self::feedback_packet(f, ack_size, fb, feedback, next_fb));
+                        }
+                    }
+                }
+            }
+        }
+        if let Some(p) = out {
+            self.forward(now, p);
+        }
+        self.sync_rate(f);
+    }
+
+    fn feedback_packet(f: u32, ack_size: u32, fb: Feedback, queue: &mut VecDeque<(u32, Feedback)>, next: &mut u32) -> Packet {
+        let id = *next;
+        *next = next.wrapping_add(1);
+        queue.push_back((id, fb));
+        Packet::ack(f, id, ack_size, fb.stamp)
+    }
+
+    fn rate_deliver(&mut self, now: Time, pkt: Packet) {
+        let f = pkt.flow;
+        let FlowKind::Rate { ack_size, .. } = self.cfg.flows[f as usize].kind else { return };
+        let mut out = None;
+        if let Endpoint::Rate { snd, rcv, feedback, next_fb, rtt_sum, rtt_n, .. } = &mut self.flows[f as usize].ep {
+            if pkt.kind == PacketKind::Ack {
+                // Feedback arrives in order; reports lost on the way are skipped.
+                while let Some((id, fb)) = feedback.pop_front() {
+                    if id == pkt.seq {
+                        snd.on_feedback(now, &fb);
+                        if snd.rtt() > 0.0 {
+                            *rtt_sum += snd.rtt();
+                            *rtt_n += 1;
+                        }
+                        break;
+                    }
+                }
+            } else if let Some(fb) = rcv.on_data(now, &pkt, pkt.aux as f64 * 1e-6) {
+                out = Some(Self::feedback_packet(f, ack_size, fb, feedback, next_fb));
+            }
+        }
+        if let Some(p) = out {
+            self.forward(now, p);
+        }
+        self.sync_rate(f);
     }
 
     fn udp_fire(&mut self, now: Time, f: u32) {
@@ -415,11 +535,13 @@ impl Simulation {
         let pkt_bits = |f: &FlowSpec| match &f.kind {
             FlowKind::Tcp { tcp, .. } => tcp.packet_size as f64 * 8.0,
             FlowKind::Udp { size, .. } => *size as f64 * 8.0,
+            FlowKind::Rate { payload, .. } => *payload as f64 * 8.0,
         };
         for (i, fs) in self.flows.iter_mut().enumerate() {
             let (cwnd, srtt, delivered) = match &fs.ep {
                 Endpoint::Tcp { snd, rcv } => (snd.cwnd(), snd.srtt(), rcv.delivered),
                 Endpoint::Udp { received, .. } => (f64::NAN, f64::NAN, *received),
+                Endpoint::Rate { snd, rcv, .. } => (f64::NAN, snd.rtt(), rcv.delivered()),
             };
             let rate = (delivered - fs.ts_delivered) as f64 * pkt_bits(&self.cfg.flows[i]) / to_secs(iv);
             fs.ts_delivered = delivered;
@@ -448,6 +570,10 @@ impl Simulation {
             .map(|fs| match &mut fs.ep {
                 Endpoint::Tcp { snd, rcv } => FlowCounters { tcp: snd.snapshot(now), sent: 0, delivered: rcv.delivered },
                 Endpoint::Udp { sent, received, .. } => FlowCounters { tcp: TcpStats::default(), sent: *sent, delivered: *received },
+                Endpoint::Rate { snd, rcv, sent, rtt_sum, rtt_n, .. } => {
+                    let tcp = TcpStats { sent: *sent, loss_events: rcv.loss_events(), timeouts: snd.timeouts(), rtt_sum: *rtt_sum, rtt_samples: *rtt_n, rtt_seen_sum: *rtt_sum, ..TcpStats::default() };
+                    FlowCounters { tcp, sent: *sent, delivered: rcv.delivered() }
+                }
             })
             .collect();
         let links = self.links.iter_mut().map(|l| l.snapshot(now)).collect();
@@ -491,6 +617,20 @@ impl Simulation {
                     r.mean_rtt_sample_s = if st.rtt_samples > 0 { st.rtt_seen_sum / st.rtt_samples as f64 } else { f64::NAN };
                     r.mean_rto_s = if st.rto_samples > 0 { st.rto_sum / st.rto_samples as f64 } else { f64::NAN };
                     r.mean_cwnd = if st.active_ns > 0 { st.cwnd_area / st.active_ns as f64 } else { f64::NAN };
+                }
+                Endpoint::Rate { .. } => {
+                    let st = &c.tcp;
+                    let FlowKind::Rate { payload, .. } = &spec.kind else { unreachable!() };
+                    let bits = *payload as f64 * 8.0;
+                    r.packets_sent = st.sent;
+                    r.packets_delivered = c.delivered;
+                    r.loss_events = st.loss_events;
+                    r.timeouts = st.timeouts;
+                    r.throughput_bps = st.sent as f64 * bits / window_s;
+                    r.goodput_bps = c.delivered as f64 * bits / window_s;
+                    r.loss_event_rate = if st.sent > 0 { st.loss_events as f64 / st.sent as f64 } else { 0.0 };
+                    r.mean_rtt_s = if st.rtt_samples > 0 { st.rtt_sum / st.rtt_samples as f64 } else { f64::NAN };
+                    r.mean_rtt_sample_s = r.mean_rtt_s;
                 }
                 Endpoint::Udp { src, .. } => {
                     let bits = src.size as f64 * 8.0;

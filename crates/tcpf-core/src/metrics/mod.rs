@@ -37,6 +37,7 @@ impl FlowResult {
         let (params, recovery) = match &spec.kind {
             FlowKind::Tcp { params, external, recovery, .. } => (external.clone().unwrap_or_else(|| params.to_json()), Some(recovery.name())),
             FlowKind::Udp { .. } => (Value::Object(Default::default()), None),
+            FlowKind::Rate { params, .. } => (params.to_json(), None),
         };
         FlowResult {
             id,

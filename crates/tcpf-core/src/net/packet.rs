@@ -21,6 +21,8 @@ pub mod ecn {
     pub const CE: u8 = 2;
     /// ECN echo (set by the receiver on an ACK).
     pub const ECE: u8 = 4;
+    /// Congestion window reduced (set by the sender on data after it reacted to an echo).
+    pub const CWR: u8 = 8;
 }
 
 /// Up to three SACK blocks `[start, end)` in packet sequence numbers.
@@ -43,20 +45,23 @@ pub struct Packet {
     pub stamp: Time,
     /// Number of valid SACK blocks.
     pub nsack: u8,
+    /// Rate-based data: the sender's RTT estimate in microseconds (what TFRC and TEAR data
+    /// packets carry for the receiver).
+    pub aux: u32,
     pub sack: [(u32, u32); MAX_SACK_BLOCKS],
 }
 
 impl Packet {
     pub fn data(flow: u32, seq: u32, size: u32, now: Time, ecn: u8) -> Self {
-        Packet { flow, seq, size, hop: 0, kind: PacketKind::Data, ecn, stamp: now, nsack: 0, sack: [(0, 0); MAX_SACK_BLOCKS] }
+        Packet { flow, seq, size, hop: 0, kind: PacketKind::Data, ecn, stamp: now, nsack: 0, aux: 0, sack: [(0, 0); MAX_SACK_BLOCKS] }
     }
 
     pub fn ack(flow: u32, ack: u32, size: u32, echo: Time) -> Self {
-        Packet { flow, seq: ack, size, hop: 0, kind: PacketKind::Ack, ecn: 0, stamp: echo, nsack: 0, sack: [(0, 0); MAX_SACK_BLOCKS] }
+        Packet { flow, seq: ack, size, hop: 0, kind: PacketKind::Ack, ecn: 0, stamp: echo, nsack: 0, aux: 0, sack: [(0, 0); MAX_SACK_BLOCKS] }
     }
 
     pub fn datagram(flow: u32, seq: u32, size: u32, now: Time) -> Self {
-        Packet { flow, seq, size, hop: 0, kind: PacketKind::Datagram, ecn: 0, stamp: now, nsack: 0, sack: [(0, 0); MAX_SACK_BLOCKS] }
+        Packet { flow, seq, size, hop: 0, kind: PacketKind::Datagram, ecn: 0, stamp: now, nsack: 0, aux: 0, sack: [(0, 0); MAX_SACK_BLOCKS] }
     }
 
     #[inline]

@@ -83,6 +83,8 @@ pub enum GroupKind {
     /// `external`: the parameters as given, for a controller defined outside the registry
     /// (e.g. a Python class); `params` is then empty.
     Tcp { params: Params, recovery: Recovery, external: Option<Value> },
+    /// A rate-based sender (TFRC, TFRCP, TEAR).
+    Rate { params: Params },
     Udp { pattern: UdpPattern },
 }
 
@@ -180,7 +182,21 @@ pub fn group(gi: usize, v: &Value, graph: Option<&GraphDef>, dumbbell_rate: f64,
         }
     };
 
-    let kind = if UDP_ALGORITHMS.contains(&algorithm.as_str()) {
+    let kind = if let Some(info) = crate::transport::rate::info(&algorithm) {
+        for k in ["recovery", "rtt_noise", "rate", "on", "off", "phase", "steps", "repeat", "shape"] {
+            if t.get(k).is_some() {
+                return err(t.field(k), format!("does not apply to the rate-based scheme '{algorithm}'"));
+            }
+        }
+        let empty = Map::new();
+        let given = match t.get("params") {
+            None => &empty,
+            Some(Value::Object(m)) => m,
+            Some(other) => return err(t.field("params"), format!("must be a table of parameters; got {other}")),
+        };
+        let params = info.validate(given).map_err(|e| ScenarioError { field: format!("{path}.params.{}", e.field), message: e.message })?;
+        GroupKind::Rate { params }
+    } else if UDP_ALGORITHMS.contains(&algorithm.as_str()) {
         for k in ["recovery", "params", "rtt_noise"] {
             if t.get(k).is_some() {
                 return err(t.field(k), format!("does not apply to a UDP source ('{algorithm}')"));
@@ -338,6 +354,9 @@ impl Group {
                 m.insert("recovery".into(), json!(recovery.name()));
                 m.insert("params".into(), external.clone().unwrap_or_else(|| params.to_json()));
                 m.insert("rtt_noise".into(), json!(self.rtt_noise));
+            }
+            GroupKind::Rate { params } => {
+                m.insert("params".into(), params.to_json());
             }
             GroupKind::Udp { pattern } => match pattern {
                 UdpPattern::Constant { rate } => {

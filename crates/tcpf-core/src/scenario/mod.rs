@@ -193,7 +193,7 @@ impl Scenario {
                     queues.push((fwd, rev));
                 }
                 for (gi, g) in groups.iter().enumerate() {
-                    if let (RouteDef::Path(p), GroupKind::Tcp { .. }) = (&g.route, &g.kind) {
+                    if let (RouteDef::Path(p), GroupKind::Tcp { .. } | GroupKind::Rate { .. }) = (&g.route, &g.kind) {
                         for w in p.windows(2) {
                             if def.edge(w[1], w[0]).is_none() {
                                 return err(format!("flows[{gi}].path"), format!("no link from '{}' back to '{}' for the ACKs (make the link duplex)", def.nodes[w[1]], def.nodes[w[0]]));
@@ -364,6 +364,7 @@ impl Scenario {
                         delayed_ack: t.delayed_ack,
                         delack_timeout: secs(t.delack_timeout),
                     },
+                    GroupKind::Rate { params } => FlowKind::Rate { params: params.clone(), size: self.packet_size + t.header_size, payload: self.packet_size, ack_size: t.ack_size },
                     GroupKind::Udp { pattern } => FlowKind::Udp { size: self.packet_size, pattern: pattern.clone() },
                 };
                 FlowSpec {
@@ -418,7 +419,7 @@ impl Scenario {
             let mut fwd = vec![s_up];
             fwd.extend(p.windows(2).map(|w| hop(w[0], w[1])));
             fwd.push(d_down);
-            let rev = if matches!(g.kind, GroupKind::Tcp { .. }) {
+            let rev = if matches!(g.kind, GroupKind::Tcp { .. } | GroupKind::Rate { .. }) {
                 let mut rev = vec![d_up];
                 rev.extend(p.windows(2).rev().map(|w| hop(w[1], w[0])));
                 rev.push(s_down);
@@ -450,6 +451,11 @@ impl Scenario {
                         m.insert("params".into(), external.clone().unwrap_or_else(|| params.to_json()));
                         m.insert("recovery".into(), json!(recovery.name()));
                         m.insert("rtt_noise_s".into(), json!(g.rtt_noise));
+                    }
+                    GroupKind::Rate { params } => {
+                        m.insert("kind".into(), json!("rate"));
+                        m.insert("algorithm".into(), json!(g.algorithm));
+                        m.insert("params".into(), params.to_json());
                     }
                     GroupKind::Udp { pattern } => {
                         m.insert("kind".into(), json!(g.algorithm));
@@ -556,7 +562,7 @@ fn edge_rtt(g: &Group, k: u32) -> f64 {
 /// flows (all flows if none).
 fn dumbbell_bdp(groups: &[Group], rate: f64, delay: f64, packet_size: u32) -> f64 {
     let mut rtts = vec![];
-    for g in groups.iter().filter(|g| !g.reverse && matches!(g.kind, GroupKind::Tcp { .. })) {
+    for g in groups.iter().filter(|g| !g.reverse && matches!(g.kind, GroupKind::Tcp { .. } | GroupKind::Rate { .. })) {
         rtts.extend((0..g.count).map(|k| edge_rtt(g, k) + 2.0 * delay));
     }
     let rtt = if rtts.is_empty() { 2.0 * delay } else { rtts.iter().sum::<f64>() / rtts.len() as f64 };
@@ -571,7 +577,7 @@ fn graph_bdp(def: &GraphDef, groups: &[Group], li: usize, reversed: bool, packet
     let path_delay = |p: &[usize]| p.windows(2).map(|w| def.links[def.edge(w[0], w[1]).unwrap().0].delay).sum::<f64>();
     let mean = |rev: bool| {
         let mut rtts = vec![];
-        for g in groups.iter().filter(|g| matches!(g.kind, GroupKind::Tcp { .. })) {
+        for g in groups.iter().filter(|g| matches!(g.kind, GroupKind::Tcp { .. } | GroupKind::Rate { .. })) {
             if let RouteDef::Path(p) = &g.route {
                 if crosses(p, rev) {
                     rtts.extend((0..g.count).map(|k| edge_rtt(g, k) + 2.0 * path_delay(p)));

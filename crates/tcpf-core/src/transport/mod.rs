@@ -5,9 +5,13 @@
 //! packets to send to an output buffer; timers are exposed as deadlines the engine arms.
 
 pub mod udp;
+pub mod rate;
 pub mod rtt;
 pub mod sink;
 pub mod tcp;
+pub mod tear;
+pub mod tfrc;
+pub mod tfrcp;
 
 pub use udp::{OnOff, UdpPattern, UdpSource};
 pub use sink::TcpSink;

@@ -23,7 +23,8 @@ pub struct TcpSink {
     recent: [u32; MAX_SACK_BLOCKS],
     nrecent: usize,
     pending: u32,
-    pending_ce: bool,
+    /// RFC 3168: echo ECE on every ACK from a CE mark until a data packet with CWR arrives.
+    ece_latched: bool,
     pending_stamp: Time,
     /// When a delayed ACK must go out (None: none pending).
     pub delack_deadline: Option<Time>,
@@ -44,7 +45,7 @@ impl TcpSink {
             recent: [0; MAX_SACK_BLOCKS],
             nrecent: 0,
             pending: 0,
-            pending_ce: false,
+            ece_latched: false,
             pending_stamp: 0,
             delack_deadline: None,
             delivered: 0,
@@ -107,15 +108,14 @@ impl TcpSink {
         ack.nsack = n as u8;
     }
 
-    fn make_ack(&mut self, stamp: Time, ce: bool) -> Packet {
+    fn make_ack(&mut self, stamp: Time) -> Packet {
         let mut a = Packet::ack(self.flow, self.next, self.ack_size, stamp);
-        if ce {
+        if self.ece_latched {
             a.ecn |= ecn::ECE;
         }
         self.fill_sack(&mut a);
         a.size += SACK_BLOCK_BYTES * a.nsack as u32;
         self.pending = 0;
-        self.pending_ce = false;
         self.delack_deadline = None;
         a
     }
@@ -123,7 +123,12 @@ impl TcpSink {
     /// A data packet arrives; returns the ACK to send now, if any.
     pub fn on_data(&mut self, now: Time, pkt: &Packet) -> Option<Packet> {
         let seq = pkt.seq;
-        let ce = pkt.ecn & ecn::CE != 0;
+        if pkt.ecn & ecn::CWR != 0 {
+            self.ece_latched = false;
+        }
+        if pkt.ecn & ecn::CE != 0 {
+            self.ece_latched = true;
+        }
         let in_order = seq == self.next;
         let fresh = if seq < self.next {
             false
@@ -151,11 +156,9 @@ impl TcpSink {
         }
         let immediate = !self.delayed || !in_order || !self.ooo.is_empty() || !fresh;
         if immediate || self.pending >= 1 {
-            let ce_any = ce || self.pending_ce;
-            return Some(self.make_ack(pkt.stamp, ce_any));
+            return Some(self.make_ack(pkt.stamp));
         }
         self.pending += 1;
-        self.pending_ce |= ce;
         self.pending_stamp = pkt.stamp;
         self.delack_deadline = Some(now + self.delack_timeout);
         None
@@ -167,8 +170,8 @@ impl TcpSink {
             self.delack_deadline = None;
             return None;
         }
-        let (stamp, ce) = (self.pending_stamp, self.pending_ce);
-        Some(self.make_ack(stamp, ce))
+        let stamp = self.pending_stamp;
+        Some(self.make_ack(stamp))
     }
 }
 
@@ -217,11 +220,17 @@ mod tests {
     }
 
     #[test]
-    fn echoes_congestion_experienced() {
+    fn echoes_congestion_experienced_until_cwr() {
         let mut s = sink(false, false);
         let mut p = data(0);
         p.ecn = ecn::ECT | ecn::CE;
         assert!(s.on_data(0, &p).unwrap().ecn & ecn::ECE != 0);
-        assert!(s.on_data(0, &data(1)).unwrap().ecn & ecn::ECE == 0);
+        // repeated on later ACKs (RFC 3168) ...
+        assert!(s.on_data(0, &data(1)).unwrap().ecn & ecn::ECE != 0);
+        // ... until the sender says it reduced its window
+        let mut c = data(2);
+        c.ecn = ecn::ECT | ecn::CWR;
+        assert!(s.on_data(0, &c).unwrap().ecn & ecn::ECE == 0);
+        assert!(s.on_data(0, &data(3)).unwrap().ecn & ecn::ECE == 0);
     }
 }

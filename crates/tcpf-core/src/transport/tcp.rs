@@ -164,6 +164,8 @@ pub struct TcpSender {
     started: bool,
     pub stats: TcpStats,
     cwnd_t: Time,
+    /// Set CWR on the next new data packet (after reacting to an ECN echo).
+    cwr_pending: bool,
     noise: Option<crate::sim::Rng>,
     /// Window reductions, if `log_losses`.
     pub log: Vec<LossRecord>,
@@ -196,6 +198,7 @@ impl TcpSender {
             started: false,
             stats: TcpStats::default(),
             cwnd_t: 0,
+            cwr_pending: false,
             noise,
             log: Vec::new(),
         }
@@ -278,7 +281,11 @@ impl TcpSender {
             }
         }
         self.stats.sent += 1;
-        let mark = if self.p.ecn { ecn::ECT } else { 0 };
+        let mut mark = if self.p.ecn { ecn::ECT } else { 0 };
+        if self.cwr_pending && seq + 1 == self.snd_max {
+            mark |= ecn::CWR;
+            self.cwr_pending = false;
+        }
         out.push(Packet::data(self.flow, seq, self.p.packet_size + self.p.header_size, now, mark));
         if self.rto_deadline.is_none() {
             self.restart_timer(now);
@@ -397,6 +404,7 @@ impl TcpSender {
         self.stats.loss_events += 1;
         if ecn {
             self.stats.ecn_reactions += 1;
+            self.cwr_pending = true;
         }
     }
 
@@ -487,7 +495,8 @@ impl TcpSender {
                         Recovery::Sack => {}
                     }
                 }
-            } else {
+            } else if pkt.ecn & ecn::ECE == 0 {
+                // An ACK carrying an ECN echo never opens the window (RFC 3168 §6.1.2).
                 let in_flight = self.in_flight();
                 self.cc.on_ack(&Ack { now: now_s, acked, rtt: Some(rtt), min_rtt: self.min_rtt, in_flight });
             }

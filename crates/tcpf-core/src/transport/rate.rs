@@ -1,0 +1,193 @@
+//! Rate-based (equation- or emulation-based) senders that pace packets instead of clocking
+//! them on ACKs, and their receivers: TFRC (RFC 5348), TFRCP (Padhye et al. 1999) and TEAR
+//! (Rhee et al. 2000). The engine drives them through these traits; feedback travels as
+//! ACK-kind packets whose contents the engine hands over beside the packet.
+
+use super::tear::{Tear, TearReceiver};
+use super::tfrc::{Tfrc, TfrcReceiver};
+use super::tfrcp::{Tfrcp, TfrcpReceiver};
+use crate::cc::params::{AlgorithmInfo, ParamSpec, Params, Taxonomy};
+use crate::net::packet::Packet;
+use crate::sim::Time;
+
+/// What a receiver reports to its sender.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Feedback {
+    /// Send time of the last data packet received (echoed), and how long the receiver held it.
+    pub stamp: Time,
+    pub delay: Time,
+    /// Receive rate since the last report, bytes/s.
+    pub x_recv: f64,
+    /// Loss event rate (TFRC), or the fraction lost since the last report (TFRCP).
+    pub p: f64,
+    /// Rate the receiver computed for the sender (TEAR), bytes/s.
+    pub rate: f64,
+    /// Packets received and lost since the last report.
+    pub received: u32,
+    pub lost: u32,
+}
+
+/// A paced sender.
+pub trait RateSender: Send {
+    /// Start sending at `now`.
+    fn start(&mut self, now: Time);
+    /// When the next packet is due (None: not sending).
+    fn next_send(&self) -> Option<Time>;
+    /// Send the packet due at `now`: returns its sequence number.
+    fn send(&mut self, now: Time) -> u32;
+    fn on_feedback(&mut self, now: Time, fb: &Feedback);
+    /// When the sender's own timer (no-feedback, interval) fires next.
+    fn timer(&self) -> Option<Time>;
+    fn on_timer(&mut self, now: Time);
+    /// The application stops: send nothing more.
+    fn stop(&mut self);
+    /// Current allowed rate, bytes/s.
+    fn rate(&self) -> f64;
+    /// Current RTT estimate, seconds (0 before any), carried in data packets.
+    fn rtt(&self) -> f64;
+    /// Times the sender cut its rate for lack of feedback.
+    fn timeouts(&self) -> u64 {
+        0
+    }
+}
+
+/// The receiving end: turns arrivals into feedback.
+pub trait RateReceiver: Send {
+    /// A data packet arrives; feedback to send at once, if any.
+    fn on_data(&mut self, now: Time, pkt: &Packet, sender_rtt: f64) -> Option<Feedback>;
+    /// When the receiver's feedback timer fires next.
+    fn timer(&self) -> Option<Time>;
+    fn on_timer(&mut self, now: Time) -> Option<Feedback>;
+    /// Unique data packets received.
+    fn delivered(&self) -> u64;
+    /// Loss events detected.
+    fn loss_events(&self) -> u64;
+}
+
+/// TCP's throughput equation (RFC 5348 §3.1), bytes/s: packet size `s` bytes, RTT `r` s,
+/// loss event rate `p`, `b` packets per ACK, retransmission timeout `t_rto` s.
+pub fn tcp_equation(s: f64, r: f64, p: f64, b: f64, t_rto: f64) -> f64 {
+    let denom = r * (2.0 * b * p / 3.0).sqrt() + t_rto * (3.0 * (3.0 * b * p / 8.0).sqrt()) * p * (1.0 + 32.0 * p * p);
+    s / denom
+}
+
+/// The loss event rate at which the equation gives rate `x` (bytes/s), by bisection
+/// (RFC 5348 §6.3.1 uses this to seed the loss history after the first loss event).
+pub fn equation_inverse(s: f64, r: f64, x: f64, b: f64, t_rto: f64) -> f64 {
+    let (mut lo, mut hi) = (1e-9f64, 1.0f64);
+    if tcp_equation(s, r, hi, b, t_rto) >= x {
+        return hi;
+    }
+    if tcp_equation(s, r, lo, b, t_rto) <= x {
+        return lo;
+    }
+    for _ in 0..100 {
+        let mid = (lo * hi).sqrt();
+        if tcp_equation(s, r, mid, b, t_rto) > x {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    (lo * hi).sqrt()
+}
+
+const fn num(name: &'static str, default: f64, min: f64, max: Option<f64>, unit: &'static str, doc: &'static str) -> ParamSpec {
+    ParamSpec { name, default: Some(default), min: Some(min), max, min_open: true, max_open: false, unit, doc, ..ParamSpec::NUMBER }
+}
+
+/// The rate-based schemes, with their parameters and tsao2007 Table 3 classes.
+pub fn registry() -> Vec<AlgorithmInfo> {
+    vec![
+        AlgorithmInfo {
+            name: "tfrc",
+            family: "rate-based",
+            summary: "TCP-Friendly Rate Control: paces at the TCP throughput equation's rate for the measured loss event rate and RTT",
+            source: "RFC 5348 (Floyd et al. 2000); tsao2007 uses 8 loss intervals",
+            params: vec![
+                num("history", 8.0, 1.0, Some(64.0), "loss intervals", "loss intervals averaged for the loss event rate (weights 1,1,1,1,0.8,0.6,0.4,0.2 for 8)"),
+                num("t_rto_rtts", 4.0, 0.0, None, "RTTs", "t_RTO in the equation, as a multiple of the RTT (RFC 5348: 4R)"),
+                num("t_mbi", 64.0, 0.0, None, "s", "maximum back-off interval: the rate never falls below one packet per t_mbi"),
+            ],
+            aliases: vec![],
+            taxonomy: Some(Taxonomy { fairness: "rate-based", increase: "historical", curve: "linear", history: "fixed" }),
+            notes: "Slow start doubles per RTT until the first loss, limited to twice the receive rate; a no-feedback timer halves the rate.",
+            check: None,
+            named_numbers: false,
+        },
+        AlgorithmInfo {
+            name: "tfrcp",
+            family: "rate-based",
+            summary: "TFRCP: every interval, set the rate from the TCP equation with the loss rate and RTT measured over it; double it after a loss-free interval",
+            source: "Padhye, Kurose, Towsley, Koodli 1999; tsao2007 uses a 5 s interval",
+            params: vec![num("interval", 5.0, 0.0, None, "s", "how often the rate is recomputed")],
+            aliases: vec![],
+            taxonomy: Some(Taxonomy { fairness: "rate-based", increase: "non-historical", curve: "superlinear", history: "fixed" }),
+            notes: "The receiver acknowledges every packet; the sender measures loss rate and RTT from the acknowledgements.",
+            check: None,
+            named_numbers: false,
+        },
+        AlgorithmInfo {
+            name: "tear",
+            family: "rate-based",
+            summary: "TEAR: the receiver emulates TCP's window per round and reports the weighted average window over the last epochs divided by the RTT",
+            source: "Rhee, Ozdemir, Yi 2000; tsao2007 uses 8 epochs",
+            params: vec![num("history", 8.0, 1.0, Some(64.0), "epochs", "epochs (loss-free periods) averaged, with TFRC's weights")],
+            aliases: vec![],
+            taxonomy: Some(Taxonomy { fairness: "rate-based", increase: "historical", curve: "linear", history: "fixed" }),
+            notes: "The sender paces at the reported rate; the receiver reports once per RTT.",
+            check: None,
+            named_numbers: false,
+        },
+    ]
+}
+
+pub fn info(name: &str) -> Option<AlgorithmInfo> {
+    registry().into_iter().find(|a| a.name == name)
+}
+
+/// Sender and receiver for validated parameters; `s` is the packet size (bytes).
+pub fn build(p: &Params, s: u32, t_mbi_floor: f64) -> (Box<dyn RateSender>, Box<dyn RateReceiver>) {
+    let _ = t_mbi_floor;
+    match p.algorithm.as_str() {
+        "tfrc" => (
+            Box::new(Tfrc::new(s as f64, p.get("t_rto_rtts"), p.get("t_mbi"))),
+            Box::new(TfrcReceiver::new(s as f64, p.get("history") as usize, p.get("t_rto_rtts"))),
+        ),
+        "tfrcp" => (Box::new(Tfrcp::new(s as f64, p.get("interval"))), Box::new(TfrcpReceiver::new())),
+        "tear" => (Box::new(Tear::new(s as f64)), Box::new(TearReceiver::new(s as f64, p.get("history") as usize))),
+        other => unreachable!("unvalidated rate-based scheme {other}"),
+    }
+}
+
+/// Weights of the last `n` intervals (RFC 5348 §5.4): 1 for the newer half, then falling.
+pub fn interval_weights(n: usize) -> Vec<f64> {
+    (0..n)
+        .map(|i| if i < n / 2 { 1.0 } else { 2.0 * (n - i) as f64 / (n + 2) as f64 })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn equation_matches_rfc_5348_formula() {
+        // s = 1000 B, R = 0.1 s, p = 0.01, b = 1, t_RTO = 4R, evaluated by hand:
+        // denominator = 0.1·√(0.02/3) + 0.4·3·√(0.03/8)·0.01·(1 + 0.0032)
+        let s: f64 = 1000.0;
+        let hand = s / (0.1 * (0.02f64 / 3.0).sqrt() + 0.4 * 3.0 * (0.03f64 / 8.0).sqrt() * 0.01 * 1.0032);
+        let x = tcp_equation(s, 0.1, 0.01, 1.0, 0.4);
+        assert!((x - hand).abs() / hand < 1e-9, "{x} vs {hand}");
+        // and with Padhye's formula as implemented independently in `models` (packets/s)
+        let padhye = crate::models::rate::padhye(0.01, 0.1, 0.4, 1.0) * s;
+        assert!((x - padhye).abs() / padhye < 1e-9, "{x} vs {padhye}");
+        let p = equation_inverse(s, 0.1, x, 1.0, 0.4);
+        assert!((p - 0.01).abs() / 0.01 < 1e-6, "{p}");
+    }
+
+    #[test]
+    fn weights_are_rfc_5348s_for_eight_intervals() {
+        assert_eq!(interval_weights(8), vec![1.0, 1.0, 1.0, 1.0, 0.8, 0.6, 0.4, 0.2]);
+    }
+}

@@ -1,0 +1,236 @@
+//! TEAR (Rhee, Ozdemir, Yi 2000): the receiver emulates TCP's congestion window from the
+//! arrivals — slow start, +1/W per packet in congestion avoidance, halving once per round on
+//! loss — and records the average window of each epoch (the rounds between two loss events).
+//! Once per RTT it reports rate = weighted average of the last epochs' windows × s / RTT,
+//! and the sender paces at that rate.
+
+use super::rate::{interval_weights, Feedback, RateReceiver, RateSender};
+use crate::net::packet::Packet;
+use crate::sim::{secs, to_secs, Time};
+use std::collections::VecDeque;
+
+pub struct Tear {
+    s: f64,
+    x: f64,
+    r: f64,
+    seq: u32,
+    last_send: Option<Time>,
+    sending: bool,
+    nofeedback: Option<Time>,
+    timeouts: u64,
+}
+
+impl Tear {
+    pub fn new(s: f64) -> Self {
+        Tear { s, x: s, r: 0.0, seq: 0, last_send: None, sending: false, nofeedback: None, timeouts: 0 }
+    }
+
+    fn restart_nofeedback(&mut self, now: Time) {
+        let t = if self.r > 0.0 { (4.0 * self.r).max(2.0 * self.s / self.x) } else { 2.0 };
+        self.nofeedback = Some(now + secs(t));
+    }
+}
+
+impl RateSender for Tear {
+    fn start(&mut self, now: Time) {
+        self.sending = true;
+        self.restart_nofeedback(now);
+    }
+
+    fn next_send(&self) -> Option<Time> {
+        if !self.sending {
+            return None;
+        }
+        Some(self.last_send.map_or(0, |t| t + secs(self.s / self.x).max(1)))
+    }
+
+    fn send(&mut self, now: Time) -> u32 {
+        self.last_send = Some(now);
+        self.seq += 1;
+        self.seq - 1
+    }
+
+    fn on_feedback(&mut self, now: Time, fb: &Feedback) {
+        let sample = to_secs(now.saturating_sub(fb.stamp).saturating_sub(fb.delay)).max(1e-6);
+        self.r = if self.r == 0.0 { sample } else { 0.9 * self.r + 0.1 * sample };
+        if fb.rate > 0.0 {
+            self.x = fb.rate.max(self.s / 64.0);
+        }
+        self.restart_nofeedback(now);
+    }
+
+    fn timer(&self) -> Option<Time> {
+        if self.sending {
+            self.nofeedback
+        } else {
+            None
+        }
+    }
+
+    fn on_timer(&mut self, now: Time) {
+        self.timeouts += 1;
+        self.x = (self.x / 2.0).max(self.s / 64.0);
+        self.restart_nofeedback(now);
+    }
+
+    fn stop(&mut self) {
+        self.sending = false;
+    }
+
+    fn rate(&self) -> f64 {
+        self.x
+    }
+
+    fn rtt(&self) -> f64 {
+        self.r
+    }
+
+    fn timeouts(&self) -> u64 {
+        self.timeouts
+    }
+}
+
+pub struct TearReceiver {
+    s: f64,
+    weights: Vec<f64>,
+    next: u32,
+    delivered: u64,
+    loss_events: u64,
+    cwnd: f64,
+    ssthresh: f64,
+    /// Packets left in the current emulated round, and the round's window.
+    round_left: f64,
+    /// Sum of the windows of this epoch's rounds, and their number.
+    epoch_sum: f64,
+    epoch_rounds: u32,
+    /// Average windows of closed epochs, newest first.
+    epochs: VecDeque<f64>,
+    /// Start time (s) of the round in which the last loss event was taken.
+    last_loss_round: Option<f64>,
+    round_start: f64,
+    last_stamp: Time,
+    last_arrival: Time,
+    rtt: f64,
+    timer: Option<Time>,
+    reported: bool,
+}
+
+impl TearReceiver {
+    pub fn new(s: f64, n: usize) -> Self {
+        TearReceiver {
+            s,
+            weights: interval_weights(n),
+            next: 0,
+            delivered: 0,
+            loss_events: 0,
+            cwnd: 1.0,
+            ssthresh: f64::INFINITY,
+            round_left: 1.0,
+            epoch_sum: 0.0,
+            epoch_rounds: 0,
+            epochs: VecDeque::new(),
+            last_loss_round: None,
+            round_start: 0.0,
+            last_stamp: 0,
+            last_arrival: 0,
+            rtt: 0.0,
+            timer: None,
+            reported: false,
+        }
+    }
+
+    fn end_round(&mut self, t: f64) {
+        self.epoch_sum += self.cwnd;
+        self.epoch_rounds += 1;
+        self.round_left = self.cwnd.max(1.0);
+        self.round_start = t;
+    }
+
+    /// Weighted average window over the epochs, counting the open one only if it raises it
+    /// (as TFRC's I_0).
+    fn mean_window(&self) -> f64 {
+        let open = if self.epoch_rounds > 0 { self.epoch_sum / self.epoch_rounds as f64 } else { self.cwnd };
+        if self.epochs.is_empty() {
+            return open.max(self.cwnd);
+        }
+        let w = &self.weights;
+        let (mut a, mut wa) = (open * w[0], w[0]);
+        for (i, x) in self.epochs.iter().enumerate().take(w.len() - 1) {
+            a += x * w[i + 1];
+            wa += w[i + 1];
+        }
+        let (mut b, mut wb) = (0.0, 0.0);
+        for (i, x) in self.epochs.iter().enumerate() {
+            b += x * w[i];
+            wb += w[i];
+        }
+        (a / wa).max(b / wb)
+    }
+
+    fn report(&mut self, now: Time) -> Feedback {
+        let rtt = self.rtt.max(1e-3);
+        self.reported = true;
+        self.timer = Some(now + secs(rtt));
+        Feedback { stamp: self.last_stamp, delay: now - self.last_arrival, rate: self.mean_window() * self.s / rtt, ..Feedback::default() }
+    }
+}
+
+impl RateReceiver for TearReceiver {
+    fn on_data(&mut self, now: Time, pkt: &Packet, sender_rtt: f64) -> Option<Feedback> {
+        if sender_rtt > 0.0 {
+            self.rtt = sender_rtt;
+        }
+        if pkt.seq < self.next {
+            return None;
+        }
+        let t = to_secs(now);
+        if pkt.seq > self.next && self.delivered > 0 {
+            // A loss: at most one window cut per emulated round.
+            if self.last_loss_round != Some(self.round_start) {
+                self.last_loss_round = Some(self.round_start);
+                self.loss_events += 1;
+                if self.epoch_rounds > 0 {
+                    self.epochs.push_front(self.epoch_sum / self.epoch_rounds as f64);
+                    self.epochs.truncate(self.weights.len());
+                }
+                self.epoch_sum = 0.0;
+                self.epoch_rounds = 0;
+                self.ssthresh = (self.cwnd / 2.0).max(1.0);
+                self.cwnd = self.ssthresh;
+            }
+        }
+        self.next = pkt.seq + 1;
+        self.delivered += 1;
+        self.last_stamp = pkt.stamp;
+        self.last_arrival = now;
+        if self.cwnd < self.ssthresh {
+            self.cwnd += 1.0;
+        } else {
+            self.cwnd += 1.0 / self.cwnd;
+        }
+        self.round_left -= 1.0;
+        if self.round_left <= 0.0 {
+            self.end_round(t);
+        }
+        if !self.reported {
+            return Some(self.report(now));
+        }
+        None
+    }
+
+    fn timer(&self) -> Option<Time> {
+        self.timer
+    }
+
+    fn on_timer(&mut self, now: Time) -> Option<Feedback> {
+        Some(self.report(now))
+    }
+
+    fn delivered(&self) -> u64 {
+        self.delivered
+    }
+
+    fn loss_events(&self) -> u64 {
+        self.loss_events
+    }
+}

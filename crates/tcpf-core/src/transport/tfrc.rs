@@ -1,0 +1,351 @@
+//! TFRC (RFC 5348): the sender paces at the TCP throughput equation's rate for the loss event
+//! rate and RTT; the receiver measures the loss event rate from a history of loss intervals
+//! and reports once per RTT (and at once when a new loss event starts).
+//!
+//! Simplifications, stated: packets are never reordered in the simulator, so a gap in the
+//! sequence is a loss as soon as it is seen (no NDUPACK wait); history discounting (§5.5) is
+//! not applied; the sender is never data-limited.
+
+use super::rate::{equation_inverse, interval_weights, tcp_equation, Feedback, RateReceiver, RateSender};
+use crate::net::packet::Packet;
+use crate::sim::{secs, to_secs, Time};
+use std::collections::VecDeque;
+
+/// The sender (RFC 5348 §4).
+pub struct Tfrc {
+    s: f64,
+    t_rto_rtts: f64,
+    t_mbi: f64,
+    /// Allowed rate, bytes/s.
+    x: f64,
+    /// RTT estimate, s (0: none yet).
+    r: f64,
+    p: f64,
+    x_recv: f64,
+    /// Time the rate was last doubled in slow start (s).
+    tld: f64,
+    seq: u32,
+    last_send: Option<Time>,
+    nofeedback: Option<Time>,
+    sending: bool,
+    feedback_seen: bool,
+    timeouts: u64,
+}
+
+impl Tfrc {
+    pub fn new(s: f64, t_rto_rtts: f64, t_mbi: f64) -> Self {
+        Tfrc { s, t_rto_rtts, t_mbi, x: s, r: 0.0, p: 0.0, x_recv: 0.0, tld: 0.0, seq: 0, last_send: None, nofeedback: None, sending: false, feedback_seen: false, timeouts: 0 }
+    }
+
+    fn min_rate(&self) -> f64 {
+        self.s / self.t_mbi
+    }
+
+    /// Initial rate after the first RTT sample: W_init / R (RFC 5348 §4.2, RFC 3390's W_init).
+    fn initial_rate(&self) -> f64 {
+        let w_init = (4.0 * self.s).min((2.0 * self.s).max(4380.0));
+        w_init / self.r
+    }
+
+    fn restart_nofeedback(&mut self, now: Time) {
+        let t = if self.r > 0.0 { (4.0 * self.r).max(2.0 * self.s / self.x) } else { 2.0 };
+        self.nofeedback = Some(now + secs(t));
+    }
+}
+
+impl RateSender for Tfrc {
+    fn start(&mut self, now: Time) {
+        self.sending = true;
+        self.last_send = None;
+        self.restart_nofeedback(now);
+        self.tld = to_secs(now);
+    }
+
+    fn next_send(&self) -> Option<Time> {
+        if !self.sending {
+            return None;
+        }
+        Some(match self.last_send {
+            None => 0,
+            Some(t) => t + secs(self.s / self.x).max(1),
+        })
+    }
+
+    fn send(&mut self, now: Time) -> u32 {
+        self.last_send = Some(now);
+        self.seq += 1;
+        self.seq - 1
+    }
+
+    fn on_feedback(&mut self, now: Time, fb: &Feedback) {
+        let t = to_secs(now);
+        let sample = to_secs(now.saturating_sub(fb.stamp).saturating_sub(fb.delay)).max(1e-6);
+        self.r = if self.r == 0.0 { sample } else { 0.9 * self.r + 0.1 * sample };
+        self.x_recv = fb.x_recv;
+        self.p = fb.p;
+        let recv_limit = 2.0 * self.x_recv;
+        if !self.feedback_seen {
+            self.feedback_seen = true;
+            if self.p == 0.0 {
+                self.x = self.initial_rate();
+                self.tld = t;
+            }
+        }
+        if self.p > 0.0 {
+            let x_eq = tcp_equation(self.s, self.r, self.p, 1.0, self.t_rto_rtts * self.r);
+            self.x = x_eq.min(recv_limit).max(self.min_rate());
+        } else if t - self.tld >= self.r {
+            self.x = (2.0 * self.x).min(recv_limit).max(self.initial_rate());
+            self.tld = t;
+        }
+        self.restart_nofeedback(now);
+    }
+
+    fn timer(&self) -> Option<Time> {
+        if self.sending {
+            self.nofeedback
+        } else {
+            None
+        }
+    }
+
+    fn on_timer(&mut self, now: Time) {
+        // No feedback for a while: halve the rate (RFC 5348 §4.4, simplified).
+        self.timeouts += 1;
+        self.x = (self.x / 2.0).max(self.min_rate());
+        self.x_recv /= 2.0;
+        self.restart_nofeedback(now);
+    }
+
+    fn stop(&mut self) {
+        self.sending = false;
+    }
+
+    fn rate(&self) -> f64 {
+        self.x
+    }
+
+    fn rtt(&self) -> f64 {
+        self.r
+    }
+
+    fn timeouts(&self) -> u64 {
+        self.timeouts
+    }
+}
+
+/// Loss intervals and the loss event rate (RFC 5348 §5).
+#[derive(Clone, Debug)]
+pub struct LossHistory {
+    weights: Vec<f64>,
+    /// Closed intervals, newest first (packets).
+    closed: VecDeque<f64>,
+    /// Sequence number and estimated send time (s) of the first loss of the current event.
+    current: Option<(u32, f64)>,
+}
+
+impl LossHistory {
+    pub fn new(n: usize) -> Self {
+        LossHistory { weights: interval_weights(n), closed: VecDeque::new(), current: None }
+    }
+
+    /// A packet `seq` sent at `sent` (s) was lost; `rtt` is the sender's estimate. Returns true
+    /// if it starts a new loss event. `first_interval` gives the length to record for the
+    /// interval before the first loss event (RFC 5348 §6.3.1).
+    pub fn on_loss(&mut self, seq: u32, sent: f64, rtt: f64, first_interval: impl FnOnce() -> f64) -> bool {
+        match self.current {
+            Some((_, t0)) if sent <= t0 + rtt => false,
+            Some((s0, _)) => {
+                self.push((seq - s0) as f64);
+                self.current = Some((seq, sent));
+                true
+            }
+            None => {
+                self.push(first_interval().max(1.0));
+                self.current = Some((seq, sent));
+                true
+            }
+        }
+    }
+
+    fn push(&mut self, interval: f64) {
+        self.closed.push_front(interval);
+        self.closed.truncate(self.weights.len());
+    }
+
+    /// The loss event rate with `next` the next expected sequence number (0 before any loss).
+    pub fn p(&self, next: u32) -> f64 {
+        let Some((s0, _)) = self.current else { return 0.0 };
+        let open = (next - s0) as f64;
+        let n = self.closed.len();
+        let w = &self.weights;
+        // I_tot0: the open interval and the newest n-1 closed ones; I_tot1: the n closed ones.
+        let mut tot0 = open * w[0];
+        let mut wt0 = w[0];
+        for (i, x) in self.closed.iter().enumerate().take(w.len() - 1) {
+            tot0 += x * w[i + 1];
+            wt0 += w[i + 1];
+        }
+        let mut tot1 = 0.0;
+        let mut wt1 = 0.0;
+        for (i, x) in self.closed.iter().enumerate().take(n) {
+            tot1 += x * w[i];
+            wt1 += w[i];
+        }
+        let mean = (tot0 / wt0).max(if wt1 > 0.0 { tot1 / wt1 } else { 0.0 });
+        1.0 / mean
+    }
+}
+
+/// The receiver (RFC 5348 §6).
+pub struct TfrcReceiver {
+    s: f64,
+    t_rto_rtts: f64,
+    next: u32,
+    delivered: u64,
+    loss_events: u64,
+    history: LossHistory,
+    last_stamp: Time,
+    last_arrival: Time,
+    bytes_since: f64,
+    last_report: Option<Time>,
+    rtt: f64,
+    timer: Option<Time>,
+}
+
+impl TfrcReceiver {
+    pub fn new(s: f64, n: usize, t_rto_rtts: f64) -> Self {
+        TfrcReceiver {
+            s,
+            t_rto_rtts,
+            next: 0,
+            delivered: 0,
+            loss_events: 0,
+            history: LossHistory::new(n),
+            last_stamp: 0,
+            last_arrival: 0,
+            bytes_since: 0.0,
+            last_report: None,
+            rtt: 0.0,
+            timer: None,
+        }
+    }
+
+    fn report(&mut self, now: Time) -> Feedback {
+        let since = self.last_report.map_or(self.rtt.max(1e-3), |t| to_secs(now - t).max(1e-6));
+        let fb = Feedback {
+            stamp: self.last_stamp,
+            delay: now - self.last_arrival,
+            x_recv: self.bytes_since / since,
+            p: self.history.p(self.next),
+            ..Feedback::default()
+        };
+        self.bytes_since = 0.0;
+        self.last_report = Some(now);
+        self.timer = Some(now + secs(self.rtt.max(1e-3)));
+        fb
+    }
+}
+
+impl RateReceiver for TfrcReceiver {
+    fn on_data(&mut self, now: Time, pkt: &Packet, sender_rtt: f64) -> Option<Feedback> {
+        if sender_rtt > 0.0 {
+            self.rtt = sender_rtt;
+        }
+        if pkt.seq < self.next {
+            return None;
+        }
+        let mut new_event = false;
+        if pkt.seq > self.next && self.delivered > 0 {
+            // Packets next..seq-1 are lost; interpolate their send times.
+            let (t_a, t_b) = (to_secs(self.last_stamp), to_secs(pkt.stamp));
+            let gap = (pkt.seq - self.next + 1) as f64;
+            for (k, lost) in (self.next..pkt.seq).enumerate() {
+                let sent = t_a + (t_b - t_a) * (k + 1) as f64 / gap;
+                let (s, r, x_recv, tr) = (self.s, self.rtt.max(1e-3), self.bytes_since_rate(now), self.t_rto_rtts);
+                if self.history.on_loss(lost, sent, self.rtt, || 1.0 / equation_inverse(s, r, x_recv, 1.0, tr * r)) {
+                    new_event = true;
+                    self.loss_events += 1;
+                }
+            }
+        }
+        self.next = pkt.seq + 1;
+        self.delivered += 1;
+        self.last_stamp = pkt.stamp;
+        self.last_arrival = now;
+        self.bytes_since += self.s;
+        if self.last_report.is_none() || new_event {
+            return Some(self.report(now));
+        }
+        None
+    }
+
+    fn timer(&self) -> Option<Time> {
+        self.timer
+    }
+
+    fn on_timer(&mut self, now: Time) -> Option<Feedback> {
+        if self.bytes_since > 0.0 {
+            Some(self.report(now))
+        } else {
+            // Nothing arrived since the last report: stay quiet, look again in an RTT.
+            self.timer = Some(now + secs(self.rtt.max(1e-3)));
+            None
+        }
+    }
+
+    fn delivered(&self) -> u64 {
+        self.delivered
+    }
+
+    fn loss_events(&self) -> u64 {
+        self.loss_events
+    }
+}
+
+impl TfrcReceiver {
+    /// Receive rate since the last report (for seeding the first loss interval).
+    fn bytes_since_rate(&self, now: Time) -> f64 {
+        let since = self.last_report.map_or(1.0, |t| to_secs(now - t).max(1e-3));
+        (self.bytes_since / since).max(self.s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loss_event_rate_follows_rfc_5348_weighted_average() {
+        // A scripted pattern: the first loss at packet 100 (its interval seeded as 100), then
+        // loss events starting at packets 150, 300, 340, 400, 500, 620, 700, 760, 900.
+        let mut h = LossHistory::new(8);
+        let starts = [100u32, 150, 300, 340, 400, 500, 620, 700, 760, 900];
+        for (i, &s) in starts.iter().enumerate() {
+            // one loss per event, events far apart in time
+            assert!(h.on_loss(s, i as f64 * 10.0, 0.1, || 100.0));
+        }
+        // Closed intervals, newest first: 140, 60, 80, 120, 100, 60, 40, 150 (the 9th, 100,
+        // dropped off); open interval at next = 960: 60.
+        let w = [1.0, 1.0, 1.0, 1.0, 0.8, 0.6, 0.4, 0.2];
+        let closed = [140.0, 60.0, 80.0, 120.0, 100.0, 60.0, 40.0, 150.0];
+        let tot1: f64 = closed.iter().zip(w).map(|(x, w)| x * w).sum();
+        let tot0: f64 = 60.0 * w[0] + closed[..7].iter().zip(&w[1..]).map(|(x, w)| x * w).sum::<f64>();
+        let expect = 1.0 / (tot0.max(tot1) / w.iter().sum::<f64>());
+        let p = h.p(960);
+        println!("p = {p} (I_tot0 {tot0}, I_tot1 {tot1})");
+        assert!((p - expect).abs() < 1e-12);
+        // A long open interval raises the mean (I_tot0 wins) and lowers p.
+        assert!(h.p(1400) < p);
+    }
+
+    #[test]
+    fn losses_within_one_rtt_are_one_event() {
+        let mut h = LossHistory::new(8);
+        assert!(h.on_loss(10, 1.0, 0.1, || 50.0));
+        assert!(!h.on_loss(11, 1.05, 0.1, || 50.0));
+        assert!(h.on_loss(30, 1.2, 0.1, || 50.0));
+        // closed [20, 50], open 10: I_tot0 = (10 + 20 + 50)/3, I_tot1 = (20 + 50)/2 = 35 wins
+        assert!((h.p(40) - 1.0 / 35.0).abs() < 1e-12, "{}", h.p(40));
+    }
+}
