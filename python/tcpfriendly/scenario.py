@@ -176,6 +176,31 @@ class Scenario:
         data["bottleneck"] = link
         return cls(data)
 
+    @classmethod
+    def network(cls, duration: Any = None, **options: Any) -> "Scenario":
+        """Start a scenario on a general topology: add routers' links with :meth:`add_link`
+        and flows (with ``path=[...]`` or ``from_``/``to``) with :meth:`add_flows`.
+
+        Keyword options (``seed``, ``packet_size``, ``max_window``, ``tcp``, ...) are
+        top-level keys.
+        """
+        data = _drop_none(dict(duration=duration, **options))
+        data["links"] = []
+        return cls(data)
+
+    def add_link(self, from_: str, to: str, rate: Any, delay: Any, **fields: Any) -> "Scenario":
+        """Append a ``[[links]]`` entry (duplex unless ``duplex=False``) and return ``self``.
+
+        ``fields``: ``queue``, ``limit``, ``ecn``, ``red``, ``loss``, ``name``, ``duplex``.
+        """
+        links = self._data.setdefault("links", [])
+        if not isinstance(links, list):
+            raise ScenarioError("links: must be an array of tables")
+        link = {"from": from_, "to": to, "rate": rate, "delay": delay}
+        link.update(_drop_none(fields))
+        links.append(_plain(link, f"links[{len(links)}]"))
+        return self
+
     # ----- fluent builder -----------------------------------------------------------------
     def add_flows(
         self,
@@ -187,9 +212,12 @@ class Scenario:
         """Append a ``[[flows]]`` group and return ``self``.
 
         ``fields`` are the other keys of a flow group (``recovery``, ``access_delay``,
-        ``access_rate``, ``receiver_delay``, ``start``, ``direction``, ...); ``None`` values
-        are left out so the engine fills its default.
+        ``access_rate``, ``receiver_delay``, ``start``, ``stop``, ``direction``, ``path``,
+        ``from_``/``to``, ``rtt_noise``, and ``rate``/``on``/``off``/``phase``/``steps`` for
+        UDP sources, ...); ``None`` values are left out so the engine fills its default.
         """
+        if "from_" in fields:
+            fields["from"] = fields.pop("from_")
         group = dict(count=count, algorithm=algorithm)
         if params is not None:
             group["params"] = dict(params)
