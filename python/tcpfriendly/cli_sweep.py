@@ -31,6 +31,7 @@ class _DefaultRunGroup(TyperGroup):
 
 app = typer.Typer(
     cls=_DefaultRunGroup,
+    subcommand_metavar="FILE.toml [OPTIONS] | COMMAND [ARGS]...",
     short_help="Parameter sweeps (grids x seeds) on all cores or Dask; plots.",
     help=(
         "Run a parameter sweep: a base scenario, axes of values and seeds, on every local core "
@@ -43,10 +44,16 @@ app = typer.Typer(
         "  tcpf sweep examples/sweep-gaimd-beta.toml --dask tcp://scheduler:8786\n"
         "  tcpf sweep plot out/sweep-gaimd-beta --x flows[1].params.beta --y share --out share.png"
     ),
-    no_args_is_help=True,
     add_completion=False,
     rich_markup_mode=None,
 )
+
+
+@app.callback(invoke_without_command=True)
+def _root(ctx: typer.Context) -> None:
+    if ctx.invoked_subcommand is None:  # bare `tcpf sweep`: the help, exit 0
+        typer.echo(ctx.get_help())
+        raise typer.Exit(0)
 
 
 @app.command(

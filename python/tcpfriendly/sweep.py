@@ -1009,8 +1009,9 @@ def run_sweep(sweep: Sweep, out: "Optional[os.PathLike[str] | str]" = None, *,
     unique: Dict[str, Run] = {}
     for run in runs:
         unique.setdefault(run.key, run)
-    done_keys = [k for k in unique if store is not None and store.has(k)]
-    todo = [run for k, run in unique.items() if not (store is not None and store.has(k))]
+    stored = {k for k in unique if store is not None and store.has(k)}
+    done_keys = [k for k in unique if k in stored]
+    todo = [run for k, run in unique.items() if k not in stored]
     if out_dir is not None:
         _write_spec(out_dir, sweep, points, runs)
     shape = f"{len(points)} point{'s' if len(points) != 1 else ''} x {len(sweep.seeds)} seed" \

@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import signal
 import threading
+import uuid
 from typing import Any, List, Optional, Tuple
 
 try:
@@ -92,9 +93,10 @@ def _submit_all(todo: List[Run], client, collector: _Collector, retries: int) ->
     """Submit ``todo`` and store each result as it arrives. True if interrupted by Ctrl-C
     (results already finished are kept; the rest are cancelled)."""
     futures = {}
+    batch = uuid.uuid4().hex[:8]  # fresh task keys: a resubmitted run never meets a cancelled one
     for run in todo:
         fut = client.submit(execute, run.scenario_json, run.seed, run.key,
-                            key=f"tcpf-run-{run.key}", pure=False, retries=retries)
+                            key=f"tcpf-run-{run.key}-{batch}", pure=False, retries=retries)
         futures[fut] = run
     handled = set()
 

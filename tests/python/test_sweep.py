@@ -450,3 +450,9 @@ def test_sigint_keeps_finished_runs_and_rerun_runs_only_the_missing(tmp_path):
     assert f"({40 - len(done)} run now, {len(done)} cached)" in p.stdout
     full = pd.read_parquet(out / "results.parquet")
     assert len(full) == 80 and full["seed"].tolist()[::2] == list(range(1, 41))
+
+
+def test_bare_tcpf_sweep_prints_help(tcpf):
+    p = tcpf("sweep")
+    assert p.returncode == 0 and p.stdout.startswith("Usage: tcpf sweep")
+    assert "plot" in p.stdout and p.stderr == ""
