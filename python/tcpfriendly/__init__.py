@@ -19,8 +19,16 @@ from .scenario import Scenario, algorithms, expand, normalize
 
 __all__ = [
     "Scenario", "Result", "Controller", "ScenarioError", "ScenarioFileError",
-    "run", "normalize", "expand", "algorithms", "__version__",
+    "run", "normalize", "expand", "algorithms", "Sweep", "__version__",
 ]
+
+
+def __getattr__(name: str):
+    # Sweeps pull in pyarrow (and Dask when used): load them on first use.
+    if name == "Sweep":
+        from .sweep import Sweep
+        return Sweep
+    raise AttributeError(f"module 'tcpfriendly' has no attribute {name!r}")
 
 
 def _version() -> str:

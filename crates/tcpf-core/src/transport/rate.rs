@@ -8,7 +8,7 @@ use super::tfrc::{Tfrc, TfrcReceiver};
 use super::tfrcp::{Tfrcp, TfrcpReceiver};
 use crate::cc::params::{AlgorithmInfo, ParamSpec, Params, Taxonomy};
 use crate::net::packet::Packet;
-use crate::sim::Time;
+use crate::sim::{secs, to_secs, Time};
 
 /// What a receiver reports to its sender.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -27,27 +27,96 @@ pub struct Feedback {
     pub lost: u32,
 }
 
-/// A paced sender.
+/// What every paced sender keeps: packet size, allowed rate, RTT estimate, the pacing clock
+/// and the sender's own timer (no-feedback or interval).
+#[derive(Clone, Debug)]
+pub struct Pacer {
+    pub s: f64,
+    /// Allowed rate, bytes/s.
+    pub x: f64,
+    /// RTT estimate, s (0: none yet).
+    pub r: f64,
+    seq: u32,
+    last_send: Option<Time>,
+    pub sending: bool,
+    pub timer: Option<Time>,
+}
+
+impl Pacer {
+    pub fn new(s: f64, x: f64) -> Self {
+        Pacer { s, x, r: 0.0, seq: 0, last_send: None, sending: false, timer: None }
+    }
+
+    /// Take an RTT sample from feedback (`now` − echoed send time − the receiver's hold time)
+    /// into the estimate with weight `gain`; returns the sample.
+    pub fn rtt_sample(&mut self, now: Time, fb: &Feedback, gain: f64) -> f64 {
+        let sample = to_secs(now.saturating_sub(fb.stamp).saturating_sub(fb.delay)).max(1e-6);
+        self.r = if self.r == 0.0 { sample } else { (1.0 - gain) * self.r + gain * sample };
+        sample
+    }
+
+    /// Arm the no-feedback timer: max(4R, 2s/X), or 2 s before any RTT sample (RFC 5348 §4).
+    pub fn arm_nofeedback(&mut self, now: Time) {
+        let t = if self.r > 0.0 { (4.0 * self.r).max(2.0 * self.s / self.x) } else { 2.0 };
+        self.timer = Some(now + secs(t));
+    }
+}
+
+/// A paced sender. Pacing (one packet every s/X), stopping and the timer's deadline come from
+/// its `Pacer`; a scheme says how feedback and its timer change the rate.
 pub trait RateSender: Send {
+    fn pacer(&self) -> &Pacer;
+    fn pacer_mut(&mut self) -> &mut Pacer;
     /// Start sending at `now`.
     fn start(&mut self, now: Time);
-    /// When the next packet is due (None: not sending).
-    fn next_send(&self) -> Option<Time>;
-    /// Send the packet due at `now`: returns its sequence number.
-    fn send(&mut self, now: Time) -> u32;
     fn on_feedback(&mut self, now: Time, fb: &Feedback);
-    /// When the sender's own timer (no-feedback, interval) fires next.
-    fn timer(&self) -> Option<Time>;
+    /// The sender's timer fired.
     fn on_timer(&mut self, now: Time);
-    /// The application stops: send nothing more.
-    fn stop(&mut self);
-    /// Current allowed rate, bytes/s.
-    fn rate(&self) -> f64;
-    /// Current RTT estimate, seconds (0 before any), carried in data packets.
-    fn rtt(&self) -> f64;
     /// Times the sender cut its rate for lack of feedback.
     fn timeouts(&self) -> u64 {
         0
+    }
+
+    /// When the next packet is due (None: not sending).
+    fn next_send(&self) -> Option<Time> {
+        let p = self.pacer();
+        if !p.sending {
+            return None;
+        }
+        Some(p.last_send.map_or(0, |t| t + secs(p.s / p.x).max(1)))
+    }
+
+    /// Send the packet due at `now`: returns its sequence number.
+    fn send(&mut self, now: Time) -> u32 {
+        let p = self.pacer_mut();
+        p.last_send = Some(now);
+        p.seq += 1;
+        p.seq - 1
+    }
+
+    /// When the sender's own timer fires next.
+    fn timer(&self) -> Option<Time> {
+        let p = self.pacer();
+        if p.sending {
+            p.timer
+        } else {
+            None
+        }
+    }
+
+    /// The application stops: send nothing more.
+    fn stop(&mut self) {
+        self.pacer_mut().sending = false;
+    }
+
+    /// Current allowed rate, bytes/s.
+    fn rate(&self) -> f64 {
+        self.pacer().x
+    }
+
+    /// Current RTT estimate, seconds (0 before any), carried in data packets.
+    fn rtt(&self) -> f64 {
+        self.pacer().r
     }
 }
 

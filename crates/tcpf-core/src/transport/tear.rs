@@ -4,85 +4,48 @@
 //! Once per RTT it reports rate = weighted average of the last epochs' windows × s / RTT,
 //! and the sender paces at that rate.
 
-use super::rate::{interval_weights, Feedback, RateReceiver, RateSender};
+use super::rate::{interval_weights, Feedback, Pacer, RateReceiver, RateSender};
 use crate::net::packet::Packet;
 use crate::sim::{secs, to_secs, Time};
 use std::collections::VecDeque;
 
 pub struct Tear {
-    s: f64,
-    x: f64,
-    r: f64,
-    seq: u32,
-    last_send: Option<Time>,
-    sending: bool,
-    nofeedback: Option<Time>,
+    pace: Pacer,
     timeouts: u64,
 }
 
 impl Tear {
     pub fn new(s: f64) -> Self {
-        Tear { s, x: s, r: 0.0, seq: 0, last_send: None, sending: false, nofeedback: None, timeouts: 0 }
-    }
-
-    fn restart_nofeedback(&mut self, now: Time) {
-        let t = if self.r > 0.0 { (4.0 * self.r).max(2.0 * self.s / self.x) } else { 2.0 };
-        self.nofeedback = Some(now + secs(t));
+        Tear { pace: Pacer::new(s, s), timeouts: 0 }
     }
 }
 
 impl RateSender for Tear {
+    fn pacer(&self) -> &Pacer {
+        &self.pace
+    }
+
+    fn pacer_mut(&mut self) -> &mut Pacer {
+        &mut self.pace
+    }
+
     fn start(&mut self, now: Time) {
-        self.sending = true;
-        self.restart_nofeedback(now);
-    }
-
-    fn next_send(&self) -> Option<Time> {
-        if !self.sending {
-            return None;
-        }
-        Some(self.last_send.map_or(0, |t| t + secs(self.s / self.x).max(1)))
-    }
-
-    fn send(&mut self, now: Time) -> u32 {
-        self.last_send = Some(now);
-        self.seq += 1;
-        self.seq - 1
+        self.pace.sending = true;
+        self.pace.arm_nofeedback(now);
     }
 
     fn on_feedback(&mut self, now: Time, fb: &Feedback) {
-        let sample = to_secs(now.saturating_sub(fb.stamp).saturating_sub(fb.delay)).max(1e-6);
-        self.r = if self.r == 0.0 { sample } else { 0.9 * self.r + 0.1 * sample };
+        self.pace.rtt_sample(now, fb, 0.1);
         if fb.rate > 0.0 {
-            self.x = fb.rate.max(self.s / 64.0);
+            self.pace.x = fb.rate.max(self.pace.s / 64.0);
         }
-        self.restart_nofeedback(now);
-    }
-
-    fn timer(&self) -> Option<Time> {
-        if self.sending {
-            self.nofeedback
-        } else {
-            None
-        }
+        self.pace.arm_nofeedback(now);
     }
 
     fn on_timer(&mut self, now: Time) {
         self.timeouts += 1;
-        self.x = (self.x / 2.0).max(self.s / 64.0);
-        self.restart_nofeedback(now);
-    }
-
-    fn stop(&mut self) {
-        self.sending = false;
-    }
-
-    fn rate(&self) -> f64 {
-        self.x
-    }
-
-    fn rtt(&self) -> f64 {
-        self.r
+        self.pace.x = (self.pace.x / 2.0).max(self.pace.s / 64.0);
+        self.pace.arm_nofeedback(now);
     }
 
     fn timeouts(&self) -> u64 {

@@ -6,127 +6,86 @@
 //! sequence is a loss as soon as it is seen (no NDUPACK wait); history discounting (§5.5) is
 //! not applied; the sender is never data-limited.
 
-use super::rate::{equation_inverse, interval_weights, tcp_equation, Feedback, RateReceiver, RateSender};
+use super::rate::{equation_inverse, interval_weights, tcp_equation, Feedback, Pacer, RateReceiver, RateSender};
 use crate::net::packet::Packet;
 use crate::sim::{secs, to_secs, Time};
 use std::collections::VecDeque;
 
 /// The sender (RFC 5348 §4).
 pub struct Tfrc {
-    s: f64,
+    pace: Pacer,
     t_rto_rtts: f64,
     t_mbi: f64,
-    /// Allowed rate, bytes/s.
-    x: f64,
-    /// RTT estimate, s (0: none yet).
-    r: f64,
     p: f64,
     x_recv: f64,
     /// Time the rate was last doubled in slow start (s).
     tld: f64,
-    seq: u32,
-    last_send: Option<Time>,
-    nofeedback: Option<Time>,
-    sending: bool,
     feedback_seen: bool,
     timeouts: u64,
 }
 
 impl Tfrc {
     pub fn new(s: f64, t_rto_rtts: f64, t_mbi: f64) -> Self {
-        Tfrc { s, t_rto_rtts, t_mbi, x: s, r: 0.0, p: 0.0, x_recv: 0.0, tld: 0.0, seq: 0, last_send: None, nofeedback: None, sending: false, feedback_seen: false, timeouts: 0 }
+        // One packet per second until the first feedback.
+        Tfrc { pace: Pacer::new(s, s), t_rto_rtts, t_mbi, p: 0.0, x_recv: 0.0, tld: 0.0, feedback_seen: false, timeouts: 0 }
     }
 
     fn min_rate(&self) -> f64 {
-        self.s / self.t_mbi
+        self.pace.s / self.t_mbi
     }
 
     /// Initial rate after the first RTT sample: W_init / R (RFC 5348 §4.2, RFC 3390's W_init).
     fn initial_rate(&self) -> f64 {
-        let w_init = (4.0 * self.s).min((2.0 * self.s).max(4380.0));
-        w_init / self.r
-    }
-
-    fn restart_nofeedback(&mut self, now: Time) {
-        let t = if self.r > 0.0 { (4.0 * self.r).max(2.0 * self.s / self.x) } else { 2.0 };
-        self.nofeedback = Some(now + secs(t));
+        let s = self.pace.s;
+        (4.0 * s).min((2.0 * s).max(4380.0)) / self.pace.r
     }
 }
 
 impl RateSender for Tfrc {
+    fn pacer(&self) -> &Pacer {
+        &self.pace
+    }
+
+    fn pacer_mut(&mut self) -> &mut Pacer {
+        &mut self.pace
+    }
+
     fn start(&mut self, now: Time) {
-        self.sending = true;
-        self.last_send = None;
-        self.restart_nofeedback(now);
+        self.pace.sending = true;
+        self.pace.arm_nofeedback(now);
         self.tld = to_secs(now);
-    }
-
-    fn next_send(&self) -> Option<Time> {
-        if !self.sending {
-            return None;
-        }
-        Some(match self.last_send {
-            None => 0,
-            Some(t) => t + secs(self.s / self.x).max(1),
-        })
-    }
-
-    fn send(&mut self, now: Time) -> u32 {
-        self.last_send = Some(now);
-        self.seq += 1;
-        self.seq - 1
     }
 
     fn on_feedback(&mut self, now: Time, fb: &Feedback) {
         let t = to_secs(now);
-        let sample = to_secs(now.saturating_sub(fb.stamp).saturating_sub(fb.delay)).max(1e-6);
-        self.r = if self.r == 0.0 { sample } else { 0.9 * self.r + 0.1 * sample };
+        self.pace.rtt_sample(now, fb, 0.1);
         self.x_recv = fb.x_recv;
         self.p = fb.p;
         let recv_limit = 2.0 * self.x_recv;
         if !self.feedback_seen {
             self.feedback_seen = true;
             if self.p == 0.0 {
-                self.x = self.initial_rate();
+                self.pace.x = self.initial_rate();
                 self.tld = t;
             }
         }
+        let r = self.pace.r;
         if self.p > 0.0 {
-            let x_eq = tcp_equation(self.s, self.r, self.p, 1.0, self.t_rto_rtts * self.r);
-            self.x = x_eq.min(recv_limit).max(self.min_rate());
-        } else if t - self.tld >= self.r {
-            self.x = (2.0 * self.x).min(recv_limit).max(self.initial_rate());
+            let x_eq = tcp_equation(self.pace.s, r, self.p, 1.0, self.t_rto_rtts * r);
+            self.pace.x = x_eq.min(recv_limit).max(self.min_rate());
+        } else if t - self.tld >= r {
+            self.pace.x = (2.0 * self.pace.x).min(recv_limit).max(self.initial_rate());
             self.tld = t;
         }
-        self.restart_nofeedback(now);
-    }
-
-    fn timer(&self) -> Option<Time> {
-        if self.sending {
-            self.nofeedback
-        } else {
-            None
-        }
+        self.pace.arm_nofeedback(now);
     }
 
     fn on_timer(&mut self, now: Time) {
         // No feedback for a while: halve the rate (RFC 5348 §4.4, simplified).
         self.timeouts += 1;
-        self.x = (self.x / 2.0).max(self.min_rate());
+        self.pace.x = (self.pace.x / 2.0).max(self.min_rate());
         self.x_recv /= 2.0;
-        self.restart_nofeedback(now);
-    }
-
-    fn stop(&mut self) {
-        self.sending = false;
-    }
-
-    fn rate(&self) -> f64 {
-        self.x
-    }
-
-    fn rtt(&self) -> f64 {
-        self.r
+        self.pace.arm_nofeedback(now);
     }
 
     fn timeouts(&self) -> u64 {
