@@ -1,0 +1,106 @@
+//! Property tests: invariants that must hold for any input, checked on random cases.
+
+use proptest::prelude::*;
+use serde_json::{json, Value};
+use tcpf_core::api;
+use tcpf_core::net::link::Link;
+use tcpf_core::net::queue::QueueSpec;
+use tcpf_core::net::Packet;
+use tcpf_core::scenario::Scenario;
+use tcpf_core::sim::Rng;
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// A DropTail link never holds more than `limit` packets, delivers in FIFO order, never
+    /// delivers before the transmission and propagation time, and is never busy longer than
+    /// the time that passed.
+    #[test]
+    fn droptail_link_invariants(limit in 1u32..20, gaps in prop::collection::vec(0u64..3_000_000, 1..200), sizes in prop::collection::vec(40u32..1500, 200)) {
+        let rate = 8e6; // 1 byte per µs
+        let mut l = Link::new("l".into(), 0, 1, rate, 5_000_000, &QueueSpec::DropTail { limit }, Rng::new(1));
+        let mut t = 0u64;
+        let mut accepted: Vec<(u64, u64, u32)> = vec![]; // (arrival at link, arrival at far end, size)
+        for (i, g) in gaps.iter().enumerate() {
+            t += g;
+            let mut p = Packet::data(0, i as u32, sizes[i], t, 0);
+            // packets in the system at t: accepted ones whose transmission has not ended
+            let in_system = accepted.iter().filter(|(_, far, _)| far - 5_000_000 > t).count() as u32;
+            match l.admit(t, &mut p) {
+                Some(far) => {
+                    prop_assert!(in_system < limit, "admitted with {} in system (limit {})", in_system, limit);
+                    let tx = (sizes[i] as u64 * 1000).max(1);
+                    prop_assert!(far >= t + tx + 5_000_000);
+                    if let Some(&(_, prev, _)) = accepted.last() {
+                        prop_assert!(far >= prev + tx, "not FIFO");
+                    }
+                    accepted.push((t, far, sizes[i]));
+                }
+                None => prop_assert!(in_system >= limit, "dropped with {} in system (limit {})", in_system, limit),
+            }
+        }
+        let end = accepted.last().map_or(t, |a| a.1).max(t);
+        let s = l.snapshot(end);
+        prop_assert!(s.busy_ns <= end as u128);
+        let bytes: u64 = accepted.iter().map(|a| a.2 as u64).sum();
+        prop_assert_eq!(s.busy_ns, bytes as u128 * 1000);
+        prop_assert_eq!(s.drops + accepted.len() as u64, gaps.len() as u64);
+    }
+
+    /// Normalising a valid scenario gives a fixed point.
+    #[test]
+    fn normalisation_is_idempotent(
+        rate in 1.0f64..1000.0, delay in 0.1f64..200.0, queue in prop::sample::select(vec!["droptail", "red"]),
+        limit in 0.3f64..5.0, n1 in 1u32..10, n2 in 0u32..10, alg in prop::sample::select(vec!["tcp", "gaimd", "iiad", "sqrt", "simd", "log", "tfrc", "aiad_h"]),
+        lo in 0.0f64..20.0, spread in 0.0f64..20.0, seed in 0u64..1000,
+    ) {
+        let s = json!({
+            "duration": 10, "seed": seed,
+            "bottleneck": {"rate": format!("{rate}Mbps"), "delay": format!("{delay}ms"), "queue": queue, "limit": format!("{limit}bdp")},
+            "flows": [{"count": n1, "algorithm": alg, "access_delay": format!("{lo}ms..{}ms", lo + spread), "start": "0..1"},
+                      {"count": n2, "algorithm": "tcp", "direction": "reverse"}]
+        });
+        let a = Scenario::from_value(&s).unwrap().normalized();
+        let b = Scenario::from_value(&a).unwrap().normalized();
+        prop_assert_eq!(a, b);
+    }
+}
+
+fn small(alg: &str, queue: &str, seed: u64) -> Value {
+    json!({
+        "duration": 8, "seed": seed, "max_window": 64,
+        "bottleneck": {"rate": "4Mbps", "delay": "15ms", "queue": queue, "loss": {"model": "bernoulli", "p": 0.005}},
+        "flows": [{"count": 3, "algorithm": alg, "access_delay": "1ms..8ms", "start": "0..1"},
+                  {"count": 2, "algorithm": "tcp", "direction": "reverse", "start": "0..1"},
+                  {"count": 1, "algorithm": "cbr", "rate": "0.1x", "on": 1, "off": 1}]
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    /// Any run: nothing is delivered that was not sent, counters are consistent, the link is
+    /// never more than fully used, and the same seed gives the same bytes.
+    #[test]
+    fn runs_conserve_packets_and_are_deterministic(
+        alg in prop::sample::select(vec!["tcp", "gaimd", "binomial_iiad", "simd", "log", "illinois", "tfrc", "tear"]),
+        queue in prop::sample::select(vec!["droptail", "red"]), seed in 0u64..10_000,
+    ) {
+        let alg = if alg == "binomial_iiad" { "iiad" } else { alg };
+        let s = small(alg, queue, seed).to_string();
+        let out = api::run(&s, None, None).unwrap();
+        prop_assert_eq!(&out, &api::run(&s, None, None).unwrap());
+        let r: Value = serde_json::from_str(&out).unwrap();
+        for f in r["flows"].as_array().unwrap() {
+            let (sent, got) = (f["packets_sent"].as_u64().unwrap(), f["packets_delivered"].as_u64().unwrap());
+            prop_assert!(got <= sent, "flow {} delivered {} of {} sent", f["id"], got, sent);
+            prop_assert!(f["loss_events"].as_u64().unwrap() >= f["timeouts"].as_u64().unwrap());
+            prop_assert!(f["goodput_bps"].as_f64().unwrap() <= f["throughput_bps"].as_f64().unwrap() + 1e-9);
+        }
+        for l in r["links"].as_array().unwrap() {
+            let u = l["utilization"].as_f64().unwrap();
+            prop_assert!((0.0..=1.0 + 1e-9).contains(&u), "{} utilisation {}", l["name"], u);
+            prop_assert!(l["drops"].as_u64().unwrap() <= l["arrivals"].as_u64().unwrap());
+        }
+    }
+}
