@@ -20,12 +20,19 @@
 //! from `libm` so results are bit-identical across machines.
 
 pub mod aimd;
+pub mod bic;
 pub mod binomial;
+pub mod compound;
+pub mod cubic;
 pub mod cyrf;
 pub mod formula;
 pub mod history;
+pub mod hstcp;
+pub mod htcp;
 pub mod illinois;
 pub mod params;
+pub mod scalable;
+pub mod vegas;
 
 pub use params::{AlgorithmInfo, ParamError, ParamKind, ParamSpec, Params, Taxonomy};
 
@@ -142,6 +149,7 @@ pub fn registry() -> Vec<AlgorithmInfo> {
     v.push(cyrf::sigmoid_info());
     v.push(illinois::illinois_info());
     v.push(illinois::illinois_linux_info());
+    v.extend([hstcp::hstcp_info(), scalable::scalable_info(), bic::bic_info(), cubic::cubic_info(), htcp::htcp_info(), compound::compound_info(), vegas::vegas_info()]);
     v.push(formula::formula_info());
     v
 }
@@ -159,6 +167,13 @@ pub fn build(params: &Params, initial_window: f64, cap: f64) -> Box<dyn Controll
         h if history::is_history(h) => Box::new(history::History::from_params(params, initial_window, cap)),
         "log" | "sigmoid" => Box::new(cyrf::Cyrf::from_params(params, initial_window, cap)),
         "illinois" | "illinois_linux" => Box::new(illinois::Illinois::from_params(params, initial_window, cap)),
+        "hstcp" => Box::new(hstcp::HsTcp::from_params(params, initial_window, cap)),
+        "scalable" => Box::new(scalable::Scalable::from_params(params, initial_window, cap)),
+        "bic" => Box::new(bic::Bic::from_params(params, initial_window, cap)),
+        "cubic" => Box::new(cubic::Cubic::from_params(params, initial_window, cap)),
+        "htcp" => Box::new(htcp::Htcp::from_params(params, initial_window, cap)),
+        "compound" => Box::new(compound::Compound::from_params(params, initial_window, cap)),
+        "vegas" => Box::new(vegas::Vegas::from_params(params, initial_window, cap)),
         "formula" => match formula::Formula::from_params(params, initial_window, cap) {
             Ok(c) => Box::new(c),
             Err(e) => unreachable!("unvalidated formula: {e}"),

@@ -1,0 +1,273 @@
+//! Compound TCP (Tan, Song, Zhang, Sridharan, INFOCOM 2006): the window is the sum of a
+//! loss-based Reno window `cwnd` and a delay-based window `dwnd`, `win = cwnd + dwnd`.
+//!
+//! - Per ACK (congestion avoidance) `cwnd ← cwnd + 1/win`; slow start grows cwnd by one packet
+//!   per ACK with dwnd = 0.
+//! - Once per round (Vegas's rounds, see `vegas::Rounds`) with `diff = w·(RTT − BaseRTT)/RTT`
+//!   (the packets this flow keeps queued; w the packets sent in the round, RTT its smallest
+//!   sample): `dwnd ← dwnd + (α·win^k − 1)⁺` if diff < γ, else `dwnd ← (dwnd − ζ·diff)⁺`.
+//!   The increase is applied at once at the round's end.
+//! - Loss event: `win ← win·(1 − β)`, `cwnd ← cwnd/2`, `dwnd ← (win·(1 − β) − cwnd/2)⁺`;
+//!   ssthresh is the new cwnd. Timeout: dwnd = 0 and the shared rule for cwnd.
+//! - Below `low_window` (0: never) the delay component is off (dwnd = 0), as in later ports
+//!   (Andrew's Linux CTCP uses 38).
+//!
+//! Defaults α = 1/8, β = 1/2, k = 3/4, γ = 30 packets, ζ = 1 (the paper; also ns-2's
+//! tcp_compound module, a Linux 2.6.22 port, which liu2008 ran).
+
+use super::params::{AlgorithmInfo, ParamSpec, Params};
+use super::vegas::{RoundEnd, Rounds};
+use super::{Ack, Controller, LossEvent, Timeout, Window};
+
+/// Compound TCP's parameters.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CompoundParams {
+    pub alpha: f64,
+    pub beta: f64,
+    pub k: f64,
+    pub gamma: f64,
+    pub zeta: f64,
+    pub low_window: f64,
+}
+
+impl CompoundParams {
+    pub const PAPER: CompoundParams = CompoundParams { alpha: 0.125, beta: 0.5, k: 0.75, gamma: 30.0, zeta: 1.0, low_window: 0.0 };
+
+    pub fn from_params(p: &Params) -> Self {
+        CompoundParams { alpha: p.get("alpha"), beta: p.get("beta"), k: p.get("k"), gamma: p.get("gamma"), zeta: p.get("zeta"), low_window: p.get("low_window") }
+    }
+
+    /// dwnd's increase per round at total window `win` (when diff < γ).
+    pub fn increase(&self, win: f64) -> f64 {
+        (self.alpha * libm::pow(win, self.k) - 1.0).max(0.0)
+    }
+}
+
+fn specs() -> Vec<ParamSpec> {
+    let d = CompoundParams::PAPER;
+    vec![
+        ParamSpec { name: "alpha", default: Some(d.alpha), min: Some(0.0), min_open: true, unit: "", doc: "dwnd grows by alpha*win^k - 1 per RTT while diff < gamma", ..ParamSpec::NUMBER },
+        ParamSpec {
+            name: "beta",
+            default: Some(d.beta),
+            min: Some(0.0),
+            max: Some(1.0),
+            min_open: true,
+            max_open: true,
+            unit: "fraction",
+            doc: "fraction of the total window removed on a loss event",
+            ..ParamSpec::NUMBER
+        },
+        ParamSpec { name: "k", default: Some(d.k), min: Some(0.0), max: Some(1.0), min_open: true, unit: "", doc: "exponent of the delay window's increase (0.75 ~ HS-TCP's 0.8)", ..ParamSpec::NUMBER },
+        ParamSpec { name: "gamma", default: Some(d.gamma), min: Some(0.0), min_open: true, unit: "packets", doc: "queued packets (diff) above which dwnd shrinks", ..ParamSpec::NUMBER },
+        ParamSpec { name: "zeta", default: Some(d.zeta), min: Some(0.0), min_open: true, unit: "", doc: "dwnd shrinks by zeta*diff per RTT once diff >= gamma", ..ParamSpec::NUMBER },
+        ParamSpec { name: "low_window", default: Some(d.low_window), min: Some(0.0), unit: "packets", doc: "below this total window the delay component is off (0: always on)", ..ParamSpec::NUMBER },
+    ]
+}
+
+pub fn compound_info() -> AlgorithmInfo {
+    AlgorithmInfo {
+        name: "compound",
+        family: "compound",
+        summary: "Compound TCP: Reno window + delay window dwnd (+(alpha*win^k - 1) per RTT while fewer than gamma packets queue, -zeta*diff beyond)",
+        source: "Tan, Song, Zhang, Sridharan, INFOCOM 2006 (alpha 1/8, beta 1/2, k 3/4, gamma 30, zeta 1; the same constants as ns-2's tcp_compound)",
+        params: specs(),
+        aliases: vec![],
+        taxonomy: None,
+        notes: "ns-2: Agent/TCP/Linux with select_ca compound (no module parameters; constants compiled in). ns-2's module halves the total window on a loss (Reno ssthresh) and then takes the cut out of cwnd, keeping dwnd unless it exceeds the new window; it also updates dwnd during slow start. Delay-driven component: tsao2007's taxonomy does not apply.",
+        named_numbers: false,
+        check: None,
+    }
+}
+
+/// Compound TCP.
+#[derive(Clone, Debug)]
+pub struct Compound {
+    pub p: CompoundParams,
+    pub dwnd: f64,
+    pub rounds: Rounds,
+    /// The loss-based part (cwnd, ssthresh, cap).
+    w: Window,
+}
+
+impl Compound {
+    pub fn new(p: CompoundParams, initial_window: f64, cap: f64) -> Self {
+        Compound { p, dwnd: 0.0, rounds: Rounds::new(), w: Window::new(initial_window, cap) }
+    }
+
+    pub fn from_params(p: &Params, initial_window: f64, cap: f64) -> Self {
+        Self::new(CompoundParams::from_params(p), initial_window, cap)
+    }
+
+    /// The loss-based window.
+    pub fn cwnd(&self) -> f64 {
+        self.w.cwnd
+    }
+
+    fn total(&self) -> f64 {
+        self.w.cwnd + self.dwnd
+    }
+
+    fn end_of_round(&mut self, r: RoundEnd) {
+        if self.w.in_slow_start() {
+            return;
+        }
+        let win = self.total();
+        if win < self.p.low_window {
+            self.dwnd = 0.0;
+            return;
+        }
+        if r.samples <= 2 || r.rtt <= 0.0 || r.sent <= 0.0 {
+            return;
+        }
+        let diff = r.diff();
+        if diff < self.p.gamma {
+            self.dwnd += self.p.increase(win);
+        } else {
+            self.dwnd = (self.dwnd - self.p.zeta * diff).max(0.0);
+        }
+        self.dwnd = self.dwnd.min((self.w.cap - self.w.cwnd).max(0.0));
+    }
+}
+
+impl Controller for Compound {
+    fn on_rtt_sample(&mut self, _now: f64, rtt: f64) {
+        self.rounds.on_rtt(rtt);
+    }
+
+    fn on_ack(&mut self, ack: &Ack) {
+        let end = self.rounds.on_ack(ack);
+        if self.w.in_slow_start() {
+            self.w.slow_start();
+        } else {
+            let inc = 1.0 / self.total();
+            self.w.grow(inc);
+        }
+        if let Some(r) = end {
+            self.end_of_round(r);
+        }
+    }
+
+    fn on_loss_event(&mut self, ev: &LossEvent) {
+        let win = ev.window * (1.0 - self.p.beta);
+        self.w.reduce_to(self.w.cwnd / 2.0);
+        self.dwnd = (win - self.w.cwnd).max(0.0);
+        self.rounds.restart();
+    }
+
+    fn on_timeout(&mut self, to: &Timeout) {
+        self.w.timeout(to.window);
+        self.dwnd = 0.0;
+        self.rounds.restart();
+    }
+
+    fn window(&self) -> f64 {
+        self.total().min(self.w.cap)
+    }
+
+    fn ssthresh(&self) -> f64 {
+        self.w.ssthresh
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cc::testkit::*;
+    use crate::cc::vegas::tests::round;
+    use serde_json::json;
+
+    fn in_ca(cwnd: f64, dwnd: f64) -> Compound {
+        let mut c = Compound::new(CompoundParams::PAPER, 2.0, f64::INFINITY);
+        c.w.ssthresh = 2.0;
+        c.w.cwnd = cwnd;
+        c.dwnd = dwnd;
+        c
+    }
+
+    #[test]
+    fn dwnd_grows_by_alpha_win_to_the_k_minus_one_and_shrinks_by_diff() {
+        let p = CompoundParams::PAPER;
+        // No queueing: dwnd += (1/8·win^0.75 − 1)⁺.
+        let mut c = in_ca(100.0, 0.0);
+        c.end_of_round(RoundEnd { sent: 100.0, rtt: 0.1, samples: 100, base_rtt: 0.1 });
+        let inc = 0.125 * libm::pow(100.0, 0.75) - 1.0;
+        assert!((c.dwnd - inc).abs() < 1e-12, "{} vs {inc}", c.dwnd);
+        println!("CTCP: dwnd increase per RTT at win 100: {inc:.4}; at 1000: {:.4}; at 10: {:.4}", p.increase(1000.0), p.increase(10.0));
+        assert_eq!(p.increase(10.0), 0.0, "small windows: no delay-window growth");
+        // diff below γ = 30 still grows; at or above it, dwnd loses ζ·diff.
+        let mut c = in_ca(100.0, 50.0);
+        c.end_of_round(RoundEnd { sent: 150.0, rtt: 0.12, samples: 150, base_rtt: 0.1 }); // diff 25
+        assert!((c.dwnd - (50.0 + p.increase(150.0))).abs() < 1e-12);
+        let mut c = in_ca(100.0, 50.0);
+        c.end_of_round(RoundEnd { sent: 150.0, rtt: 0.15, samples: 150, base_rtt: 0.1 }); // diff 50
+        assert!(c.dwnd.abs() < 1e-9);
+        let mut c = in_ca(100.0, 50.0);
+        c.end_of_round(RoundEnd { sent: 150.0, rtt: 0.13, samples: 150, base_rtt: 0.1 }); // diff 34.6
+        assert!((c.dwnd - (50.0 - 150.0 * 0.03 / 0.13)).abs() < 1e-9, "{}", c.dwnd);
+        // The loss part: +1/win per ACK.
+        let mut c = in_ca(100.0, 100.0);
+        c.on_ack(&ack());
+        assert!((c.cwnd() - (100.0 + 1.0 / 200.0)).abs() < 1e-12);
+    }
+
+    #[test]
+    fn loss_keeps_win_times_one_minus_beta_and_halves_cwnd() {
+        let mut c = in_ca(100.0, 100.0);
+        c.on_loss_event(&loss(200.0));
+        assert_eq!((c.window(), c.cwnd(), c.dwnd, c.ssthresh()), (100.0, 50.0, 50.0, 50.0));
+        let mut c = in_ca(100.0, 0.0);
+        c.on_loss_event(&loss(100.0));
+        assert_eq!((c.window(), c.dwnd), (50.0, 0.0));
+        c.dwnd = 30.0;
+        c.on_timeout(&timeout(80.0));
+        assert_eq!((c.window(), c.ssthresh(), c.dwnd), (1.0, 40.0, 0.0));
+    }
+
+    #[test]
+    fn delay_window_fills_the_pipe_then_holds_gamma_packets_queued() {
+        // One flow on a 10000 packets/s bottleneck with BaseRTT 0.1 s (BDP 1000 packets):
+        // RTT = max(0.1, W/10000).
+        let mut c = in_ca(500.0, 0.0);
+        let mut now = 0.0;
+        let mut log = vec![];
+        for _ in 0..200 {
+            let rtt = (c.window() / 10000.0).max(0.1);
+            round(&mut c, rtt, &mut now);
+            log.push((c.window(), c.cwnd(), c.dwnd));
+        }
+        let show: Vec<_> = log.iter().step_by(10).map(|(w, cw, d)| (w.round(), cw.round(), d.round())).collect();
+        println!("CTCP (win, cwnd, dwnd) every 10 RTTs: {show:?}");
+        // The delay window takes the total past the BDP within a few tens of RTTs (Reno: 500) ...
+        let reach = log.iter().position(|x| x.0 >= 1000.0).unwrap();
+        println!("CTCP: BDP reached after {reach} RTTs");
+        assert!(reach < 40, "reached the BDP after {reach} RTTs");
+        // ... then keeps the flow's queue around γ = 30 packets while cwnd grows by one packet
+        // per RTT and dwnd gives way.
+        let queued: Vec<f64> = log[reach + 10..].iter().map(|x| x.0 - 1000.0).collect();
+        let mean = queued.iter().sum::<f64>() / queued.len() as f64;
+        let (lo, hi) = queued.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &q| (a.min(q), b.max(q)));
+        println!("CTCP: queued packets mean {mean:.1}, range [{lo:.1}, {hi:.1}]");
+        assert!((5.0..=50.0).contains(&mean) && lo > -30.0 && hi < 90.0);
+        let (a, z) = (log[reach + 10], log[199]);
+        let rounds = (199 - reach - 10) as f64;
+        assert!(((z.1 - a.1) / rounds - 1.0).abs() < 0.05, "cwnd {} -> {}", a.1, z.1);
+        assert!(z.2 < a.2 - 0.8 * rounds, "dwnd {} -> {}", a.2, z.2);
+        // Slow start: dwnd stays 0.
+        let mut s = Compound::new(CompoundParams::PAPER, 2.0, f64::INFINITY);
+        let mut now = 0.0;
+        for _ in 0..5 {
+            round(&mut s, 0.1, &mut now);
+        }
+        assert_eq!(s.dwnd, 0.0);
+        assert!(s.window() >= 32.0);
+    }
+
+    #[test]
+    fn validation() {
+        let v = |j: serde_json::Value| crate::cc::params::validate("compound", j.as_object().unwrap());
+        assert_eq!(CompoundParams::from_params(&v(json!({})).unwrap()), CompoundParams::PAPER);
+        assert_eq!(v(json!({"k": 1.5})).unwrap_err().field, "k");
+        assert_eq!(v(json!({"gamma": 0})).unwrap_err().field, "gamma");
+    }
+}
