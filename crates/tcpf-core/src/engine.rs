@@ -183,7 +183,7 @@ impl Simulation {
                     }
                 }
                 FlowKind::Rate { params, size, .. } => {
-                    let (snd, rcv) = rate::build(params, *size, 0.0);
+                    let (snd, rcv) = rate::build(params, *size);
                     Endpoint::Rate { snd, rcv, sent: 0, feedback: VecDeque::new(), next_fb: 0, rtt_sum: 0.0, rtt_n: 0 }
                 }
                 FlowKind::Udp { size, pattern } => {

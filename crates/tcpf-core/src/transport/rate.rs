@@ -216,8 +216,7 @@ pub fn info(name: &str) -> Option<AlgorithmInfo> {
 }
 
 /// Sender and receiver for validated parameters; `s` is the packet size (bytes).
-pub fn build(p: &Params, s: u32, t_mbi_floor: f64) -> (Box<dyn RateSender>, Box<dyn RateReceiver>) {
-    let _ = t_mbi_floor;
+pub fn build(p: &Params, s: u32) -> (Box<dyn RateSender>, Box<dyn RateReceiver>) {
     match p.algorithm.as_str() {
         "tfrc" => (
             Box::new(Tfrc::new(s as f64, p.get("t_rto_rtts"), p.get("t_mbi"))),
