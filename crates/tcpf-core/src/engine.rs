@@ -373,7 +373,7 @@ impl Simulation {
         for (slot, w) in want.into_iter().enumerate() {
             if let Some(d) = w {
                 let d = d.max(now);
-                if fs.rate_armed[slot].map_or(true, |a| a > d) {
+                if fs.rate_armed[slot].is_none_or(|a| a > d) {
                     fs.rate_armed[slot] = Some(d);
                     let ev = [Ev::Pace(f), Ev::RateSnd(f), Ev::RateRcv(f)][slot];
                     self.q.schedule(d, ev);
@@ -472,7 +472,7 @@ impl Simulation {
         let fs = &mut self.flows[f as usize];
         if let Endpoint::Tcp { snd, .. } = &fs.ep {
             if let Some(d) = snd.rto_deadline {
-                if fs.rto_armed.map_or(true, |a| a > d) {
+                if fs.rto_armed.is_none_or(|a| a > d) {
                     fs.rto_armed = Some(d);
                     self.q.schedule(d, Ev::Rto(f));
                 }
@@ -501,7 +501,7 @@ impl Simulation {
         let fs = &mut self.flows[f as usize];
         if let Endpoint::Tcp { rcv, .. } = &fs.ep {
             if let Some(d) = rcv.delack_deadline {
-                if fs.delack_armed.map_or(true, |a| a > d) {
+                if fs.delack_armed.is_none_or(|a| a > d) {
                     fs.delack_armed = Some(d);
                     self.q.schedule(d, Ev::DelAck(f));
                 }

@@ -224,7 +224,7 @@ impl Link {
     #[inline]
     pub fn pipe_push(&mut self, arrival: Time, pkt: Packet) -> bool {
         let first = self.pipe.is_empty();
-        debug_assert!(self.pipe.back().map_or(true, |(t, _)| *t <= arrival), "pipe out of order");
+        debug_assert!(self.pipe.back().is_none_or(|(t, _)| *t <= arrival), "pipe out of order");
         self.pipe.push_back((arrival, pkt));
         first
     }

@@ -29,7 +29,7 @@ pub struct RedParams {
 
 impl RedParams {
     pub fn validate(&self) -> Result<(), String> {
-        if !(self.min_th.is_finite() && self.min_th >= 0.0) {
+        if !self.min_th.is_finite() || self.min_th < 0.0 {
             return Err(format!("min_th: must be >= 0 packets; got {}", self.min_th));
         }
         if !(self.max_th.is_finite() && self.max_th > self.min_th) {
@@ -41,7 +41,7 @@ impl RedParams {
         if !(self.max_p > 0.0 && self.max_p <= 1.0) {
             return Err(format!("max_p: must be in (0, 1]; got {}", self.max_p));
         }
-        if !(self.mark_p > 0.0) {
+        if self.mark_p.is_nan() || self.mark_p <= 0.0 {
             return Err(format!("mark_p: must be > 0; got {}", self.mark_p));
         }
         Ok(())

@@ -45,6 +45,7 @@ impl std::error::Error for ScenarioError {}
 
 /// The network after validation, queues resolved.
 #[derive(Clone, Debug)]
+#[allow(clippy::large_enum_variant)] // one per scenario
 pub enum Net {
     Dumbbell { def: DumbbellDef, queue: QueueDef },
     /// A general graph; `queues[i]` = (forward, reverse) queues of link i.
@@ -303,7 +304,7 @@ impl Scenario {
         groups.as_ref().map(|gs| {
             let mut v = vec![];
             for (gi, g) in self.groups.iter().enumerate() {
-                v.extend(std::iter::repeat(gs.contains(&(gi as u32))).take(g.count as usize));
+                v.extend(std::iter::repeat_n(gs.contains(&(gi as u32)), g.count as usize));
             }
             v
         })

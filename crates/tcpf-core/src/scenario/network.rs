@@ -410,7 +410,7 @@ impl GraphDef {
             for i in 0..n {
                 if !done[i] {
                     if let Some(c) = best[i] {
-                        if u.map_or(true, |(_, cu): (usize, (usize, f64))| c.0 < cu.0 || (c.0 == cu.0 && c.1 < cu.1)) {
+                        if u.is_none_or(|(_, cu): (usize, (usize, f64))| c.0 < cu.0 || (c.0 == cu.0 && c.1 < cu.1)) {
                             u = Some((i, c));
                         }
                     }

@@ -4,6 +4,7 @@
 //!   retransmitting one hole per partial ACK;
 //! - SACK (in the spirit of RFC 6675): a scoreboard of SACKed packets, `pipe` estimation, and
 //!   retransmission of every packet deemed lost before new data.
+//!
 //! A fast retransmit starts a new loss event only for a packet sent after the last window
 //! reduction, so a loss event reduces the window once. RTO per RFC 6298 with a coarse clock
 //! (see `rtt`), exponential backoff, Karn's rule, and go-back-N after a timeout.
