@@ -85,8 +85,6 @@ pub fn compound_info() -> AlgorithmInfo {
 pub struct Compound {
     pub p: CompoundParams,
     pub dwnd: f64,
-    /// The last round saw fewer than γ packets queued: dwnd grows during this one.
-    pub growing: bool,
     pub rounds: Rounds,
     /// The loss-based part (cwnd, ssthresh, cap).
     w: Window,
@@ -94,7 +92,7 @@ pub struct Compound {
 
 impl Compound {
     pub fn new(p: CompoundParams, initial_window: f64, cap: f64) -> Self {
-        Compound { p, dwnd: 0.0, growing: false, rounds: Rounds::new(), w: Window::new(initial_window, cap) }
+        Compound { p, dwnd: 0.0, rounds: Rounds::new(), w: Window::new(initial_window, cap) }
     }
 
     pub fn from_params(p: &Params, initial_window: f64, cap: f64) -> Self {
@@ -117,19 +115,15 @@ impl Compound {
         let win = self.total();
         if win < self.p.low_window {
             self.dwnd = 0.0;
-            self.growing = false;
             return;
         }
         if r.samples <= 2 || r.rtt <= 0.0 || r.sent <= 0.0 {
-            self.growing = false;
             return;
         }
         let diff = r.diff();
-        if std::env::var("CTCP_DEBUG").is_ok() { eprintln!("round: sent {} rtt {:.5} base {:.5} samples {} diff {:.1} cwnd {:.1} dwnd {:.1}", r.sent, r.rtt, r.base_rtt, r.samples, diff, self.w.cwnd, self.dwnd); }
         if diff < self.p.gamma {
-            self.growing = true;
+            self.dwnd += self.p.increase(win);
         } else {
-            self.growing = false;
             self.dwnd = (self.dwnd - self.p.zeta * diff).max(0.0);
         }
         self.dwnd = self.dwnd.min((self.w.cap - self.w.cwnd).max(0.0));
@@ -146,11 +140,8 @@ impl Controller for Compound {
         if self.w.in_slow_start() {
             self.w.slow_start();
         } else {
-            let win = self.total();
-            self.w.grow(1.0 / win);
-            if self.growing && win >= self.p.low_window {
-                self.dwnd = (self.dwnd + self.p.increase(win) / win).min((self.w.cap - self.w.cwnd).max(0.0));
-            }
+            let inc = 1.0 / self.total();
+            self.w.grow(inc);
         }
         if let Some(r) = end {
             self.end_of_round(r);
@@ -161,14 +152,12 @@ impl Controller for Compound {
         let win = ev.window * (1.0 - self.p.beta);
         self.w.reduce_to(self.w.cwnd / 2.0);
         self.dwnd = (win - self.w.cwnd).max(0.0);
-        self.growing = false;
         self.rounds.restart();
     }
 
     fn on_timeout(&mut self, to: &Timeout) {
         self.w.timeout(to.window);
         self.dwnd = 0.0;
-        self.growing = false;
         self.rounds.restart();
     }
 
