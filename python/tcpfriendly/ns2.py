@@ -208,6 +208,93 @@ RECOVERY = {
 
 
 # --------------------------------------------------------------------------
+# Rate-based senders (flows of kind "rate"): TFRC is Agent/TFRC + Agent/TFRCSink.
+# ns-2 2.35 has neither TFRCP nor TEAR.  The knobs and what they cannot change are in
+# docs/ns2-notes.md (section "TFRC").
+# --------------------------------------------------------------------------
+
+@dataclass
+class Ns2RateAgent:
+    """How one rate-based flow is expressed in ns-2."""
+    sender: str
+    sink: str
+    settings: List[Setting] = field(default_factory=list)       # on the sender
+    sink_settings: List[Setting] = field(default_factory=list)  # on the receiver
+    # t_RTO in the equation = t_rto_rtts x RTT in the engine; ns-2 uses a TCP-style RTO
+    # estimate, floored by minrto_ (see _tfrc_min_rto)
+    t_rto_rtts: float = 4.0
+
+
+def rfc5348_weights(n: int) -> List[float]:
+    """RFC 5348 section 5.4 weights w_0..w_{n-1} of the loss-interval average."""
+    return [1.0 if i < n / 2 else 2.0 * (n - i) / (n + 2) for i in range(n)]
+
+
+def ns2_tfrc_weights(n: int) -> List[float]:
+    """The weights Agent/TFRCSink applies to the n most recent intervals with NumSamples_ n
+    and smooth_ 1 (tcp/tfrc-sink.cc, init_WALI: n + 1 weights, the last 0; interval j gets
+    weights[j + 1])."""
+    m = n + 1
+    mid = m // 2
+    w = [1.0 if i < mid else 1.0 - (i - mid) / (mid + 1.0) for i in range(m + 1)]
+    return w[1:n + 1]
+
+
+def _rate_tfrc(params: Dict[str, Any], where: str) -> Ns2RateAgent:
+    history = _param(params, "history", where)
+    if history != int(history) or history < 2:
+        raise Ns2Unsupported(f"{where}.params.history: {params['history']!r} must be a whole number "
+                             ">= 2 for ns-2 (Agent/TFRCSink NumSamples_ is an int)")
+    n = int(history)
+    if any(abs(a - b) > 1e-12 for a, b in zip(rfc5348_weights(n), ns2_tfrc_weights(n))):
+        raise Ns2Unsupported(f"{where}.params.history: {n} cannot be expressed in ns-2 (with an odd "
+                             "history Agent/TFRCSink's weights differ from RFC 5348's)")
+    t_rto = _param(params, "t_rto_rtts", where)
+    if t_rto <= 0:
+        raise Ns2Unsupported(f"{where}.params.t_rto_rtts: {t_rto!r} must be positive")
+    t_mbi = _param(params, "t_mbi", where)
+    if t_mbi != 64.0:
+        raise Ns2Unsupported(f"{where}.params.t_mbi: {params['t_mbi']!r} cannot be set in ns-2 "
+                             "(Agent/TFRC has no minimum rate s/t_mbi; only the default 64 s, "
+                             "which matters only below one packet per 64 s, is accepted)")
+    for k in params:
+        if k not in ("history", "t_rto_rtts", "t_mbi") and params[k] is not None:
+            raise Ns2Unsupported(f"{where}.params.{k}: ns-2's Agent/TFRC has no such parameter")
+    return Ns2RateAgent(
+        sender="Agent/TFRC", sink="Agent/TFRCSink",
+        settings=[
+            # RFC 5348's RTT filter q = 0.9 (ns-2's df_ default is 0.95)
+            ("df_", 0.9),
+            # no sqrt(RTT) inter-packet spacing (RFC 5348 section 4.5 is optional; the
+            # engine paces at s/X)
+            ("ca_", 0),
+            ("SndrType_", 0),   # always has data (the engine's senders are never data-limited)
+            ("useHeaders_", "true"),
+        ],
+        sink_settings=[
+            ("NumSamples_", n),
+            ("smooth_", 1),      # I_tot0 / I_tot1 as RFC 5348 section 5.4
+            ("discount_", 0),    # no history discounting (RFC 5348 section 5.5; the engine has none)
+            ("PreciseLoss_", 0),  # a new loss event is > 1 RTT after the last one, by time only
+            ("numPkts_", 1),     # a gap is a loss as soon as one later packet arrives
+            ("NumFeedback_", 1),  # one report per RTT
+            ("algo_", 1),        # weighted average loss intervals
+        ],
+        t_rto_rtts=t_rto)
+
+
+RATE_ALGORITHMS: Dict[str, Callable[[Dict[str, Any], str], Ns2RateAgent]] = {
+    "tfrc": _rate_tfrc,
+}
+
+UNSUPPORTED_RATE_ALGORITHMS: Dict[str, str] = {
+    "tfrcp": "ns-2 2.35 has no TFRCP agent (Padhye et al.'s interval-based sender is not in the "
+             "release; only Agent/TFRC)",
+    "tear": "ns-2 2.35 has no TEAR agent (receiver-emulated TCP windows are not in the release)",
+}
+
+
+# --------------------------------------------------------------------------
 # Tcl generation
 # --------------------------------------------------------------------------
 
@@ -240,20 +327,35 @@ def _group_label(flow: Dict[str, Any], index: int) -> str:
 # Fields of the expanded scenario this exporter understands.  Anything else that is set
 # (not null/false/zero/empty) is refused by name rather than silently dropped: a new engine
 # feature must be mapped here before a cross-check can claim to simulate it.
+_QUEUE_KEYS = {"rate_bps", "delay_s", "queue", "limit_pkts", "bdp_pkts", "ecn", "red", "loss"}
 _KNOWN = {
     "": {"seed", "duration_s", "measure", "packet_size", "max_window", "tcp", "bottleneck",
-         "flows", "scenario", "name", "description"},
+         "flows", "scenario", "name", "description", "nodes", "links"},
     "measure": {"from_s", "to_s"},
     "tcp": {"initial_window", "tick_s", "min_rto_s", "initial_rto_s", "max_rto_s", "max_backoff",
             "delayed_ack", "delack_timeout_s", "ack_size", "header_size", "dupthresh",
             "limited_transmit"},
-    "bottleneck": {"rate_bps", "delay_s", "queue", "limit_pkts", "bdp_pkts", "ecn", "red", "loss"},
+    "bottleneck": _QUEUE_KEYS,
+    "link": _QUEUE_KEYS | {"name", "from", "to", "reverse"},
     "bottleneck.red": {"min_th_pkts", "max_th_pkts", "q_weight", "max_p", "gentle", "wait",
                        "mark_p", "mean_pkt_size"},
-    "bottleneck.loss": {"model", "p"},
-    "flow": {"id", "group", "kind", "algorithm", "params", "recovery", "cbr", "direction",
-             "access_delay_s", "receiver_delay_s", "access_rate_bps", "start_s", "stop_s", "ecn"},
-    "flow.cbr": {"rate_bps", "on_s", "off_s"},
+    "bottleneck.loss": {"model", "p", "packets", "interval", "groups", "include_acks"},
+    "flow": {"id", "group", "kind", "algorithm", "params", "recovery", "cbr", "pareto",
+             "direction", "path", "access_delay_s", "receiver_delay_s", "access_rate_bps",
+             "start_s", "stop_s", "ecn", "rtt_noise_s"},
+    "flow.cbr": {"rate_bps", "on_s", "off_s", "phase_s"},
+    "flow.pareto": {"rate_bps", "mean_on_s", "mean_off_s", "shape"},
+}
+
+# Loss models of the engine that ns-2 cannot express here, with the reason.
+UNSUPPORTED_LOSS_MODELS: Dict[str, str] = {
+    "general_exponential": "ns-2 2.35 has no error model that drops one packet at instants with "
+                           "general-exponential (shifted exponential / hyperexponential) gaps",
+    "gilbert_elliott": "ns-2 2.35's two-state error models (ErrorModel/TwoStateMarkov, MultiState) "
+                       "change state after drawn sojourn times, not with per-packet transition "
+                       "probabilities as a Gilbert-Elliott chain does",
+    "schedule": "ns-2 2.35 has no error model whose law changes at given times (a schedule of "
+                "loss models)",
 }
 
 
@@ -268,49 +370,83 @@ def _refuse_unknown(d: Any, known: str, where: str) -> None:
                              "(tcpfriendly.ns2 has no mapping for it)")
 
 
+def _check_queue(q: Dict[str, Any], where: str) -> None:
+    _refuse_unknown(q.get("red"), "bottleneck.red", where + ".red")
+    kind = q.get("queue")
+    if kind not in ("droptail", "red"):
+        raise Ns2Unsupported(f"{where}.queue: {kind!r} has no ns-2 equivalent here")
+    if kind == "red" and not q.get("red"):
+        raise Ns2Unsupported(f"{where}.red: missing RED parameters")
+    loss = q.get("loss")
+    if loss:
+        model = loss.get("model")
+        if model in UNSUPPORTED_LOSS_MODELS:
+            raise Ns2Unsupported(f"{where}.loss.model: {model!r} has no ns-2 equivalent: "
+                                 f"{UNSUPPORTED_LOSS_MODELS[model]}")
+        if model not in ("bernoulli", "periodic"):
+            raise Ns2Unsupported(f"{where}.loss.model: {model!r} has no ns-2 equivalent in this exporter "
+                                 "(Bernoulli maps to ErrorModel, periodic to ErrorModel/Periodic)")
+        _refuse_unknown(loss, "bottleneck.loss", where + ".loss")
+        if model == "periodic" and (loss.get("packets") is None) == (loss.get("interval") is None):
+            raise Ns2Unsupported(f"{where}.loss: periodic loss needs exactly one of packets or interval")
+
+
 def _check(expanded: Dict[str, Any]) -> None:
-    for key in ("links", "nodes"):
-        if expanded.get(key):
-            raise Ns2Unsupported(f"{key}: general topologies (nodes and links) are not mapped to ns-2 by "
-                                 "this exporter; it expresses the dumbbell ([bottleneck]) only")
-    for i, f in enumerate(expanded.get("flows", [])):
-        kind = f.get("kind", "tcp")
-        if kind not in ("tcp", "cbr"):
-            raise Ns2Unsupported(f"{_group_label(f, i)}.algorithm: {kind!r} sources are not mapped to ns-2 "
-                                 "by this exporter (TCP flows and constant-rate or on/off CBR only)")
     _refuse_unknown(expanded, "", "")
     _refuse_unknown(expanded.get("measure"), "measure", "measure")
     _refuse_unknown(expanded.get("tcp"), "tcp", "tcp")
-    bn = expanded["bottleneck"]
-    _refuse_unknown(bn, "bottleneck", "bottleneck")
-    _refuse_unknown(bn.get("red"), "bottleneck.red", "bottleneck.red")
-    q = bn.get("queue")
-    if q not in ("droptail", "red"):
-        raise Ns2Unsupported(f"bottleneck.queue: {q!r} has no ns-2 equivalent here")
-    if q == "red" and not bn.get("red"):
-        raise Ns2Unsupported("bottleneck.red: missing RED parameters")
-    loss = bn.get("loss")
+    graph = bool(expanded.get("links"))
+    if graph:
+        if expanded.get("bottleneck"):
+            raise Ns2Unsupported("bottleneck: a scenario has either [bottleneck] or [[links]], not both")
+        for i, lk in enumerate(expanded["links"]):
+            _refuse_unknown(lk, "link", f"links[{i}]")
+            _check_queue(lk, f"links[{i}]")
+            if lk.get("reverse"):
+                _refuse_unknown(lk["reverse"], "bottleneck", f"links[{i}].reverse")
+                _check_queue(lk["reverse"], f"links[{i}].reverse")
+    else:
+        bn = expanded.get("bottleneck")
+        if not bn:
+            raise Ns2Unsupported("bottleneck: missing (the exporter needs [bottleneck] or [[links]])")
+        _refuse_unknown(bn, "bottleneck", "bottleneck")
+        _check_queue(bn, "bottleneck")
     mb = (expanded.get("tcp") or {}).get("max_backoff")
     if mb is not None and int(mb) != 64:
         raise Ns2Unsupported(f"tcp.max_backoff: {mb} cannot be set in ns-2 (fixed at 64, "
                              "and with rfc2988_ only the max_rto cap applies)")
-    if loss:
-        if loss.get("model") != "bernoulli":
-            raise Ns2Unsupported(f"bottleneck.loss.model: {loss.get('model')!r} has no ns-2 equivalent "
-                                 "in this exporter (only Bernoulli loss maps to an ErrorModel)")
-        _refuse_unknown(loss, "bottleneck.loss", "bottleneck.loss")
-    for i, f in enumerate(expanded["flows"]):
-        _refuse_unknown(f, "flow", _group_label(f, i))
-        _refuse_unknown(f.get("cbr"), "flow.cbr", _group_label(f, i) + ".cbr")
     for i, f in enumerate(expanded["flows"]):
         where = _group_label(f, i)
         kind = f.get("kind", "tcp")
+        if kind not in ("tcp", "rate", "cbr", "pareto"):
+            raise Ns2Unsupported(f"{where}.algorithm: {f.get('algorithm', kind)!r} sources are not mapped "
+                                 "to ns-2 by this exporter")
+        if f.get("rtt_noise_s"):
+            raise Ns2Unsupported(f"{where}.rtt_noise: {f['rtt_noise_s']!r} has no ns-2 equivalent (ns-2's "
+                                 "agents cannot add noise to the RTT samples their controller sees)")
+        cbr = f.get("cbr") or {}
+        if kind == "cbr" and (cbr.get("steps") is not None or cbr.get("repeat_s") is not None):
+            raise Ns2Unsupported(f"{where}.steps: rate steps are not mapped to ns-2 by this exporter "
+                                 "(Application/Traffic/CBR runs at one rate_; only constant rates and "
+                                 "on/off square waves are exported)")
+        _refuse_unknown(f, "flow", where)
+        _refuse_unknown(f.get("cbr"), "flow.cbr", where + ".cbr")
+        _refuse_unknown(f.get("pareto"), "flow.pareto", where + ".pareto")
         if kind == "tcp":
             _agent_for(f, where)  # raises Ns2Unsupported naming the element
-        elif kind != "cbr":
-            raise Ns2Unsupported(f"{where}.kind: {kind!r} has no ns-2 equivalent")
+        elif kind == "rate":
+            _rate_agent_for(f, where)
+        elif kind == "pareto":
+            pa = f.get("pareto") or {}
+            for k in ("rate_bps", "mean_on_s", "mean_off_s", "shape"):
+                if pa.get(k) is None:
+                    raise Ns2Unsupported(f"{where}.pareto.{k}: missing")
         if f.get("direction", "forward") not in ("forward", "reverse"):
             raise Ns2Unsupported(f"{where}.direction: {f.get('direction')!r} has no ns-2 equivalent")
+        if graph and not f.get("path"):
+            raise Ns2Unsupported(f"{where}.path: a flow in a general topology needs its resolved path")
+        if not graph and f.get("path"):
+            raise Ns2Unsupported(f"{where}.path: only with a general topology ([[links]])")
 
 
 def _agent_for(flow: Dict[str, Any], where: str) -> Ns2Agent:
@@ -329,6 +465,201 @@ def _agent_for(flow: Dict[str, Any], where: str) -> Ns2Agent:
         raise Ns2Unsupported(f"{where}.recovery: {rec!r} cannot be combined with {alg!r} in ns-2 "
                              f"({agent.sender} recovers with {'/'.join(agent.recoveries)} only)")
     return agent
+
+
+def _rate_agent_for(flow: Dict[str, Any], where: str) -> Ns2RateAgent:
+    """The ns-2 agents for one rate-based flow, or Ns2Unsupported naming the element."""
+    alg = flow.get("algorithm")
+    if alg not in RATE_ALGORITHMS:
+        why = UNSUPPORTED_RATE_ALGORITHMS.get(alg)
+        raise Ns2Unsupported(f"{where}.algorithm: {alg!r} has no ns-2 equivalent" + (f": {why}" if why else ""))
+    return RATE_ALGORITHMS[alg](flow.get("params") or {}, where)
+
+
+# --------------------------------------------------------------------------
+# The network: routers, directed router links with their queues, and each flow's route
+# --------------------------------------------------------------------------
+
+@dataclass
+class _DLink:
+    """One direction of a router link."""
+    key: str          # Tcl array key
+    name: str         # the engine's link name (results are matched by it)
+    a: str            # Tcl node expressions
+    b: str
+    rate: float
+    delay: float
+    q: Dict[str, Any]  # queue, limit_pkts, red, ecn, loss
+    where: str         # the scenario path, for messages
+
+
+@dataclass
+class _Route:
+    first: str                 # Tcl node of the first router (the sender's side)
+    last: str                  # the last router (the receiver's side)
+    data: List[str]            # keys of the directed links the data cross
+    acks: List[str]            # keys of those the ACKs/feedback cross (empty for UDP)
+
+
+@dataclass
+class _Net:
+    node_lines: List[str]
+    link_lines: List[str]      # links created (duplex or simplex)
+    dlinks: List[_DLink]
+    routes: Dict[int, _Route]  # by flow id
+    monitored: List[str]       # keys of links reported in LINK lines
+
+
+def _unique_shortest(adj: Dict[int, List[int]], a: int, b: int) -> Tuple[Optional[List[int]], int]:
+    """The fewest-hop path a -> b and how many fewest-hop paths there are."""
+    dist = {a: 0}
+    count = {a: 1}
+    prev: Dict[int, int] = {}
+    frontier = [a]
+    while frontier:
+        nxt = []
+        for u in frontier:
+            for v in adj.get(u, []):
+                if v not in dist:
+                    dist[v] = dist[u] + 1
+                    count[v] = count[u]
+                    prev[v] = u
+                    nxt.append(v)
+                elif dist[v] == dist[u] + 1:
+                    count[v] += count[u]
+        frontier = nxt
+    if b not in dist:
+        return None, 0
+    path = [b]
+    while path[-1] != a:
+        path.append(prev[path[-1]])
+    return path[::-1], count[b]
+
+
+def _network(expanded: Dict[str, Any]) -> _Net:
+    flows = expanded["flows"]
+    if not expanded.get("links"):
+        bn = expanded["bottleneck"]
+        qtype = "RED" if bn["queue"] == "red" else "DropTail"
+        rev_q = dict(bn)
+        rev_q["loss"] = None  # the engine's dumbbell has its loss model on the forward link only
+        dl = [_DLink("fwd", "bottleneck", "$R1", "$R2", bn["rate_bps"], bn["delay_s"], bn, "bottleneck"),
+              _DLink("rev", "bottleneck_reverse", "$R2", "$R1", bn["rate_bps"], bn["delay_s"], rev_q,
+                     "bottleneck")]
+        routes = {}
+        for f in flows:
+            fwd = f.get("direction", "forward") == "forward"
+            udp = f.get("kind", "tcp") in ("cbr", "pareto")
+            if fwd:
+                routes[int(f["id"])] = _Route("$R1", "$R2", ["fwd"], [] if udp else ["rev"])
+            else:
+                routes[int(f["id"])] = _Route("$R2", "$R1", ["rev"], [] if udp else ["fwd"])
+        monitored = ["fwd"]
+        if any(f.get("direction", "forward") == "reverse" for f in flows):
+            monitored.append("rev")
+        return _Net(["set R1 [$ns node]", "set R2 [$ns node]"],
+                    [f"$ns duplex-link $R1 $R2 {_num(bn['rate_bps'])} {_num(bn['delay_s'])} {qtype}"],
+                    dl, routes, monitored)
+
+    # a general topology: routers N(i), one or two directed links per [[links]] entry
+    names = [n if isinstance(n, str) else n.get("name") for n in expanded.get("nodes") or []]
+    for lk in expanded["links"]:
+        for end in (lk["from"], lk["to"]):
+            if end not in names:
+                names.append(end)
+    idx = {n: i for i, n in enumerate(names)}
+    node_lines = [f"set N({i}) [$ns node] ;# {n}" for i, n in enumerate(names)]
+    link_lines: List[str] = []
+    dlinks: List[_DLink] = []
+    edge: Dict[Tuple[int, int], str] = {}
+    for i, lk in enumerate(expanded["links"]):
+        a, b = idx[lk["from"]], idx[lk["to"]]
+        rate, delay = lk["rate_bps"], lk["delay_s"]
+        rv = lk.get("reverse")
+        kind = "RED" if lk["queue"] == "red" else "DropTail"
+        if rv and rv["queue"] == lk["queue"]:
+            link_lines.append(f"$ns duplex-link $N({a}) $N({b}) {_num(rate)} {_num(delay)} {kind} ;# {lk['name']}")
+        else:
+            link_lines.append(f"$ns simplex-link $N({a}) $N({b}) {_num(rate)} {_num(delay)} {kind} ;# {lk['name']}")
+            if rv:
+                rkind = "RED" if rv["queue"] == "red" else "DropTail"
+                link_lines.append(f"$ns simplex-link $N({b}) $N({a}) {_num(rate)} {_num(delay)} {rkind} "
+                                  f";# {lk['name']}_reverse")
+        dlinks.append(_DLink(f"l{i}", lk["name"], f"$N({a})", f"$N({b})", rate, delay, lk, f"links[{i}]"))
+        edge[(a, b)] = f"l{i}"
+        if rv:
+            dlinks.append(_DLink(f"l{i}r", f"{lk['name']}_reverse", f"$N({b})", f"$N({a})", rate, delay, rv,
+                                 f"links[{i}].reverse"))
+            edge[(b, a)] = f"l{i}r"
+    adj: Dict[int, List[int]] = {}
+    for (a, b) in edge:
+        adj.setdefault(a, []).append(b)
+    routes = {}
+    for i, f in enumerate(flows):
+        where = _group_label(f, i)
+        path = [idx.get(n, -1) for n in f["path"]]
+        if -1 in path:
+            raise Ns2Unsupported(f"{where}.path: {f['path']!r} names an unknown router")
+        udp = f.get("kind", "tcp") in ("cbr", "pareto")
+        hops = []
+        for label, p in (("data", path), ("ACK", path[::-1])):
+            if label == "ACK" and udp:
+                break
+            keys = []
+            for u, v in zip(p, p[1:]):
+                if (u, v) not in edge:
+                    raise Ns2Unsupported(f"{where}.path: no link from {names[u]!r} to {names[v]!r} for the "
+                                         f"{label} packets")
+                keys.append(edge[(u, v)])
+            # ns-2's static routing sends packets along fewest-hop paths; the flow's path must be
+            # the only one, or ns-2 might route it elsewhere
+            best, n = _unique_shortest(adj, p[0], p[-1])
+            if best != p or n != 1:
+                raise Ns2Unsupported(
+                    f"{where}.path: {' -> '.join(names[x] for x in p)} is not the only fewest-hop route "
+                    f"for the {label} packets, so ns-2's static routing cannot be relied on to follow it")
+            hops.append(keys)
+        routes[int(f["id"])] = _Route(f"$N({path[0]})", f"$N({path[-1]})", hops[0], hops[1] if len(hops) > 1 else [])
+    used = {k for r in routes.values() for k in r.data}
+    monitored = [d.key for d in dlinks if d.key in used]
+    return _Net(node_lines, link_lines, dlinks, routes, monitored)
+
+
+def _queue_lines(d: _DLink, pkt: int) -> List[str]:
+    q = d.q
+    out = [f"$ns queue-limit {d.a} {d.b} {int(q['limit_pkts'])}"]
+    if q["queue"] == "red":
+        red = q["red"]
+        max_p = float(red["max_p"])
+        mean_pkt = int(red.get("mean_pkt_size") or pkt)
+        out += [
+            f"set q [[$ns link {d.a} {d.b}] queue] ;# {d.name}",
+            "$q set bytes_ false",
+            "$q set queue_in_bytes_ false",
+            f"$q set mean_pktsize_ {mean_pkt}",
+            f"$q set thresh_ {_num(red['min_th_pkts'])}",
+            f"$q set maxthresh_ {_num(red['max_th_pkts'])}",
+            f"$q set q_weight_ {_num(red['q_weight'])}",
+            f"$q set linterm_ {_num(1.0 / max_p)}",
+            f"$q set gentle_ {_bool(red.get('gentle', True))}",
+            f"$q set wait_ {_bool(red.get('wait', True))}",
+            f"$q set setbit_ {_bool(q.get('ecn', False))}",
+            # ECN: mark an ECT packet only while RED's base probability is below mark_p_,
+            # drop it otherwise (ns-2 default mark_p_ is 0.1)
+            "$q set use_mark_p_ true",
+        ]
+        if red.get("mark_p") is not None:
+            out.append(f"$q set mark_p_ {_num(red['mark_p'])}")
+        out.append("$q set adaptive_ 0")
+    return out
+
+
+def _tfrc_min_rto(route_prop_rtt: float, agent: Ns2RateAgent) -> float:
+    """Agent/TFRC puts a TCP-style RTO (srtt + 4 rttvar, at least minrto_) into the throughput
+    equation where the engine (RFC 5348) puts t_rto_rtts x R. ns-2 cannot express a multiple of
+    the RTT; a floor of t_rto_rtts x the flow's propagation RTT is the closest it gets (exact
+    when queueing delay is negligible, and below the engine's value otherwise)."""
+    return agent.t_rto_rtts * route_prop_rtt
 
 
 _TCL_PROCS = r"""
@@ -352,6 +683,18 @@ proc tcp_accumulate {i} {
     global tcp sink ACC
     acc1 $i sentbytes [$tcp($i) set ndatabytes_]
     acc1 $i rexmitbytes [$tcp($i) set nrexmitbytes_]
+    acc1 $i sinkbytes [$sink($i) set bytes_]
+}
+
+# rate-based (TFRC) flows: packets sent by the sender, bytes received by the sink
+proc rate_snapshot {i} {
+    global tfrc SNAP ACC
+    set SNAP($i,sent) [$tfrc($i) set ndatapack_]
+    set SNAP($i,dlv)  $ACC($i,sinkbytes)
+}
+
+proc rate_accumulate {i} {
+    global sink ACC
     acc1 $i sinkbytes [$sink($i) set bytes_]
 }
 
@@ -413,8 +756,9 @@ proc sample {} {
 
 # keeps the wrap-safe byte counters current (a C int cannot wrap twice in 5 s)
 proc accumulate {} {
-    global ns TCPFLOWS MEASURE_TO LINKS
+    global ns TCPFLOWS RATEFLOWS MEASURE_TO LINKS
     foreach i $TCPFLOWS { tcp_accumulate $i }
+    foreach i $RATEFLOWS { rate_accumulate $i }
     foreach l $LINKS { link_accumulate $l }
     set nxt [expr {[$ns now] + 5.0}]
     if {$nxt < $MEASURE_TO} { $ns at $nxt "accumulate" }
@@ -423,14 +767,18 @@ proc accumulate {} {
 proc measure_start {} {
     global FLOWS KIND SAMPLE_DT LINKS
     foreach i $FLOWS {
-        if {$KIND($i) == "tcp"} { tcp_accumulate $i; tcp_snapshot $i } else { cbr_snapshot $i }
+        if {$KIND($i) == "tcp"} {
+            tcp_accumulate $i; tcp_snapshot $i
+        } elseif {$KIND($i) == "rate"} {
+            rate_accumulate $i; rate_snapshot $i
+        } else { cbr_snapshot $i }
     }
     foreach l $LINKS { link_snapshot $l }
     if {$SAMPLE_DT > 0} { sample }
 }
 
 proc measure_end {} {
-    global ns FLOWS KIND GROUP SNAP tcp sink CWS CWN RTS RTN PKT HDR SYNHDR LSNAP LINKS LINKNAME
+    global ns FLOWS KIND GROUP SNAP tcp sink CWS CWN RTS RTN PKT HDR SYNHDR LSNAP LINKS LINKNAME LINKRATE DROPTRACE
     set t [$ns now]
     set total 0
     foreach i $FLOWS {
@@ -451,24 +799,63 @@ proc measure_end {} {
             set cw [expr {$CWN($i) > 0 ? double($CWS($i)) / $CWN($i) : "null"}]
             set rt [expr {$RTN($i) > 0 ? double($RTS($i)) / $RTN($i) : "null"}]
             puts "FLOW id=$i group=$GROUP($i) kind=tcp sent=$sent rexmit=$rexmit delivered=$dlv ncwndcuts=[expr {$SNAP($i,cuts) - $c0}] ncwndcuts1=[expr {$SNAP($i,cuts1) - $c10}] lossev=[expr {$SNAP($i,lossev) - $l0}] ntimeouts=[expr {$SNAP($i,to) - $t0}] necn=[expr {$SNAP($i,ecn) - $e0}] mean_cwnd=$cw mean_srtt=$rt"
+        } elseif {$KIND($i) == "rate"} {
+            rate_accumulate $i
+            set s0 $SNAP($i,sent); set d0 $SNAP($i,dlv)
+            rate_snapshot $i
+            set sent [expr {$SNAP($i,sent) - $s0}]
+            # the TFRC sink counts data packets as they were on the wire (PKT + HDR)
+            set dlv [expr {$SNAP($i,dlv) / ($PKT + $HDR) - $d0 / ($PKT + $HDR)}]
+            puts "FLOW id=$i group=$GROUP($i) kind=rate sent=$sent delivered=$dlv"
         } else {
             set s0 $SNAP($i,sent); set d0 $SNAP($i,dlv)
             cbr_snapshot $i
             set sent [expr {$SNAP($i,sent) - $s0}]
             set dlv [expr {$SNAP($i,dlv) - $d0}]
-            puts "FLOW id=$i group=$GROUP($i) kind=cbr sent=$sent delivered=$dlv"
+            puts "FLOW id=$i group=$GROUP($i) kind=$KIND($i) sent=$sent delivered=$dlv"
         }
         incr total $dlv
     }
     foreach l $LINKS {
         set b0 $LSNAP($l,bytes); set p0 $LSNAP($l,pdep); set d0 $LSNAP($l,drops); set m0 $LSNAP($l,marks); set q0 $LSNAP($l,qint)
         link_snapshot $l
-        puts "LINK name=$LINKNAME($l) bytes=[expr {$LSNAP($l,bytes) - $b0}] pkts=[expr {$LSNAP($l,pdep) - $p0}] drops=[expr {$LSNAP($l,drops) - $d0}] marks=[expr {$LSNAP($l,marks) - $m0}] qint=[expr {$LSNAP($l,qint) - $q0}]"
+        puts "LINK name=$LINKNAME($l) rate=$LINKRATE($l) bytes=[expr {$LSNAP($l,bytes) - $b0}] pkts=[expr {$LSNAP($l,pdep) - $p0}] drops=[expr {$LSNAP($l,drops) - $d0}] marks=[expr {$LSNAP($l,marks) - $m0}] qint=[expr {$LSNAP($l,qint) - $q0}]"
     }
     puts "TOTAL delivered_pkts=$total t=$t"
+    if {$DROPTRACE != ""} { flush $DROPTRACE }
     flush stdout
 }
 """
+
+# Drops of rate-based flows' data are written here (ns-2's TFRC receiver does not expose its
+# loss-event count; the exporter counts loss events from these drops, see _rate_loss_events).
+DROP_TRACE_FILE = "drops.tr"
+
+
+def _on_intervals(start: float, end: float, on: float, off: float, phase: float) -> List[Tuple[float, float]]:
+    """The on periods of a square wave (on `on` s, off `off` s, `phase` s into the cycle at
+    `start`) inside [start, end)."""
+    period = on + off
+    pos = phase % period if period > 0 else 0.0
+    c = start - pos
+    out = []
+    while c < end:
+        a, b = max(c, start), min(c + on, end)
+        if b > a:
+            out.append((a, b))
+        c += period
+    return out
+
+
+def _prop_rtt(f: Dict[str, Any], route: _Route, net: _Net, pkt: int, hdr: int, ack: int) -> float:
+    """Round-trip propagation plus transmission time of a flow, without queueing."""
+    by_key = {d.key: d for d in net.dlinks}
+    rtt = 2.0 * (float(f.get("access_delay_s") or 0.0) + float(f.get("receiver_delay_s") or 0.0))
+    for k in route.data:
+        rtt += by_key[k].delay + (pkt + hdr) * 8.0 / by_key[k].rate
+    for k in route.acks:
+        rtt += by_key[k].delay + ack * 8.0 / by_key[k].rate
+    return rtt
 
 
 def export_tcl(expanded: Dict[str, Any],
@@ -476,8 +863,10 @@ def export_tcl(expanded: Dict[str, Any],
     """Return a complete ns-2 Tcl script for an expanded scenario.
 
     The script prints, at the end of the measurement window, one
-    ``FLOW key=value ...`` line per flow, one ``LINK ...`` line for the
-    forward bottleneck and one ``TOTAL delivered_pkts=...`` line.
+    ``FLOW key=value ...`` line per flow, one ``LINK ...`` line per router link
+    that carries data and one ``TOTAL delivered_pkts=...`` line.  With rate-based
+    (TFRC) flows it also writes their drops to ``drops.tr`` in the working
+    directory (see `run_ns2`).
     """
     _check(expanded)
     seed = int(expanded.get("seed", 1))
@@ -491,8 +880,12 @@ def export_tcl(expanded: Dict[str, Any],
     max_window = expanded.get("max_window")
     wnd = int(max_window) if max_window is not None else HUGE_WINDOW
     tcpd = expanded.get("tcp") or {}
-    bn = expanded["bottleneck"]
     flows = expanded["flows"]
+    net = _network(expanded)
+    by_key = {d.key: d for d in net.dlinks}
+    hdr = int(tcpd.get("header_size", TCP_HEADER_BYTES))
+    ack = int(tcpd.get("ack_size", TCP_HEADER_BYTES))
+    has_rate = any(f.get("kind") == "rate" for f in flows)
 
     L: List[str] = []
     a = L.append
@@ -502,7 +895,6 @@ def export_tcl(expanded: Dict[str, Any],
     a("global defaultRNG")
     a(f"$defaultRNG seed {_rng_seed(seed, 0)}")
     a(f"set PKT {pkt}")
-    hdr = int(tcpd.get("header_size", TCP_HEADER_BYTES))
     a(f"set HDR {hdr}")
     # No SYN exchange: the engine starts sending data at the flow's start time with
     # cwnd = initial_window, which is ns-2's behaviour with syn_ false.
@@ -511,60 +903,48 @@ def export_tcl(expanded: Dict[str, Any],
     a(f"set MEASURE_TO {_num(m_to)}")
     a("set FLOWS {}")
     a("set TCPFLOWS {}")
+    a("set RATEFLOWS {}")
+    a(f'set DROPTRACE {"[open " + DROP_TRACE_FILE + " w]" if has_rate else chr(34) + chr(34)}')
     a("")
-    # ---- bottleneck ----
-    qtype = "RED" if bn["queue"] == "red" else "DropTail"
-    a("set R1 [$ns node]")
-    a("set R2 [$ns node]")
-    a(f"$ns duplex-link $R1 $R2 {_num(bn['rate_bps'])} {_num(bn['delay_s'])} {qtype}")
-    a(f"$ns queue-limit $R1 $R2 {int(bn['limit_pkts'])}")
-    a(f"$ns queue-limit $R2 $R1 {int(bn['limit_pkts'])}")
-    if qtype == "RED":
-        red = bn["red"]
-        max_p = float(red["max_p"])
-        mean_pkt = int(red.get("mean_pkt_size") or pkt)
-        a("foreach q [list [[$ns link $R1 $R2] queue] [[$ns link $R2 $R1] queue]] {")
-        a("    $q set bytes_ false")
-        a("    $q set queue_in_bytes_ false")
-        a(f"    $q set mean_pktsize_ {mean_pkt}")
-        a(f"    $q set thresh_ {_num(red['min_th_pkts'])}")
-        a(f"    $q set maxthresh_ {_num(red['max_th_pkts'])}")
-        a(f"    $q set q_weight_ {_num(red['q_weight'])}")
-        a(f"    $q set linterm_ {_num(1.0 / max_p)}")
-        a(f"    $q set gentle_ {_bool(red.get('gentle', True))}")
-        a(f"    $q set wait_ {_bool(red.get('wait', True))}")
-        a(f"    $q set setbit_ {_bool(bn.get('ecn', False))}")
-        # ECN: mark an ECT packet only while RED's base probability is below mark_p_,
-        # drop it otherwise (ns-2 default mark_p_ is 0.1)
-        a("    $q set use_mark_p_ true")
-        if red.get("mark_p") is not None:
-            a(f"    $q set mark_p_ {_num(red['mark_p'])}")
-        a("    $q set adaptive_ 0")
-        a("}")
-    # monitors before the loss model, so the loss model sits in front of them;
-    # the reverse bottleneck is reported only when reverse flows use it for data
-    links = [("fwd", "bottleneck", "$R1 $R2")]
-    if any(f.get("direction", "forward") == "reverse" for f in flows):
-        links.append(("rev", "bottleneck_reverse", "$R2 $R1"))
+    # ---- routers and router links ----
+    for line in net.node_lines + net.link_lines:
+        a(line)
+    for d in net.dlinks:
+        for line in _queue_lines(d, pkt):
+            a(line)
+    # monitors before the loss models, so the loss models sit in front of them
     a("set LINKS {}")
-    for key, name, ends in links:
-        a(f'set qmon({key}) [$ns monitor-queue {ends} ""]')
-        a(f"set LINKNAME({key}) {name}")
+    for key in net.monitored:
+        d = by_key[key]
+        a(f'set qmon({key}) [$ns monitor-queue {d.a} {d.b} ""]')
+        a(f"set LINKNAME({key}) {d.name}")
+        a(f"set LINKRATE({key}) {_num(d.rate)}")
         a(f"set LACC({key},bytes) 0; set LACC({key},lastbytes) 0")
         a(f"lappend LINKS {key}")
     a("")
     # ---- flows ----
-    fwd_fids: List[int] = []
+    subject: Dict[str, List[int]] = {d.key: [] for d in net.dlinks}  # fids under each loss model
     for i, f in enumerate(flows):
         fid = int(f["id"])
         where = _group_label(f, i)
         kind = f.get("kind", "tcp")
         fwd = f.get("direction", "forward") == "forward"
-        near, far = ("$R1", "$R2") if fwd else ("$R2", "$R1")
-        acc_rate = _num(f.get("access_rate_bps") or 10 * float(bn["rate_bps"]))
+        route = net.routes[fid]
+        near, far = route.first, route.last
+        ref_rate = by_key[route.data[0]].rate
+        acc_rate = _num(f.get("access_rate_bps") or 10 * float(ref_rate))
         start = float(f.get("start_s") or 0.0)
         stop = f.get("stop_s")
-        a(f"# flow {fid} ({where}, {kind}, {'forward' if fwd else 'reverse'})")
+        for key, q in ((k, by_key[k].q) for k in by_key):
+            loss = q.get("loss")
+            if not loss:
+                continue
+            groups = loss.get("groups")
+            if groups is not None and int(f.get("group", 0)) not in [int(g) for g in groups]:
+                continue
+            if key in route.data or (loss.get("include_acks") and key in route.acks):
+                subject[key].append(fid + 1)
+        a(f"# flow {fid} ({where}, {f.get('algorithm', kind)}, {'forward' if fwd else 'reverse'})")
         a(f"lappend FLOWS {fid}")
         a(f"set KIND({fid}) {kind}")
         a(f"set GROUP({fid}) {int(f.get('group', 0))}")
@@ -577,8 +957,6 @@ def export_tcl(expanded: Dict[str, Any],
         for x, y in (("$S", near), ("$D", far)):
             a(f"$ns queue-limit {x}({fid}) {y} {ACCESS_QUEUE_LIMIT}")
             a(f"$ns queue-limit {y} {x}({fid}) {ACCESS_QUEUE_LIMIT}")
-        if fwd:
-            fwd_fids.append(fid + 1)
         if kind == "tcp":
             agent = _agent_for(f, where)
             sender, sink, delsink = RECOVERY[f.get("recovery", "sack")]
@@ -620,7 +998,7 @@ def export_tcl(expanded: Dict[str, Any],
                 a(f"$sink({fid}) set interval_ {_num(tcpd.get('delack_timeout_s', 0.1))}")
             else:
                 a(f"set sink({fid}) [new {sink}]")
-            a(f"$sink({fid}) set packetSize_ {int(tcpd.get('ack_size', TCP_HEADER_BYTES))}")
+            a(f"$sink({fid}) set packetSize_ {ack}")
             a(f"$ns attach-agent $S({fid}) {tv}")
             a(f"$ns attach-agent $D({fid}) $sink({fid})")
             a(f"$ns connect {tv} $sink({fid})")
@@ -636,8 +1014,35 @@ def export_tcl(expanded: Dict[str, Any],
             a(f'$ns at {_num(start)} "$app({fid}) start"')
             if stop is not None:
                 a(f'$ns at {_num(stop)} "$app({fid}) stop"')
+        elif kind == "rate":
+            agent = _rate_agent_for(f, where)
+            tv = f"$tfrc({fid})"
+            a(f"set tfrc({fid}) [new {agent.sender}]")
+            prop = _prop_rtt(f, route, net, pkt, hdr, ack)
+            settings = [
+                ("fid_", fid + 1),
+                ("packetSize_", pkt),
+                # data packets are packetSize_ + headersize_ on the wire (useHeaders_)
+                ("headersize_", hdr),
+                # ticks of the TCP-style RTO estimate used as t_RTO in the equation
+                ("tcp_tick_", tcpd.get("tick_s", 0.01)),
+                ("minrto_", _tfrc_min_rto(prop, agent)),
+                ("ecn_", 1 if f.get("ecn") else 0),
+            ] + agent.settings
+            for var, val in settings:
+                a(f"{tv} set {var} {val if isinstance(val, str) else _num(val)}")
+            a(f"set sink({fid}) [new {agent.sink}]")
+            for var, val in [("packetSize_", ack)] + agent.sink_settings:
+                a(f"$sink({fid}) set {var} {val if isinstance(val, str) else _num(val)}")
+            a(f"$ns attach-agent $S({fid}) {tv}")
+            a(f"$ns attach-agent $D({fid}) $sink({fid})")
+            a(f"$ns connect {tv} $sink({fid})")
+            a(f"lappend RATEFLOWS {fid}")
+            a(f"set ACC({fid},sinkbytes) 0; set ACC({fid},lastsinkbytes) 0")
+            a(f'$ns at {_num(start)} "{tv} start"')
+            if stop is not None:
+                a(f'$ns at {_num(stop)} "{tv} stop"')
         else:
-            cbr = f.get("cbr") or {}
             a(f"set udp({fid}) [new Agent/UDP]")
             a(f"$udp({fid}) set fid_ {fid + 1}")
             a(f"$udp({fid}) set packetSize_ {pkt}")
@@ -645,51 +1050,114 @@ def export_tcl(expanded: Dict[str, Any],
             a(f"$ns attach-agent $S({fid}) $udp({fid})")
             a(f"$ns attach-agent $D({fid}) $sink({fid})")
             a(f"$ns connect $udp({fid}) $sink({fid})")
-            a(f"set app({fid}) [new Application/Traffic/CBR]")
-            a(f"$app({fid}) attach-agent $udp({fid})")
-            a(f"$app({fid}) set packetSize_ {pkt}")
-            a(f"$app({fid}) set rate_ {_num(cbr['rate_bps'])}")
-            a(f"$app({fid}) set random_ 0")
             end = float(stop) if stop is not None else duration
-            on, off = cbr.get("on_s"), cbr.get("off_s")
-            t = start
-            if on is None or off is None:
+            if kind == "pareto":
+                pa = f["pareto"]
+                # Application/Traffic/Pareto: bursts of int(Pareto(burst_time_/interval) + .5)
+                # packets at rate_, idle times Pareto with mean idle_time_ (tools/pareto.cc);
+                # its own random stream
+                a(f"set app({fid}) [new Application/Traffic/Pareto]")
+                a(f"$app({fid}) attach-agent $udp({fid})")
+                a(f"$app({fid}) set packetSize_ {pkt}")
+                a(f"$app({fid}) set rate_ {_num(pa['rate_bps'])}")
+                a(f"$app({fid}) set burst_time_ {_num(pa['mean_on_s'])}")
+                a(f"$app({fid}) set idle_time_ {_num(pa['mean_off_s'])}")
+                a(f"$app({fid}) set shape_ {_num(pa['shape'])}")
+                a(f"set prng({fid}) [new RNG]")
+                a(f"$prng({fid}) seed {_rng_seed(seed, 1000 + fid)}")
+                a(f"$app({fid}) use-rng $prng({fid})")
                 a(f'$ns at {_num(start)} "$app({fid}) start"')
                 if stop is not None:
                     a(f'$ns at {_num(end)} "$app({fid}) stop"')
             else:
-                on, off = float(on), float(off)
-                if on <= 0 or off < 0 or on + off <= 0:
-                    raise Ns2Unsupported(f"{where}.cbr: on/off periods must be positive")
-                while t < end:
-                    a(f'$ns at {_num(t)} "$app({fid}) start"')
-                    a(f'$ns at {_num(min(t + on, end))} "$app({fid}) stop"')
-                    t += on + off
+                cbr = f.get("cbr") or {}
+                a(f"set app({fid}) [new Application/Traffic/CBR]")
+                a(f"$app({fid}) attach-agent $udp({fid})")
+                a(f"$app({fid}) set packetSize_ {pkt}")
+                a(f"$app({fid}) set rate_ {_num(cbr['rate_bps'])}")
+                a(f"$app({fid}) set random_ 0")
+                on, off = cbr.get("on_s"), cbr.get("off_s")
+                if on is None or off is None:
+                    a(f'$ns at {_num(start)} "$app({fid}) start"')
+                    if stop is not None:
+                        a(f'$ns at {_num(end)} "$app({fid}) stop"')
+                else:
+                    on, off = float(on), float(off)
+                    if on <= 0 or off < 0 or on + off <= 0:
+                        raise Ns2Unsupported(f"{where}.cbr: on/off periods must be positive")
+                    for t0, t1 in _on_intervals(start, end, on, off, float(cbr.get("phase_s") or 0.0)):
+                        a(f'$ns at {_num(t0)} "$app({fid}) start"')
+                        a(f'$ns at {_num(t1)} "$app({fid}) stop"')
         a("")
-    # ---- random loss on the forward bottleneck (data of forward flows only) ----
-    loss = bn.get("loss")
-    if loss and float(loss.get("p", 0.0)) > 0.0 and fwd_fids:
-        a("# Bernoulli loss: an ErrorModel in front of the forward bottleneck queue,")
-        a("# reached only by forward flows' packets (classified by flow id), so the")
-        a("# reverse flows' ACKs that share this link are never dropped by it.")
-        a("set lossrng [new RNG]")
-        a(f"$lossrng seed {_rng_seed(seed, 1)}")
-        a("set lossrv [new RandomVariable/Uniform]")
-        a("$lossrv set min_ 0.0")
-        a("$lossrv set max_ 1.0")
-        a("$lossrv use-rng $lossrng")
-        a("set em [new ErrorModel]")
-        a("$em unit pkt")
-        a(f"$em set rate_ {_num(loss['p'])}")
-        a("$em ranvar $lossrv")
-        a("set emod [new ErrorModule Fid]")
-        a("$emod insert $em")
-        for fidv in fwd_fids:
-            a(f"$emod bind $em {fidv}")
-        a("$emod default pass")
-        a("$ns lossmodel $emod $R1 $R2")
+    # ---- loss models in front of router queues ----
+    first = True
+    for n, d in enumerate(net.dlinks):
+        loss = d.q.get("loss")
+        if not loss or not subject[d.key]:
+            continue
+        model = loss.get("model")
+        if model == "bernoulli" and float(loss.get("p", 0.0)) <= 0.0:
+            continue
+        sfx = "" if first else f"_{d.key}"
+        em, emod, rv, rng = f"em{sfx}", f"emod{sfx}", f"lossrv{sfx}", f"lossrng{sfx}"
+        if model == "bernoulli":
+            a(f"# Bernoulli loss: an ErrorModel in front of the {d.name} queue, reached only by")
+            a("# the packets of the flows it applies to (classified by flow id), so the other")
+            a("# flows' packets that share this link (e.g. reverse flows' ACKs) pass.")
+            a(f"set {rng} [new RNG]")
+            a(f"${rng} seed {_rng_seed(seed, 1 + n)}")
+            a(f"set {rv} [new RandomVariable/Uniform]")
+            a(f"${rv} set min_ 0.0")
+            a(f"${rv} set max_ 1.0")
+            a(f"${rv} use-rng ${rng}")
+            a(f"set {em} [new ErrorModel]")
+            a(f"${em} unit pkt")
+            a(f"${em} set rate_ {_num(loss['p'])}")
+            a(f"${em} ranvar ${rv}")
+        elif loss.get("packets") is not None:
+            npk = int(loss["packets"])
+            a(f"# periodic loss: every {npk}th packet of the flows it applies to, in front of the")
+            a(f"# {d.name} queue (ErrorModel/Periodic, packet mode: drops at counts N, 2N, ...)")
+            a(f"set {em} [new ErrorModel/Periodic]")
+            a(f"${em} unit pkt")
+            a(f"${em} set period_ {npk}")
+            a(f"${em} set offset_ {npk}")
+            a(f"${em} set burstlen_ 0")
+        else:
+            iv = float(loss["interval"])
+            a(f"# periodic loss: one packet every {iv:g} s, in front of the {d.name} queue")
+            a("# (ErrorModel/Periodic, time mode: the first packet at or after offset_, then the")
+            a("# first one more than period_ after the previous drop)")
+            a(f"set {em} [new ErrorModel/Periodic]")
+            a(f"${em} unit time")
+            a(f"${em} set period_ {_num(iv)}")
+            a(f"${em} set offset_ {_num(iv)}")
+            a(f"${em} set burstlen_ 0")
+        a(f"set {emod} [new ErrorModule Fid]")
+        a(f"${emod} insert ${em}")
+        for fidv in subject[d.key]:
+            a(f"${emod} bind ${em} {fidv}")
+        a(f"${emod} default pass")
+        a(f"$ns lossmodel ${emod} {d.a} {d.b}")
         a("# random losses go to their own sink, not the queue monitor's drop count")
-        a("$emod drop-target [new Agent/Null]")
+        if has_rate:
+            a(f"set lt [$ns create-trace Drop $DROPTRACE {d.a} {d.b}]")
+            a("$lt target [new Agent/Null]")
+            a(f"${emod} drop-target $lt")
+        else:
+            a(f"${emod} drop-target [new Agent/Null]")
+        a("")
+        first = False
+    if has_rate:
+        a("# queue drops on every router link rate-based flows cross, for their loss events")
+        rate_links = sorted({k for f in flows if f.get("kind") == "rate" for k in net.routes[int(f["id"])].data},
+                            key=lambda k: [d.key for d in net.dlinks].index(k))
+        for k in rate_links:
+            d = by_key[k]
+            a(f"set dh [[$ns link {d.a} {d.b}] set drophead_]")
+            a(f"set dt [$ns create-trace Drop $DROPTRACE {d.a} {d.b}]")
+            a("$dt target [$dh target]")
+            a("$dh target $dt")
         a("")
     a(_TCL_PROCS)
     a('$ns at 0.0 "accumulate"')
@@ -738,46 +1206,113 @@ def parse_output(stdout: str) -> Dict[str, Any]:
     return out
 
 
-def _results(expanded: Dict[str, Any], parsed: Dict[str, Any], wall_s: float) -> Dict[str, Any]:
+def parse_drop_trace(text: str) -> Dict[int, List[Tuple[float, int]]]:
+    """Drops per flow id from an ns-2 drop trace: fid - 1 -> [(time, size)]."""
+    out: Dict[int, List[Tuple[float, int]]] = {}
+    for line in text.splitlines():
+        p = line.split()
+        if len(p) < 8 or p[0] != "d":
+            continue
+        out.setdefault(int(p[7]) - 1, []).append((float(p[1]), int(p[5])))
+    return out
+
+
+def count_loss_events(times: List[float], rtt: float) -> int:
+    """Loss events as RFC 5348 section 5.2 groups losses: a loss starts a new event when it is
+    more than one RTT after the first loss of the current event."""
+    n = 0
+    first = None
+    for t in sorted(times):
+        if first is None or t - first > rtt:
+            n += 1
+            first = t
+    return n
+
+
+def _rate_loss_events(expanded: Dict[str, Any], parsed: Dict[str, Any],
+                      drops: Dict[int, List[Tuple[float, int]]], window: float) -> Dict[int, Tuple[int, float]]:
+    """ns-2's TFRC receiver does not expose its loss-event count, so count loss events from the
+    drops of each rate-based flow's data packets inside the measurement window, grouped by the
+    flow's mean RTT: propagation and transmission plus the mean queueing delay of the monitored
+    links on its path (ns-2's own RTT estimate, rtt_, is not readable from Tcl either).
+    Returns flow id -> (loss events, the RTT used)."""
+    net = _network(expanded)
+    by_key = {d.key: d for d in net.dlinks}
+    meas = expanded.get("measure") or {}
+    t0 = float(meas.get("from_s", 0.0))
+    t1 = float(meas.get("to_s", expanded["duration_s"]))
+    tcpd = expanded.get("tcp") or {}
+    pkt = int(expanded["packet_size"])
+    hdr = int(tcpd.get("header_size", TCP_HEADER_BYTES))
+    ack = int(tcpd.get("ack_size", TCP_HEADER_BYTES))
+    qdelay = {}
+    for key in net.monitored:
+        d = by_key[key]
+        lk = next((x for x in parsed["links"] if x.get("name") == d.name), None)
+        if lk is not None:
+            qdelay[key] = lk["qint"] / window * (pkt + hdr) * 8.0 / d.rate
+    out = {}
+    for f in expanded["flows"]:
+        if f.get("kind") != "rate":
+            continue
+        fid = int(f["id"])
+        route = net.routes[fid]
+        rtt = _prop_rtt(f, route, net, pkt, hdr, ack) + sum(qdelay.get(k, 0.0) for k in route.data + route.acks)
+        times = [t for t, size in drops.get(fid, []) if size > ack and t0 <= t < t1]
+        out[fid] = (count_loss_events(times, rtt), rtt)
+    return out
+
+
+def _results(expanded: Dict[str, Any], parsed: Dict[str, Any], wall_s: float,
+             drops: Optional[Dict[int, List[Tuple[float, int]]]] = None) -> Dict[str, Any]:
     pkt = int(expanded["packet_size"])
     duration = float(expanded["duration_s"])
     meas = expanded.get("measure") or {}
     window = float(meas.get("to_s", duration)) - float(meas.get("from_s", 0.0))
     by_id = {int(f["id"]): f for f in expanded["flows"]}
+    rate_events = _rate_loss_events(expanded, parsed, drops or {}, window) \
+        if any(r.get("kind") == "rate" for r in parsed["flows"]) else {}
     flows = []
     for r in parsed["flows"]:
         spec = by_id[int(r["id"])]
         sent, dlv = r["sent"], r["delivered"]
+        base = {
+            "id": int(r["id"]), "group": int(r["group"]),
+            "algorithm": spec.get("algorithm"), "params": spec.get("params") or {},
+            "direction": spec.get("direction", "forward"),
+            "throughput_bps": sent * pkt * 8.0 / window,
+            "goodput_bps": dlv * pkt * 8.0 / window,
+            "packets_sent": sent, "packets_delivered": dlv,
+        }
         if r["kind"] == "tcp":
             # `lossev` is the agent's own reduction counter (ncwndcuts1_, or ncwndcuts_
             # for TCP/Linux); older outputs only have ncwndcuts1
             loss_events = r.get("lossev", r.get("ncwndcuts1"))
-            flows.append({
-                "id": int(r["id"]), "group": int(r["group"]),
-                "algorithm": spec.get("algorithm"), "params": spec.get("params") or {},
-                "direction": spec.get("direction", "forward"),
-                "throughput_bps": sent * pkt * 8.0 / window,
-                "goodput_bps": dlv * pkt * 8.0 / window,
-                "packets_sent": sent, "packets_delivered": dlv,
+            base.update({
                 "retransmissions": r["rexmit"],
                 "loss_events": loss_events, "timeouts": r["ntimeouts"],
                 "loss_event_rate": (loss_events / sent) if sent else None,
                 "mean_rtt_s": r.get("mean_srtt"), "mean_cwnd": r.get("mean_cwnd"),
             })
-        else:
-            flows.append({
-                "id": int(r["id"]), "group": int(r["group"]),
-                "algorithm": spec.get("algorithm", "cbr"), "params": spec.get("params") or {},
-                "direction": spec.get("direction", "forward"),
-                "throughput_bps": sent * pkt * 8.0 / window,
-                "goodput_bps": dlv * pkt * 8.0 / window,
-                "packets_sent": sent, "packets_delivered": dlv,
-                "retransmissions": None, "loss_events": None, "timeouts": None,
-                "loss_event_rate": None, "mean_rtt_s": None, "mean_cwnd": None,
+        elif r["kind"] == "rate":
+            events, rtt = rate_events.get(int(r["id"]), (None, None))
+            base.update({
+                "retransmissions": 0, "loss_events": events,
+                # the no-feedback timer's expirations are not visible from Tcl
+                "timeouts": None,
+                "loss_event_rate": (events / sent) if (sent and events is not None) else None,
+                "mean_rtt_s": None, "mean_cwnd": None,
+                "loss_event_rtt_s": rtt,
             })
+        else:
+            base["algorithm"] = spec.get("algorithm", "cbr")
+            base.update({"retransmissions": None, "loss_events": None, "timeouts": None,
+                         "loss_event_rate": None, "mean_rtt_s": None, "mean_cwnd": None})
+        flows.append(base)
     links = []
-    rate = float(expanded["bottleneck"]["rate_bps"])
+    default_rate = float((expanded.get("bottleneck") or {}).get("rate_bps") or 0.0)
     for lk in parsed["links"]:
+        rate = float(lk.get("rate") or default_rate)
         links.append({
             "name": lk["name"],
             "utilization": lk["bytes"] * 8.0 / (rate * window),
@@ -794,7 +1329,8 @@ def run_ns2(expanded: Dict[str, Any], ns_binary: str = "ns", workdir: Optional[s
     """Export `expanded`, run it with ns-2 and return results in the engine's schema.
 
     `wall_s` is the wall time of the `ns` process alone.  Fields ns-2 cannot
-    give are None.  The script is kept in `workdir` when one is given.
+    give are None.  The script (and, with rate-based flows, its drop trace) is kept
+    in `workdir` when one is given.
     """
     script = export_tcl(expanded, sample_interval_s=sample_interval_s)
     tmp = None
@@ -815,7 +1351,12 @@ def run_ns2(expanded: Dict[str, Any], ns_binary: str = "ns", workdir: Optional[s
         if proc.returncode != 0 or not parsed["links"]:
             raise RuntimeError(f"ns-2 failed (exit {proc.returncode}) on {path}:\n"
                                f"{proc.stderr.strip()[-2000:]}")
-        return _results(expanded, parsed, wall)
+        drops = None
+        trace = os.path.join(workdir, DROP_TRACE_FILE)
+        if os.path.exists(trace) and any(f.get("kind") == "rate" for f in expanded["flows"]):
+            with open(trace) as fh:
+                drops = parse_drop_trace(fh.read())
+        return _results(expanded, parsed, wall, drops)
     finally:
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)

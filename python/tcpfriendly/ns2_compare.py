@@ -212,6 +212,10 @@ def load_bank(path: Optional[str] = None) -> Bank:
 # Per-run summaries (the same for both simulators' results)
 # --------------------------------------------------------------------------------------------
 
+# UDP sources of the scenario format (no congestion control, no loss events)
+UDP_SOURCES = ("cbr", "pareto")
+
+
 def _group_meta(normalized: Dict[str, Any]) -> List[Dict[str, Any]]:
     out = []
     for gi, g in enumerate(normalized.get("flows", [])):
@@ -227,10 +231,12 @@ def _group_meta(normalized: Dict[str, Any]) -> List[Dict[str, Any]]:
         if shown:
             label += "(" + ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}"
                                      for k, v in shown.items()) + ")"
-        if g.get("recovery") and alg != "cbr":
+        if g.get("recovery") and alg not in UDP_SOURCES:
             label += f"/{g['recovery']}"
+        # tcp: window-based (with `recovery`); rate: rate-based (TFRC...); udp: CBR, Pareto
+        kind = "udp" if alg in UDP_SOURCES else ("tcp" if g.get("recovery") else "rate")
         out.append({"group": gi, "label": label, "count": int(g.get("count", 1)),
-                    "direction": g.get("direction", "forward"), "kind": "cbr" if alg == "cbr" else "tcp"})
+                    "direction": g.get("direction", "forward"), "kind": kind})
     return out
 
 
@@ -259,11 +265,16 @@ def summarize_run(raw: Dict[str, Any], groups: List[Dict[str, Any]]) -> Dict[str
         total = sum(f["goodput_bps"] for f in fs)
         d = by_dir.get(meta["direction"], 0.0)
         vals = {"goodput": total / len(fs), "share": total / d if d > 0 else float("nan")}
-        if meta["kind"] == "tcp":
+        if meta["kind"] in ("tcp", "rate"):
             sent = sum(f["packets_sent"] for f in fs)
-            events = sum(f["loss_events"] or 0 for f in fs)
-            vals["loss_event_rate"] = events / sent if sent else float("nan")
-            vals["timeouts"] = float(sum(f["timeouts"] or 0 for f in fs))
+            if any(f["loss_events"] is None for f in fs):
+                vals["loss_event_rate"] = float("nan")
+            else:
+                events = sum(f["loss_events"] for f in fs)
+                vals["loss_event_rate"] = events / sent if sent else float("nan")
+            # ns-2 cannot report TFRC's no-feedback timeouts: None there, shown as "-"
+            tos = [f["timeouts"] for f in fs if f["timeouts"] is not None]
+            vals["timeouts"] = float(sum(tos)) if tos else float("nan")
         gout[meta["group"]] = vals
     lout: Dict[str, Dict[str, float]] = {}
     for lk in raw["links"]:
@@ -374,7 +385,7 @@ def _evaluate(job: _Job, engine_runs: List[Dict[str, Any]], ns2_runs: List[Dict[
         same_dir = [m for m in groups if m["direction"] == meta["direction"]]
         if len(same_dir) > 1:
             add(scope, g, None, "share", ev("share"), nv("share"))
-        if meta["kind"] == "tcp":
+        if meta["kind"] in ("tcp", "rate"):
             add(scope, g, None, "loss_event_rate", ev("loss_event_rate"), nv("loss_event_rate"))
             add(scope, g, None, "timeouts", ev("timeouts"), nv("timeouts"))
     link_names = [n for n in (ns[0]["links"] if ns else {})]

@@ -194,6 +194,196 @@ def test_parse_output_and_result_schema():
 
 
 # ----------------------------------------------------------------------------------------
+# TFRC, Pareto, periodic loss, CBR phase, general topologies (no ns needed)
+# ----------------------------------------------------------------------------------------
+
+TFRC_PARAMS = {"history": 8.0, "t_rto_rtts": 4.0, "t_mbi": 64.0}
+
+
+def tfrc_sample(**bottleneck):
+    """expanded_sample with group 0 turned into TFRC flows (kind "rate", no recovery)."""
+    e = expanded_sample(**bottleneck)
+    for f in e["flows"]:
+        if f["group"] == 0:
+            f.update(kind="rate", algorithm="tfrc", params=dict(TFRC_PARAMS))
+            f.pop("recovery")
+    return e
+
+
+def test_export_tfrc_knobs():
+    s = export_tcl(tfrc_sample())
+    assert "set tfrc(0) [new Agent/TFRC]" in s and "set sink(0) [new Agent/TFRCSink]" in s
+    for knob in ["fid_ 1", "packetSize_ 1000", "headersize_ 40", "tcp_tick_ 0.01", "df_ 0.9",
+                 "ca_ 0", "SndrType_ 0", "useHeaders_ true", "ecn_ 0"]:
+        assert has_line(s, rf"^\$tfrc\(0\) set {re.escape(knob)}$"), knob
+    # t_RTO floor: t_rto_rtts x the propagation + transmission RTT of flow 0
+    prop = 2 * 0.001 + 2 * 0.05 + 1040 * 8 / 15e6 + 40 * 8 / 15e6
+    m = re.search(r"^\$tfrc\(0\) set minrto_ (\S+)$", s, re.MULTILINE)
+    assert float(m.group(1)) == pytest.approx(4 * prop)
+    for knob in ["packetSize_ 40", "NumSamples_ 8", "smooth_ 1", "discount_ 0", "PreciseLoss_ 0",
+                 "numPkts_ 1", "NumFeedback_ 1"]:
+        assert has_line(s, rf"^\$sink\(0\) set {re.escape(knob)}$"), knob
+    assert '$ns at 0.0 "$tfrc(0) start"' in s and "lappend RATEFLOWS 0" in s
+    assert "[new Application/FTP]" in s and s.count("[new Application/FTP]") == 2  # the TCP flows
+    # drops of the TFRC flows' data are traced (ns-2's receiver does not expose its loss events)
+    assert f"set DROPTRACE [open {ns2.DROP_TRACE_FILE} w]" in s
+    assert "set dh [[$ns link $R1 $R2] set drophead_]" in s and "$dh target $dt" in s
+    # without rate-based flows nothing is traced
+    assert 'set DROPTRACE ""' in export_tcl(expanded_sample())
+
+
+def test_tfrc_parameters_ns2_cannot_take():
+    e = tfrc_sample()
+    e["flows"][0]["params"]["history"] = 7.0
+    with pytest.raises(Ns2Unsupported, match=r"^flows\[0\]\.params\.history: 7 cannot be expressed"):
+        export_tcl(e)
+    e = tfrc_sample()
+    e["flows"][1]["params"]["t_mbi"] = 32.0
+    with pytest.raises(Ns2Unsupported, match=r"^flows\[0\]\.params\.t_mbi: 32\.0 cannot be set"):
+        export_tcl(e)
+    e = tfrc_sample()
+    e["flows"][0]["params"]["history"] = 16.0
+    assert "$sink(0) set NumSamples_ 16" in export_tcl(e)
+
+
+def test_tfrc_sink_weights_are_rfc5348s_for_even_histories():
+    assert ns2.rfc5348_weights(8) == pytest.approx([1, 1, 1, 1, 0.8, 0.6, 0.4, 0.2])
+    for n in (2, 4, 6, 8, 12, 16):
+        assert ns2.ns2_tfrc_weights(n) == pytest.approx(ns2.rfc5348_weights(n))
+    for n in (3, 5, 9):
+        assert ns2.ns2_tfrc_weights(n) != pytest.approx(ns2.rfc5348_weights(n))
+
+
+def test_loss_events_from_the_drop_trace():
+    trace = ("d 1.0 0 1 tcpFriend 1040 ------- 1 2.0 3.0 10 100\n"
+             "d 1.05 0 1 tcpFriend 1040 ------- 1 2.0 3.0 11 101\n"
+             "d 1.3 0 1 tcpFriend 1040 ------- 1 2.0 3.0 40 150\n"
+             "d 1.31 1 0 tcpFriendCtl 40 ------- 1 3.0 2.0 7 151\n"
+             "d 1.32 0 1 tcp 1040 ------- 3 4.0 5.0 9 152\n"
+             "r 1.4 0 1 tcpFriend 1040 ------- 1 2.0 3.0 41 153\n")
+    drops = ns2.parse_drop_trace(trace)
+    assert drops[0] == [(1.0, 1040), (1.05, 1040), (1.3, 1040), (1.31, 40)] and drops[2] == [(1.32, 1040)]
+    # a loss more than one RTT after the first loss of the current event starts a new one
+    assert ns2.count_loss_events([1.0, 1.05, 1.3], 0.1) == 2
+    assert ns2.count_loss_events([1.0, 1.05, 1.3], 0.5) == 1
+    assert ns2.count_loss_events([0.0, 0.09, 0.18, 0.27], 0.1) == 2
+    assert ns2.count_loss_events([], 0.1) == 0
+
+
+def test_results_of_rate_flows():
+    e = tfrc_sample(n_per_group=1)
+    out = ("FLOW id=0 group=0 kind=rate sent=1000 delivered=990\n"
+           "FLOW id=1 group=1 kind=tcp sent=500 rexmit=5 delivered=495 ncwndcuts=5 ncwndcuts1=5 "
+           "lossev=5 ntimeouts=0 necn=0 mean_cwnd=null mean_srtt=null\n"
+           "LINK name=bottleneck rate=15000000.0 bytes=2500000 pkts=3000 drops=15 marks=0 qint=0.0\n"
+           "TOTAL delivered_pkts=1485 t=20\n")
+    # flow 0's data dropped at 3, 3.05 (one event) and 9 s; its feedback's drop is ignored
+    drops = {0: [(3.0, 1040), (3.05, 1040), (9.0, 1040), (9.5, 40)], 1: [(4.0, 1040)]}
+    r = ns2._results(e, ns2.parse_output(out), 1.0, drops)
+    f0, f1 = r["flows"]
+    assert f0["loss_events"] == 2 and f0["loss_event_rate"] == pytest.approx(2 / 1000)
+    assert f0["timeouts"] is None and f0["retransmissions"] == 0
+    assert f0["goodput_bps"] == pytest.approx(990 * 8000 / 20.0)
+    assert f0["loss_event_rtt_s"] == pytest.approx(2 * 0.001 + 0.1 + (1040 + 40) * 8 / 15e6)
+    assert f1["loss_events"] == 5
+
+
+def test_export_pareto_periodic_loss_and_cbr_phase():
+    e = expanded_sample(queue="droptail", red=None, limit_pkts=281,
+                        loss={"model": "periodic", "packets": 100, "include_acks": False})
+    e["duration_s"] = e["measure"]["to_s"] = 100.0
+    e["flows"].append({"id": 4, "group": 2, "kind": "pareto", "algorithm": "pareto", "params": {},
+                       "pareto": {"rate_bps": 5e5, "mean_on_s": 1.0, "mean_off_s": 2.0, "shape": 1.5},
+                       "direction": "forward", "access_delay_s": 0.001, "receiver_delay_s": 0.0,
+                       "access_rate_bps": 150e6, "start_s": 0.0, "stop_s": None, "ecn": False})
+    e["flows"].append({"id": 5, "group": 3, "kind": "cbr", "algorithm": "cbr", "params": {},
+                       "cbr": {"rate_bps": 1e6, "on_s": 30.0, "off_s": 30.0, "phase_s": 15.0},
+                       "direction": "forward", "access_delay_s": 0.001, "receiver_delay_s": 0.0,
+                       "access_rate_bps": 150e6, "start_s": 0.0, "stop_s": None, "ecn": False})
+    s = export_tcl(e)
+    # every 100th packet of the flows under the model: drops at counts 100, 200, ...
+    for line in ["set em [new ErrorModel/Periodic]", "$em unit pkt", "$em set period_ 100",
+                 "$em set offset_ 100", "$em set burstlen_ 0", "$ns lossmodel $emod $R1 $R2"]:
+        assert line in s, line
+    assert sorted(int(b) for b in re.findall(r"\$emod bind \$em (\d+)", s)) == [1, 2, 3, 4, 5, 6]
+    # Pareto ON/OFF over UDP: mean burst and idle times, shape, 1000-byte packets, own RNG
+    for line in ["set app(4) [new Application/Traffic/Pareto]", "$app(4) set packetSize_ 1000",
+                 "$app(4) set rate_ 500000.0", "$app(4) set burst_time_ 1.0",
+                 "$app(4) set idle_time_ 2.0", "$app(4) set shape_ 1.5", "$app(4) use-rng $prng(4)",
+                 "$udp(4) set packetSize_ 1000"]:
+        assert line in s, line
+    # a square wave 15 s into its 60 s cycle at t = 0: on 0-15, 45-75 (and stops at 100)
+    starts = re.findall(r'\$ns at (\S+) "\$app\(5\) start"', s)
+    stops = re.findall(r'\$ns at (\S+) "\$app\(5\) stop"', s)
+    assert starts == ["0.0", "45.0"] and stops == ["15.0", "75.0"]
+    assert ns2._on_intervals(10.0, 200.0, 30.0, 30.0, 40.0) == [(30.0, 60.0), (90.0, 120.0), (150.0, 180.0)]
+    # one packet every 2 s: time mode
+    e["bottleneck"]["loss"] = {"model": "periodic", "interval": 2.0}
+    s = export_tcl(e)
+    for line in ["$em unit time", "$em set period_ 2.0", "$em set offset_ 2.0"]:
+        assert line in s, line
+    # restricted to group 1 and including the ACKs that cross the forward link (reverse flows')
+    e["bottleneck"]["loss"] = {"model": "bernoulli", "p": 0.01, "groups": [1], "include_acks": True}
+    e["flows"][3]["direction"] = "reverse"
+    s = export_tcl(e)
+    assert sorted(int(b) for b in re.findall(r"\$emod bind \$em (\d+)", s)) == [3, 4]
+
+
+CHAIN = {
+    "duration": 20, "seed": 1, "packet_size": 1000, "max_window": 128,
+    "measure": {"from": 5, "to": 20},
+    "nodes": [{"name": "b1"}, {"name": "b2"}, {"name": "b3"}, {"name": "b4"}],
+    "links": [
+        {"from": "b1", "to": "b2", "rate": "6Mbps", "delay": "10ms", "queue": "droptail", "limit": "1bdp"},
+        {"from": "b2", "to": "b3", "rate": "100Mbps", "delay": "20ms", "queue": "red",
+         "loss": {"model": "bernoulli", "p": 0.001}},
+        {"from": "b3", "to": "b4", "rate": "10Mbps", "delay": "10ms", "queue": "droptail", "limit": "1bdp"},
+    ],
+    "flows": [
+        {"count": 2, "algorithm": "tcp", "path": ["b1", "b2", "b3"], "access_delay": "1ms..5ms"},
+        {"count": 1, "algorithm": "tcp", "path": ["b1", "b2", "b3", "b4"], "access_delay": "2ms"},
+        {"count": 2, "algorithm": "tcp", "path": ["b2", "b3", "b4"], "access_delay": "1ms..5ms"},
+    ],
+}
+
+
+def _engine_available():
+    try:
+        import tcpfriendly._core  # noqa: F401
+        return True
+    except ImportError:
+        return False
+
+
+@pytest.mark.skipif(not _engine_available(), reason="tcpfriendly._core is not built")
+def test_export_general_topology():
+    import tcpfriendly
+    e = tcpfriendly.expand(CHAIN, seed=1)
+    s = export_tcl(e)
+    assert "set N(0) [$ns node] ;# b1" in s and "set N(3) [$ns node] ;# b4" in s
+    assert "$ns duplex-link $N(0) $N(1) 6000000.0 0.01 DropTail ;# b1-b2" in s
+    assert "$ns duplex-link $N(1) $N(2) 100000000.0 0.02 RED ;# b2-b3" in s
+    limit = e["links"][0]["limit_pkts"]
+    assert f"$ns queue-limit $N(0) $N(1) {limit}" in s and f"$ns queue-limit $N(1) $N(0) {limit}" in s
+    assert "set q [[$ns link $N(1) $N(2)] queue] ;# b2-b3" in s
+    # every router link that carries data is monitored, under the engine's link name
+    assert re.findall(r"set LINKNAME\(\w+\) (\S+)", s) == ["b1-b2", "b2-b3", "b3-b4"]
+    # access links: sender at the path's first router, receiver at its last
+    assert "$ns duplex-link $S(2) $N(0)" in s and "$ns duplex-link $D(2) $N(3)" in s
+    assert "$ns duplex-link $S(3) $N(1)" in s and "$ns duplex-link $D(3) $N(3)" in s
+    # the b2-b3 loss model applies to every flow whose data cross it
+    assert "$ns lossmodel $emod $N(1) $N(2)" in s
+    assert sorted(int(b) for b in re.findall(r"\$emod bind \$em (\d+)", s)) == [1, 2, 3, 4, 5]
+    # a path ns-2's shortest-path routing might not follow is refused: with a b1-b4 link,
+    # b1 -> b4 -> b3 is as short as b1 -> b2 -> b3
+    ring = copy.deepcopy(CHAIN)
+    ring["links"].append({"from": "b1", "to": "b4", "rate": "1Mbps", "delay": "1ms"})
+    with pytest.raises(Ns2Unsupported, match=r"^flows\[0\]\.path: b1 -> b2 -> b3 is not the only "
+                                             r"fewest-hop route for the data packets"):
+        export_tcl(tcpfriendly.expand(ring, seed=1))
+
+
+# ----------------------------------------------------------------------------------------
 # with ns-2
 # ----------------------------------------------------------------------------------------
 
@@ -214,6 +404,42 @@ def test_run_ns2_small():
     # same seed, same numbers
     r2 = ns2.run_ns2(e)
     assert [f["packets_delivered"] for f in r2["flows"]] == [f["packets_delivered"] for f in r["flows"]]
+
+
+@pytest.mark.skipif(not ns2_available(), reason=NS_MISSING)
+def test_run_ns2_tfrc_pareto_periodic_loss(tmp_path):
+    e = tfrc_sample(n_per_group=2, duration=30.0, loss={"model": "periodic", "packets": 50})
+    e["measure"]["from_s"] = 10.0
+    e["flows"].append({"id": 4, "group": 2, "kind": "pareto", "algorithm": "pareto", "params": {},
+                       "pareto": {"rate_bps": 1e6, "mean_on_s": 0.5, "mean_off_s": 0.5, "shape": 2.5},
+                       "direction": "forward", "access_delay_s": 0.001, "receiver_delay_s": 0.0,
+                       "access_rate_bps": 150e6, "start_s": 0.0, "stop_s": None, "ecn": False})
+    r = ns2.run_ns2(e, workdir=str(tmp_path))
+    assert (tmp_path / "scenario.tcl").exists() and (tmp_path / ns2.DROP_TRACE_FILE).exists()
+    tfrc = [f for f in r["flows"] if f["algorithm"] == "tfrc"]
+    assert len(tfrc) == 2
+    for f in tfrc:
+        assert f["packets_delivered"] > 100 and f["packets_sent"] >= f["packets_delivered"]
+        # every 50th packet of all flows is dropped: losses are a few percent of each flow's
+        # packets, and a loss event holds one or more of them
+        lost = f["packets_sent"] - f["packets_delivered"]
+        assert 1 <= f["loss_events"] <= lost + 2
+        assert 0.002 < f["loss_event_rate"] < 0.05 and f["timeouts"] is None
+    (pareto,) = [f for f in r["flows"] if f["algorithm"] == "pareto"]
+    # on half the time at 1 Mb/s: about 0.5 Mb/s offered, minus every 50th packet
+    assert 0.2e6 < pareto["goodput_bps"] < 0.8e6
+    assert r["links"][0]["name"] == "bottleneck" and 0 < r["links"][0]["utilization"] <= 1
+
+
+@pytest.mark.skipif(not ns2_available() or not _engine_available(), reason=NS_MISSING)
+def test_run_ns2_chain():
+    import tcpfriendly
+    r = ns2.run_ns2(tcpfriendly.expand(CHAIN, seed=1))
+    assert [lk["name"] for lk in r["links"]] == ["b1-b2", "b2-b3", "b3-b4"]
+    util = {lk["name"]: lk["utilization"] for lk in r["links"]}
+    # the two 6 and 10 Mb/s links are the bottlenecks; the 100 Mb/s one carries their sum
+    assert util["b1-b2"] > 0.8 and util["b3-b4"] > 0.8 and util["b2-b3"] < 0.2
+    assert all(f["packets_delivered"] > 0 for f in r["flows"])
 
 
 # The differential scenario: 16 + 16 SACK flows, access delays 1-10 ms, 15 Mbps / 50 ms, RED per

@@ -227,14 +227,35 @@ def test_unknown_fields_are_refused_not_dropped():
     e["flows"][0]["loss_only"] = True
     with pytest.raises(Ns2Unsupported, match=r"^flows\[0\]\.loss_only"):
         export_tcl(e)
+    # what ns-2 cannot express is refused by name, with the reason
+    for loss, why in [({"model": "general_exponential", "mean": 5.0, "cv": 0.5}, "general-exponential"),
+                      ({"model": "schedule", "phases": []}, "schedule"),
+                      ({"model": "gilbert_elliott", "p_gb": 0.01, "p_bg": 0.1}, "per-packet")]:
+        e = _expanded_with("tcp", {})
+        e["bottleneck"]["loss"] = loss
+        with pytest.raises(Ns2Unsupported, match=rf"^bottleneck\.loss\.model: '{loss['model']}' has no "
+                                                 rf"ns-2 equivalent: .*{why}"):
+            export_tcl(e)
     e = _expanded_with("tcp", {})
-    e["links"] = [{"name": "r1-r2"}]
-    with pytest.raises(Ns2Unsupported, match=r"^links: general topologies"):
+    e["flows"][3]["rtt_noise_s"] = 0.005
+    with pytest.raises(Ns2Unsupported, match=r"^flows\[1\]\.rtt_noise: 0\.005 has no ns-2 equivalent"):
         export_tcl(e)
     e = _expanded_with("tcp", {})
-    e["flows"][3].update(kind="pareto", algorithm="pareto", pareto={"rate_bps": 5e5})
-    with pytest.raises(Ns2Unsupported, match=r"^flows\[1\]\.algorithm: 'pareto' sources"):
+    e["flows"].append({"id": 4, "group": 2, "kind": "cbr", "algorithm": "cbr", "params": {},
+                       "cbr": {"steps": [[0.0, 1e6], [1.0, 2e6]], "repeat_s": 2.0},
+                       "direction": "forward", "access_delay_s": 0.001, "receiver_delay_s": 0.0,
+                       "access_rate_bps": 150e6, "start_s": 0.0, "stop_s": None, "ecn": False})
+    with pytest.raises(Ns2Unsupported, match=r"^flows\[2\]\.steps: rate steps"):
         export_tcl(e)
+    for alg in ("tfrcp", "tear"):
+        e = _expanded_with("tcp", {})
+        for f in e["flows"]:
+            if f["group"] == 1:
+                f.update(kind="rate", algorithm=alg, params={})
+                f.pop("recovery")
+        with pytest.raises(Ns2Unsupported, match=rf"^flows\[1\]\.algorithm: '{alg}' has no ns-2 "
+                                                 rf"equivalent: ns-2 2\.35 has no {alg.upper()}"):
+            export_tcl(e)
     # harmless unset fields pass
     e = _expanded_with("tcp", {})
     e["bottleneck"]["jitter_s"] = 0.0
