@@ -57,7 +57,13 @@ def test_bank_has_the_required_scenarios_with_headers():
     for needed in ["droptail-1bdp", "droptail-025bdp", "bernoulli-0.1pct", "bernoulli-1pct",
                    "bernoulli-5pct", "red-sack-32", "red-ecn-sack-32", "reno-droptail-bursty",
                    "newreno-droptail-bursty", "reverse-traffic", "hetero-rtt", "gaimd-vs-sack",
-                   "iiad-vs-sack", "sqrt-vs-sack", "illinois-linux-vs-sack"]:
+                   "iiad-vs-sack", "sqrt-vs-sack", "illinois-linux-vs-sack",
+                   # issues #3, #4, #6, #7: TFRC, Illinois single flow and vs Reno, periodic
+                   # loss, CBR phase, Pareto sources, a general topology
+                   "tfrc-vs-sack-red", "tfrc-vs-sack-bernoulli", "illinois-linux-single",
+                   "illinois-linux-vs-reno", "periodic-loss-packets", "periodic-loss-interval",
+                   "cbr-square-wave-phase", "pareto-yang2000", "chain-two-bottlenecks",
+                   "rto-small-windows"]:
         assert needed in names
     for e in bank.scenarios:
         text = Path(e.path).read_text()
