@@ -34,15 +34,19 @@ pub struct IllinoisParams {
     /// T_min/T_max from the instantaneous RTT samples instead of the per-round averages
     /// (liu2008 footnote 4's alternative option; Linux's choice).
     pub instantaneous: bool,
+    /// θ rule counts every round with d_a <= d1 since α left α_max (Linux's rtt_low), not only
+    /// consecutive ones (liu2008).
+    pub theta_cumulative: bool,
 }
 
 impl IllinoisParams {
     /// liu2008 §6's standard setting.
     pub const PAPER: IllinoisParams =
-        IllinoisParams { alpha_max: 10.0, alpha_min: 0.1, beta_max: 0.5, beta_min: 0.125, w_thresh: 10.0, eta1: 0.01, eta2: 0.1, eta3: 0.8, theta: 5.0, instantaneous: false };
-    /// Linux's tcp_illinois (and so ns-2's Agent/TCP/Linux): α_min ≈ 0.3, W_thresh = 15, and
-    /// base/max RTT from instantaneous samples.
-    pub const LINUX: IllinoisParams = IllinoisParams { alpha_min: 0.3, w_thresh: 15.0, instantaneous: true, ..Self::PAPER };
+        IllinoisParams { alpha_max: 10.0, alpha_min: 0.1, beta_max: 0.5, beta_min: 0.125, w_thresh: 10.0, eta1: 0.01, eta2: 0.1, eta3: 0.8, theta: 5.0, instantaneous: false, theta_cumulative: false };
+    /// Linux's tcp_illinois (and so ns-2's Agent/TCP/Linux): α_min ≈ 0.3, W_thresh = 15,
+    /// base/max RTT from instantaneous samples, and θ counted cumulatively (its rtt_low is not
+    /// reset by a round with d_a > d1).
+    pub const LINUX: IllinoisParams = IllinoisParams { alpha_min: 0.3, w_thresh: 15.0, instantaneous: true, theta_cumulative: true, ..Self::PAPER };
 
     pub fn from_params(p: &Params) -> Self {
         IllinoisParams {
@@ -56,6 +60,7 @@ impl IllinoisParams {
             eta3: p.get("eta3"),
             theta: p.get("theta"),
             instantaneous: p.text("extremes") == Some("instantaneous"),
+            theta_cumulative: p.text("theta_count") == Some("cumulative"),
         }
     }
 
@@ -118,6 +123,13 @@ fn specs(d: IllinoisParams) -> Vec<ParamSpec> {
         num("eta3", d.eta3, 0.0, Some(1.0), false, false, "fraction", "d3 = eta3*d_m"),
         num("theta", d.theta, 0.0, None, false, false, "RTTs", "rounds d_a must stay <= d1 before alpha may return to alpha_max"),
         ParamSpec {
+            name: "theta_count",
+            kind: ParamKind::Choice(THETA_COUNT),
+            default_text: Some(if d.theta_cumulative { "cumulative" } else { "consecutive" }),
+            doc: "the theta rule counts consecutive rounds with d_a <= d1 (liu2008) or all such rounds since alpha left alpha_max (Linux's rtt_low)",
+            ..ParamSpec::NUMBER
+        },
+        ParamSpec {
             name: "extremes",
             kind: ParamKind::Choice(EXTREMES),
             default_text: Some(if d.instantaneous { "instantaneous" } else { "average" }),
@@ -138,6 +150,7 @@ fn check(p: &mut Params) -> Result<(), ParamError> {
 }
 
 const EXTREMES: &[&str] = &["average", "instantaneous"];
+const THETA_COUNT: &[&str] = &["consecutive", "cumulative"];
 
 const NS2: &str = "ns-2: Agent/TCP/Linux with select_ca illinois runs Linux's implementation (Linux parameters: the illinois_linux preset).";
 
@@ -279,7 +292,9 @@ impl Illinois {
             }
         } else {
             self.above = true;
-            self.low_rounds = 0.0;
+            if !self.p.theta_cumulative {
+                self.low_rounds = 0.0;
+            }
             self.alpha = self.p.alpha(d_a, d_m);
         }
         self.beta = self.p.beta(d_a, d_m);
@@ -448,6 +463,22 @@ mod tests {
         let mut c = in_ca(IllinoisParams::PAPER, 12.0);
         round(&mut c, 0.1);
         assert_eq!(c.alpha(), 10.0);
+    }
+
+    #[test]
+    fn theta_counted_cumulatively_survives_a_congested_round() {
+        // Three low rounds, one high round, two more low rounds: 5 low rounds in all.
+        let run = |p: IllinoisParams| {
+            let mut c = in_ca(IllinoisParams { theta: 5.0, ..p }, 40.0);
+            round(&mut c, 0.1);
+            round(&mut c, 0.2);
+            for d in [0.1, 0.1, 0.1, 0.2, 0.1, 0.1] {
+                round(&mut c, d);
+            }
+            c.alpha()
+        };
+        assert_eq!(run(IllinoisParams { theta_cumulative: true, ..IllinoisParams::PAPER }), 10.0);
+        assert!(run(IllinoisParams::PAPER) < 10.0, "consecutive counting restarts after the high round");
     }
 
     #[test]

@@ -414,6 +414,9 @@ impl TcpSender {
             self.loss_event(now, false);
         }
         self.stats.fast_retransmits += 1;
+        // Abandon the RTT measurement in progress (BSD and ns-2 do): the timed packet may sit
+        // above the hole and be acknowledged only after the repair.
+        self.timed = None;
         self.in_recovery = true;
         self.recover = self.snd_max;
         match self.recovery {
