@@ -8,8 +8,12 @@
 //!
 //! - Congestion avoidance: `W ← W + 1` if diff < α, `W ← W − 1` if diff > β, else unchanged.
 //! - Slow start: the window grows by one packet per ACK (Linux; the 1995 paper doubles only
-//!   every other RTT); at a round's end, if diff > γ, slow start ends: ssthresh = 2 and the
-//!   window is cut to the rate actually achieved, `W ← min(W, w·BaseRTT/RTT + 1)`.
+//!   every other RTT); at a round's end, if diff > γ, slow start ends: the window is cut to the
+//!   rate actually achieved, `W ← min(W, w·BaseRTT/RTT + 1)`, and ssthresh = min(ssthresh, W − 1).
+//! - A decrease also sets ssthresh = min(ssthresh, W − 1), as later Linux does
+//!   (`tcp_vegas_ssthresh`): without it (Linux 2.6.22, so ns-2's module) a window that reaches
+//!   the ssthresh left by a loss re-enters slow start on the next ACK and cannot shrink below
+//!   it.
 //! - Rounds with fewer than 3 RTT samples make no Vegas decision (Linux: they may be delayed
 //!   ACKs); the window then grows as Reno's for that ACK.
 //! - Loss event: W/2 (Reno); timeout: the shared rule. Either restarts the round tracking, so
@@ -183,10 +187,12 @@ impl Vegas {
         let diff = r.diff();
         if self.w.in_slow_start() {
             if diff > self.p.gamma {
-                self.w.ssthresh = MIN_SSTHRESH;
+                // Too fast: leave slow start at the rate actually achieved.
                 self.w.cwnd = self.w.cwnd.min(r.target() + 1.0);
+                self.w.ssthresh = self.w.ssthresh.min(self.w.cwnd - 1.0).max(MIN_SSTHRESH);
+            } else {
+                self.w.slow_start();
             }
-            self.w.slow_start();
         } else {
             let next = if diff > self.p.beta {
                 old_cwnd - 1.0
@@ -199,6 +205,9 @@ impl Vegas {
                 self.w.grow(1.0);
             } else if next < self.w.cwnd {
                 self.w.cwnd -= 1.0;
+                // Keep ssthresh below the window so that Vegas stays in congestion avoidance
+                // (later Linux; 2.6.22 let the window bounce off an ssthresh left by a loss).
+                self.w.ssthresh = self.w.ssthresh.min(self.w.cwnd - 1.0).max(MIN_SSTHRESH);
             }
         }
         self.w.cwnd = self.w.cwnd.clamp(MIN_SSTHRESH, self.w.cap.max(MIN_SSTHRESH));
@@ -345,8 +354,8 @@ pub(crate) mod tests {
             rounds += 1;
         }
         println!("Vegas slow start left after {rounds} rounds at W = {}, ssthresh {}", c.window(), c.ssthresh());
-        assert_eq!(c.ssthresh(), MIN_SSTHRESH);
-        assert!(c.window() <= 26.0, "cut to the achieved rate: {}", c.window());
+        assert_eq!(c.ssthresh(), c.window() - 1.0);
+        assert!(c.window() <= 22.0, "cut to the achieved rate: {}", c.window());
         // γ = 1 (Linux) ends it no later.
         let mut d = Vegas::new(VegasParams::LINUX, 2.0, f64::INFINITY);
         let mut now = 0.0;
@@ -370,6 +379,13 @@ pub(crate) mod tests {
         let w = c.window();
         round(&mut c, 0.3, &mut now);
         assert_eq!(c.window(), w);
+        // Then, with queueing (diff > β), the window shrinks below the ssthresh the loss left:
+        // each decrease takes ssthresh along (Linux 2.6.22's Vegas bounced off it instead).
+        for _ in 0..6 {
+            round(&mut c, 0.3, &mut now);
+        }
+        println!("Vegas after a loss to 20 with diff > beta: W = {}, ssthresh {}", c.window(), c.ssthresh());
+        assert!(c.window() <= 16.0 && c.ssthresh() < c.window());
         c.on_timeout(&timeout(20.0));
         assert_eq!((c.window(), c.ssthresh()), (1.0, 10.0));
         let v = |j: serde_json::Value| crate::cc::params::validate("vegas", j.as_object().unwrap());
