@@ -1,0 +1,145 @@
+//! Issue #7 (window-based half): liu2008 §6's comparisons with the baseline controllers (run
+//! with `--release`; each test prints the table it checks).
+//!
+//! Setting (liu2008 §6): dumbbell, C = 100 Mbps, DropTail B = 100 packets, one-way bottleneck
+//! delay 50 ms and no access delay so that Tp ≈ 100 ms, 1000-byte packets (40-byte headers on
+//! the wire, so at most 96.15 Mb/s of goodput). HS-TCP, Illinois, BIC and C-TCP use SACK
+//! recovery (liu2008 footnote 9), Reno uses Reno recovery. 600 s, measured over 100–600 s (no
+//! run has random elements: one seed suffices for the single-flow runs).
+
+use serde_json::{json, Value};
+use tcpf_core::api;
+
+fn run(s: &Value) -> Value {
+    serde_json::from_str(&api::run(&s.to_string(), None, None).expect("valid scenario")).unwrap()
+}
+
+const DURATION: f64 = 600.0;
+const FROM: f64 = 100.0;
+
+fn liu2008(flows: Value, seed: u64) -> Value {
+    json!({
+        "duration": DURATION, "seed": seed, "measure": {"from": FROM, "to": DURATION},
+        "bottleneck": {"rate": "100Mbps", "delay": "50ms", "queue": "droptail", "limit": 100},
+        "flows": flows
+    })
+}
+
+/// Largest goodput a flow can have: payload share of the bottleneck (1000 of 1040 bytes).
+const MAX_GOODPUT: f64 = 100e6 * 1000.0 / 1040.0;
+
+struct Single {
+    label: &'static str,
+    goodput: f64,
+    loss_events: u64,
+    timeouts: u64,
+    mean_cwnd: f64,
+}
+
+fn single(label: &'static str, algorithm: &str, recovery: &str) -> Single {
+    let r = run(&liu2008(json!([{"count": 1, "algorithm": algorithm, "recovery": recovery, "access_delay": "0ms"}]), 1));
+    let f = &r["flows"][0];
+    Single {
+        label,
+        goodput: f["goodput_bps"].as_f64().unwrap(),
+        loss_events: f["loss_events"].as_u64().unwrap(),
+        timeouts: f["timeouts"].as_u64().unwrap(),
+        mean_cwnd: f["mean_cwnd"].as_f64().unwrap(),
+    }
+}
+
+/// liu2008 Fig. 9 (left)'s single-flow runs, in the figure's order (Illinois: the `illinois`
+/// preset, liu2008 §6's standard setting).
+fn fig9_runs() -> Vec<Single> {
+    let rows = vec![
+        single("Reno", "tcp", "reno"),
+        single("HS-TCP", "hstcp", "sack"),
+        single("Illinois", "illinois", "sack"),
+        single("BIC", "bic", "sack"),
+        single("C-TCP", "compound", "sack"),
+    ];
+    println!("liu2008 Fig. 9 (left): one flow, 100 Mb/s, B = 100 packets, Tp = 100 ms; goodput over {FROM}-{DURATION} s");
+    println!("{:>9} {:>14} {:>12} {:>12} {:>9} {:>10}", "", "goodput Mb/s", "% of max", "loss events", "timeouts", "mean cwnd");
+    for r in &rows {
+        println!("{:>9} {:>14.2} {:>12.1} {:>12} {:>9} {:>10.0}", r.label, r.goodput / 1e6, 100.0 * r.goodput / MAX_GOODPUT, r.loss_events, r.timeouts, r.mean_cwnd);
+    }
+    let mut order: Vec<&Single> = rows.iter().collect();
+    order.sort_by(|a, b| b.goodput.total_cmp(&a.goodput));
+    println!("order, best first: {}", order.iter().map(|r| r.label).collect::<Vec<_>>().join(" > "));
+    rows
+}
+
+fn get<'a>(rows: &'a [Single], label: &str) -> &'a Single {
+    rows.iter().find(|r| r.label == label).unwrap()
+}
+
+/// liu2008 §6.1's statements about the single-flow runs that this setting reproduces:
+/// Illinois keeps a larger average window than Reno (and so more goodput), and HS-TCP works
+/// well with SACK but times out frequently with the Reno base.
+#[test]
+fn liu2008_fig9_single_flow_illinois_beats_reno_and_hstcp_needs_sack() {
+    let rows = fig9_runs();
+    let (reno, ill, hs) = (get(&rows, "Reno"), get(&rows, "Illinois"), get(&rows, "HS-TCP"));
+    assert!(ill.mean_cwnd > reno.mean_cwnd && ill.goodput > reno.goodput);
+    let hs_reno = single("HS-TCP/Reno", "hstcp", "reno");
+    println!("HS-TCP with the Reno base: {:.2} Mb/s, {} loss events, {} timeouts (SACK base: {} timeouts)", hs_reno.goodput / 1e6, hs_reno.loss_events, hs_reno.timeouts, hs.timeouts);
+    assert_eq!(hs.timeouts, 0);
+    assert!(hs_reno.timeouts >= 5 && hs_reno.goodput < 0.6 * hs.goodput);
+}
+
+/// liu2008 Fig. 9 (left): "TCP-Illinois has the best network bandwidth utilization among these
+/// algorithms", and Reno the worst. Not reproduced here, so ignored (run it with `--ignored`):
+/// BIC gets more than Illinois (as it does in ns-2 2.35 with Linux's tcp_bic and tcp_illinois
+/// in this setting), and C-TCP less than Reno: with B = 100 packets its delay window overshoots
+/// γ = 30 queued packets by two RTTs of growth and every cycle ends in a loss (with B = 300 it
+/// gets 99 % of the link). See the issue #7 report.
+#[test]
+#[ignore = "liu2008 Fig. 9 order not reproduced: BIC > Illinois, and C-TCP < Reno at B = 100"]
+fn liu2008_fig9_left_illinois_first_reno_last() {
+    let rows = fig9_runs();
+    let best = rows.iter().max_by(|a, b| a.goodput.total_cmp(&b.goodput)).unwrap();
+    let worst = rows.iter().min_by(|a, b| a.goodput.total_cmp(&b.goodput)).unwrap();
+    assert_eq!(best.label, "Illinois", "best average goodput");
+    assert_eq!(worst.label, "Reno", "worst average goodput");
+}
+
+/// liu2008 Fig. 11 (left): with two Reno and two Vegas flows (100 Mb/s, B = 100, Tp = 100 ms)
+/// "TCP-Vegas users get very small rates when competing with TCP-Reno": here, the two Vegas
+/// flows together get less than half of what the two Reno flows get. Vegas with α = β = γ
+/// (liu2008 §6) for the γ of its Fig. 15 (2, 5, 10); Reno-based recovery for both, as ns-2's
+/// Agent/TCP/Vegas; flows start at random in the first 2 s; two seeds each. Also prints, for the
+/// record, 2 Reno + 2 X for every window-based baseline (the 2 + 2 scenario of the ns-2 bank).
+#[test]
+fn liu2008_fig11_left_vegas_gets_less_than_half_of_renos_goodput() {
+    println!("liu2008 Fig. 11 (left): 2 Reno + 2 Vegas (alpha = beta = gamma), goodput over {FROM}-{DURATION} s");
+    println!("{:>6} {:>5} {:>24} {:>24} {:>12}", "gamma", "seed", "Reno flows Mb/s", "Vegas flows Mb/s", "Vegas/Reno");
+    for g in [2.0, 5.0, 10.0] {
+        for seed in 1..=2u64 {
+            let s = liu2008(
+                json!([
+                    {"count": 2, "algorithm": "tcp", "recovery": "reno", "access_delay": "0ms", "start": "0..2"},
+                    {"count": 2, "algorithm": "vegas", "recovery": "reno", "params": {"alpha": g, "beta": g, "gamma": g}, "access_delay": "0ms", "start": "0..2"}
+                ]),
+                seed,
+            );
+            let r = run(&s);
+            let gp: Vec<f64> = r["flows"].as_array().unwrap().iter().map(|f| f["goodput_bps"].as_f64().unwrap() / 1e6).collect();
+            let ratio = (gp[2] + gp[3]) / (gp[0] + gp[1]);
+            println!("{g:>6} {seed:>5} {:>24} {:>24} {ratio:>12.3}", format!("{:.2} + {:.2}", gp[0], gp[1]), format!("{:.2} + {:.2}", gp[2], gp[3]));
+            assert!(ratio < 0.5, "gamma {g}, seed {seed}: Vegas/Reno goodput {ratio}");
+        }
+    }
+    println!("2 Reno (SACK) + 2 X (SACK), seed 1, goodput Mb/s and loss events per flow:");
+    for alg in ["hstcp", "scalable", "bic", "cubic", "htcp", "compound", "vegas", "illinois"] {
+        let s = liu2008(
+            json!([
+                {"count": 2, "algorithm": "tcp", "recovery": "sack", "access_delay": "0ms", "start": "0..2"},
+                {"count": 2, "algorithm": alg, "recovery": "sack", "access_delay": "0ms", "start": "0..2"}
+            ]),
+            1,
+        );
+        let r = run(&s);
+        let cells: Vec<String> = r["flows"].as_array().unwrap().iter().map(|f| format!("{:6.2} ({:>3})", f["goodput_bps"].as_f64().unwrap() / 1e6, f["loss_events"])).collect();
+        println!("{alg:>9}: Reno {} | {alg} {}", cells[..2].join(" "), cells[2..].join(" "));
+    }
+}
