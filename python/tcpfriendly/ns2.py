@@ -119,17 +119,98 @@ def _alg_binomial(params: Dict[str, Any], where: str, name: str = "binomial") ->
 
 
 # Parameters of Linux modules as compiled into ns-2 2.35 (tcp/linux/src/*.c, from Linux
-# 2.6.22.6). `fixed` ones cannot be changed; `settable` ones are module parameters that
-# `$tcp set_ca_param <module> <name> <int>` sets.
+# 2.6.22.6), by the engine's parameter names. `fixed` ones cannot be changed: a number (or
+# (value, tolerance)) or a choice the engine's value must equal. `settable` ones are module
+# parameters that `$tcp set_ca_param <module> <name> <int>` sets for that agent only:
+# engine name -> (Linux name, Linux default, conversion of the engine's value to the int).
+def _whole(scale: float = 1.0) -> Callable[[Any], Optional[int]]:
+    def conv(v: Any) -> Optional[int]:
+        x = float(v) * scale
+        return int(round(x)) if abs(x - round(x)) < 1e-6 else None
+    return conv
+
+
+def _switch(v: Any) -> Optional[int]:
+    return {"on": 1, "off": 0}.get(str(v))
+
+
+def _keep1024(beta: Any) -> Optional[int]:
+    """BIC's beta module parameter: the kept fraction times 1024 (engine beta = removed)."""
+    return _whole(1024.0)(1.0 - float(beta))
+
+
 LINUX_MODULES: Dict[str, Dict[str, Any]] = {
     "illinois": {
         # ALPHA_MAX 10, ALPHA_MIN (3*128/10)/128 = 0.297, BETA_MIN 1/8, BETA_MAX 1/2,
         # d1 = dm/100, d2 = dm/10, d3 = 8*dm/10, base/max RTT from single samples
         "fixed": {"alpha_max": 10.0, "alpha_min": 0.3, "beta_max": 0.5, "beta_min": 0.125,
-                  "eta1": 0.01, "eta2": 0.1, "eta3": 0.8, "extremes": "instantaneous"},
-        "settable": {"w_thresh": ("win_thresh", 15), "theta": ("theta", 5)},
+                  "eta1": 0.01, "eta2": 0.1, "eta3": 0.8, "extremes": "instantaneous",
+                  # Linux counts low-delay rounds in rtt_low without resetting it on high ones
+                  "theta_count": "cumulative"},
+        "settable": {"w_thresh": ("win_thresh", 15, _whole()), "theta": ("theta", 5, _whole())},
+    },
+    # RFC 3649 Appendix B's table (hstcp_aimd_vals), Low_Window 38; no module parameters
+    "highspeed": {
+        "fixed": {"low_window": 38.0, "high_window": 83000.0, "high_p": 1e-7, "high_decrease": 0.1,
+                  "response": "table"},
+        "settable": {},
+    },
+    # +1 packet per min(cwnd, 50) + 1 ACKs (TCP_SCALABLE_AI_CNT 50: a = 1/51 per ACK above 50
+    # packets, Reno-like below), W - W/8 on a loss (TCP_SCALABLE_MD_SCALE 3)
+    "scalable": {
+        "fixed": {"a": (1.0 / 51.0, 2e-4), "b": 0.125, "low_window": 50.0},
+        "settable": {},
+    },
+    # BICTCP_B 4 is compiled in; the rest are module parameters (beta = kept fraction * 1024)
+    "bic": {
+        "fixed": {"b": 4.0},
+        "settable": {"fast_convergence": ("fast_convergence", 1, _switch),
+                     "max_increment": ("max_increment", 16, _whole()),
+                     "low_window": ("low_window", 14, _whole()),
+                     "beta": ("beta", 819, _keep1024),
+                     "smooth_part": ("smooth_part", 20, _whole())},
+    },
+    # CUBIC v2.1: beta 819/1024 kept and C = bic_scale*10/1024 = 0.4004 are folded into constants
+    # when the module loads (beta_scale, cube_rtt_scale), so only the switches can be changed
+    "cubic": {
+        "fixed": {"beta": (1.0 - 819.0 / 1024.0, 5e-4), "c": (410.0 / 1024.0, 1e-3)},
+        "settable": {"fast_convergence": ("fast_convergence", 1, _switch),
+                     "reno_friendly": ("tcp_friendliness", 1, _switch)},
+    },
+    # Delta_L = 1 s (HZ), backoff kept in [BETA_MIN, BETA_MAX] = [64, 102]/128 (removed 0.5 to
+    # 0.203), alpha scaled by RTT_min/100 ms, adaptive backoff always on
+    "htcp": {
+        "fixed": {"delta_l": 1.0, "beta_min": (0.2, 0.004), "beta_max": 0.5, "rtt_ref": 0.1,
+                  "adaptive_backoff": "on"},
+        "settable": {"rtt_scaling": ("use_rtt_scaling", 1, _switch),
+                     "bandwidth_switch": ("use_bandwidth_switch", 1, _switch)},
+    },
+    # TCP_COMPOUND_ALPHA 3 (1/8 as a shift), BETA 1 (1/2), k 3/4, GAMMA 30, ZETA 1
+    "compound": {
+        "fixed": {"alpha": 0.125, "beta": 0.5, "k": 0.75, "gamma": 30.0, "zeta": 1.0, "low_window": 0.0},
+        "settable": {},
+    },
+    # alpha, beta, gamma in half packets (V_PARAM_SHIFT 1): defaults 2, 4, 1 packets
+    "vegas": {
+        "fixed": {},
+        "settable": {"alpha": ("alpha", 4, _whole(2.0)), "beta": ("beta", 8, _whole(2.0)),
+                     "gamma": ("gamma", 2, _whole(2.0))},
     },
 }
+
+# engine algorithm -> ns-2 TCP/Linux module
+LINUX_ALGORITHMS = {"illinois_linux": "illinois", "hstcp": "highspeed", "scalable": "scalable",
+                    "bic": "bic", "cubic": "cubic", "htcp": "htcp", "compound": "compound",
+                    "vegas": "vegas"}
+
+
+def _fixed_ok(value: Any, fixed: Any) -> bool:
+    if isinstance(fixed, str):
+        return value == fixed
+    if isinstance(fixed, tuple):
+        target, tol = fixed
+        return abs(float(value) - target) <= tol
+    return abs(float(value) - fixed) < 1e-9
 
 
 def _alg_linux(module: str) -> Callable[[Dict[str, Any], str], Ns2Agent]:
@@ -143,18 +224,20 @@ def _alg_linux(module: str) -> Callable[[Dict[str, Any], str], Ns2Agent]:
             if value is None:
                 continue
             if name in spec["settable"]:
-                linux_name, default = spec["settable"][name]
-                if float(value) != float(default):
-                    if float(value) != int(float(value)):
-                        raise Ns2Unsupported(f"{where}.params.{name}: {value!r} must be a whole number "
-                                             f"for ns-2 (Linux module parameter {linux_name} is an int)")
-                    cmds.append(f"set_ca_param {module} {linux_name} {int(float(value))}")
+                linux_name, default, conv = spec["settable"][name]
+                v = conv(value)
+                if v is None:
+                    raise Ns2Unsupported(f"{where}.params.{name}: {value!r} cannot be expressed as ns-2's "
+                                         f"Linux module parameter {linux_name} (an int)")
+                if v != default:
+                    cmds.append(f"set_ca_param {module} {linux_name} {v}")
             elif name in spec["fixed"]:
                 fixed = spec["fixed"][name]
-                same = (value == fixed) if isinstance(fixed, str) else abs(float(value) - fixed) < 1e-9
-                if not same:
+                if not _fixed_ok(value, fixed):
+                    shown = fixed[0] if isinstance(fixed, tuple) else fixed
+                    shown = f"{shown:.6g}" if isinstance(shown, float) else shown
                     raise Ns2Unsupported(f"{where}.params.{name}: {value!r} cannot be set in ns-2 (its "
-                                         f"tcp_{module} is Linux's, compiled with {name} = {fixed})")
+                                         f"tcp_{module} is Linux 2.6.22's, compiled with {name} = {shown})")
             else:
                 raise Ns2Unsupported(f"{where}.params.{name}: ns-2's tcp_{module} has no such parameter")
         return Ns2Agent(
@@ -174,7 +257,8 @@ ALGORITHMS: Dict[str, Callable[[Dict[str, Any], str], Ns2Agent]] = {
     "binomial": _alg_binomial,
     "iiad": lambda p, w: _alg_binomial(p, w, "iiad"),
     "sqrt": lambda p, w: _alg_binomial(p, w, "sqrt"),
-    "illinois_linux": _alg_linux("illinois"),
+    # Linux 2.6.22 modules through Agent/TCP/Linux (select_ca), see LINUX_MODULES
+    **{alg: _alg_linux(module) for alg, module in LINUX_ALGORITHMS.items()},
 }
 
 # Controllers of the engine that ns-2 2.35 lacks, with the reason given in the error.

@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import re
 import time
 from pathlib import Path
 
@@ -63,7 +64,10 @@ def test_bank_has_the_required_scenarios_with_headers():
                    "tfrc-vs-sack-red", "tfrc-vs-sack-bernoulli", "illinois-linux-single",
                    "illinois-linux-vs-reno", "periodic-loss-packets", "periodic-loss-interval",
                    "cbr-square-wave-phase", "pareto-yang2000", "chain-two-bottlenecks",
-                   "rto-small-windows"]:
+                   "rto-small-windows",
+                   # issue #7's window-based baselines (Linux 2.6.22 modules in ns-2)
+                   "hstcp-single", "hstcp-vs-reno", "cubic-single", "cubic-vs-reno", "htcp-single",
+                   "vegas-single", "scalable-vs-reno"]:
         assert needed in names
     for e in bank.scenarios:
         text = Path(e.path).read_text()
@@ -286,6 +290,45 @@ def test_binomial_and_linux_mappings():
     e["flows"][2]["recovery"] = "reno"
     with pytest.raises(Ns2Unsupported, match=r"flows\[1\]\.recovery: 'reno' cannot be combined"):
         export_tcl(e)
+
+
+def test_linux_module_mappings_of_the_window_based_baselines():
+    """Issue #7's baselines run Linux 2.6.22's modules in ns-2 (Agent/TCP/Linux, select_ca):
+    module parameters become set_ca_param, compiled-in values must match the engine's."""
+    cases = [
+        ("hstcp", {"low_window": 38.0, "high_window": 83000.0, "high_p": 1e-7, "high_decrease": 0.1,
+                   "response": "table"}, ["select_ca highspeed"]),
+        ("scalable", {"a": 0.0196, "b": 0.125, "low_window": 50.0}, ["select_ca scalable"]),
+        ("bic", {"beta": 0.25, "max_increment": 16.0, "low_window": 14.0, "b": 4.0, "smooth_part": 20.0,
+                 "fast_convergence": "off"},
+         ["select_ca bic", "set_ca_param bic beta 768", "set_ca_param bic fast_convergence 0"]),
+        ("cubic", {"c": 0.4, "beta": 0.2, "fast_convergence": "on", "reno_friendly": "off"},
+         ["select_ca cubic", "set_ca_param cubic tcp_friendliness 0"]),
+        ("htcp", {"delta_l": 1.0, "beta_min": 0.2, "beta_max": 0.5, "rtt_ref": 0.1,
+                  "adaptive_backoff": "on", "rtt_scaling": "off", "bandwidth_switch": "on"},
+         ["select_ca htcp", "set_ca_param htcp use_rtt_scaling 0"]),
+        ("compound", {"alpha": 0.125, "beta": 0.5, "k": 0.75, "gamma": 30.0, "zeta": 1.0, "low_window": 0.0},
+         ["select_ca compound"]),
+        ("vegas", {"alpha": 3.0, "beta": 4.0, "gamma": 1.0},
+         ["select_ca vegas", "set_ca_param vegas alpha 6"]),  # half packets
+    ]
+    for alg, params, cmds in cases:
+        s = export_tcl(_expanded_with(alg, params))
+        assert "set tcp(2) [new Agent/TCP/Linux]" in s, alg
+        assert re.findall(r'\$ns at 0 "\$tcp\(2\) (.*)"', s) == cmds, alg
+        assert "set LOSSCTR(2) ncwndcuts_" in s
+    refused = [
+        ("scalable", {"a": 0.01, "b": 0.125, "low_window": 16.0}, r"params\.a: 0\.01 cannot be set .* a = 0\.0196"),
+        ("cubic", {"c": 0.4, "beta": 0.3, "fast_convergence": "on", "reno_friendly": "on"},
+         r"params\.beta: 0\.3 cannot be set .*Linux 2\.6\.22's"),
+        ("hstcp", {"low_window": 38.0, "high_window": 83000.0, "high_p": 1e-7, "high_decrease": 0.1,
+                   "response": "formula"}, r"params\.response: 'formula'"),
+        ("vegas", {"alpha": 2.25, "beta": 4.0, "gamma": 1.0}, r"params\.alpha: 2\.25 cannot be expressed"),
+        ("illinois_linux", {"theta_count": "consecutive"}, r"params\.theta_count: 'consecutive'"),
+    ]
+    for alg, params, msg in refused:
+        with pytest.raises(Ns2Unsupported, match=r"^flows\[1\]\." + msg):
+            export_tcl(_expanded_with(alg, params))
 
 
 def test_engine_semantics_knobs():
