@@ -40,12 +40,15 @@ app = typer.Typer(
 @app.command(
     "export",
     help=(
-        "Print an ns-2 Tcl script equivalent to FILE.toml: topology, link rates and delays, "
-        "DropTail/RED (with ECN) parameters, Bernoulli loss, every flow with its start time, "
-        "access delays and direction, and its controller. Per-flow delays and start times are "
-        "resolved with the seed. Run it with `ns out.tcl`: it prints one FLOW line per flow, one "
-        "LINK line per bottleneck direction in use and a TOTAL line (key=value pairs, parsed by "
-        "`tcpfriendly.ns2.parse_output`).\n\n"
+        "Print an ns-2 Tcl script equivalent to FILE.toml: the dumbbell or a general topology "
+        "(routers, links with their rates, delays and per-direction DropTail/RED queues, static "
+        "routes), Bernoulli and periodic loss, every flow with its start time, access delays, "
+        "direction or path, and its controller (TCP variants and Linux modules through "
+        "Agent/TCP/Linux, TFRC, CBR on/off and Pareto ON/OFF sources). Per-flow delays and start "
+        "times are resolved with the seed. Run it with `ns out.tcl`: it prints one FLOW line per "
+        "flow, one LINK line per router link direction that carries data and a TOTAL line "
+        "(key=value pairs, parsed by `tcpfriendly.ns2.parse_output`); with TFRC flows it also "
+        "writes their drops to drops.tr.\n\n"
         "Exits 2, naming the element, if the scenario uses something ns-2 cannot express "
         "(e.g. algorithm = \"simd\").\n\n"
         "\b\n"
