@@ -6,7 +6,7 @@
 //! window whatever β says (the slow-start overshoot is not a steady-state sawtooth).
 
 use super::params::{Alias, AlgorithmInfo, ParamSpec, Params, Taxonomy};
-use super::{Ack, Controller, LossEvent, Timeout, Window};
+use super::{Ack, Controller, LossEvent, Window};
 
 pub fn tcp_info() -> AlgorithmInfo {
     AlgorithmInfo {
@@ -124,17 +124,7 @@ impl Controller for Aimd {
         self.w.reduce_to(ev.window * (1.0 - removed));
     }
 
-    fn on_timeout(&mut self, to: &Timeout) {
-        self.w.timeout(to.window);
-    }
-
-    fn window(&self) -> f64 {
-        self.w.cwnd
-    }
-
-    fn ssthresh(&self) -> f64 {
-        self.w.ssthresh
-    }
+    window_in_field!(standard_timeout);
 }
 
 #[cfg(test)]
@@ -177,7 +167,7 @@ mod tests {
     #[test]
     fn timeout_restarts_from_one() {
         let mut c = Aimd::new(1.0, 0.5, 2.0, f64::INFINITY);
-        c.on_timeout(&Timeout { now: 0.0, window: 30.0, in_flight: 30 });
+        c.on_timeout(&crate::cc::Timeout { now: 0.0, window: 30.0, in_flight: 30 });
         assert_eq!(c.window(), 1.0);
         assert_eq!(c.ssthresh(), 15.0);
     }

@@ -194,13 +194,7 @@ impl Controller for Bic {
         self.lost = false;
     }
 
-    fn window(&self) -> f64 {
-        self.w.cwnd
-    }
-
-    fn ssthresh(&self) -> f64 {
-        self.w.ssthresh
-    }
+    window_in_field!();
 }
 
 #[cfg(test)]

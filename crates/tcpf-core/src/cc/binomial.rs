@@ -11,7 +11,7 @@
 //! As ns-2 does, the loss event that ends slow start halves the window whatever β says.
 
 use super::params::{AlgorithmInfo, ParamError, ParamSpec, Params, Taxonomy};
-use super::{Ack, Controller, LossEvent, Timeout, Window};
+use super::{Ack, Controller, LossEvent, Window};
 
 const K: ParamSpec = ParamSpec {
     name: "k",
@@ -177,17 +177,7 @@ impl Controller for Binomial {
         self.w.reduce_to(target);
     }
 
-    fn on_timeout(&mut self, to: &Timeout) {
-        self.w.timeout(to.window);
-    }
-
-    fn window(&self) -> f64 {
-        self.w.cwnd
-    }
-
-    fn ssthresh(&self) -> f64 {
-        self.w.ssthresh
-    }
+    window_in_field!(standard_timeout);
 }
 
 #[cfg(test)]

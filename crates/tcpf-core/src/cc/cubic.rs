@@ -224,13 +224,7 @@ impl Controller for Cubic {
         self.after_timeout = true;
     }
 
-    fn window(&self) -> f64 {
-        self.w.cwnd
-    }
-
-    fn ssthresh(&self) -> f64 {
-        self.w.ssthresh
-    }
+    window_in_field!();
 }
 
 #[cfg(test)]

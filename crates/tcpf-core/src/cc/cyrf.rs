@@ -11,7 +11,7 @@
 
 use super::formula::{FormulaError, Program};
 use super::params::{AlgorithmInfo, ParamSpec, Params};
-use super::{Ack, Controller, LossEvent, Timeout, Window, MIN_SSTHRESH};
+use super::{Ack, Controller, LossEvent, Window, MIN_SSTHRESH};
 use serde::Serialize;
 
 // ----- classification --------------------------------------------------------------------------
@@ -382,17 +382,7 @@ impl Controller for Cyrf {
         self.w.reduce_to(target);
     }
 
-    fn on_timeout(&mut self, to: &Timeout) {
-        self.w.timeout(to.window);
-    }
-
-    fn window(&self) -> f64 {
-        self.w.cwnd
-    }
-
-    fn ssthresh(&self) -> f64 {
-        self.w.ssthresh
-    }
+    window_in_field!(standard_timeout);
 }
 
 #[cfg(test)]

@@ -697,13 +697,7 @@ impl Controller for Formula {
         self.fresh = true;
     }
 
-    fn window(&self) -> f64 {
-        self.w.cwnd
-    }
-
-    fn ssthresh(&self) -> f64 {
-        self.w.ssthresh
-    }
+    window_in_field!();
 
     fn error(&self) -> Option<String> {
         self.error.clone()

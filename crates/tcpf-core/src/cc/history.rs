@@ -305,13 +305,7 @@ impl Controller for History {
         self.fresh = true;
     }
 
-    fn window(&self) -> f64 {
-        self.w.cwnd
-    }
-
-    fn ssthresh(&self) -> f64 {
-        self.w.ssthresh
-    }
+    window_in_field!();
 }
 
 #[cfg(test)]

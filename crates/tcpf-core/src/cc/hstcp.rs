@@ -21,7 +21,7 @@
 //! standard TCP. (Linux's module uses b(W) for the timeout's ssthresh as well.)
 
 use super::params::{AlgorithmInfo, ParamError, ParamKind, ParamSpec, Params, Taxonomy};
-use super::{Ack, Controller, LossEvent, Timeout, Window};
+use super::{Ack, Controller, LossEvent, Window};
 
 /// RFC 3649 Appendix B: the window up to which each row holds (packets) ...
 pub const TABLE_W: [f64; 72] = [
@@ -212,17 +212,7 @@ impl Controller for HsTcp {
         self.w.reduce_to(ev.window * (1.0 - b));
     }
 
-    fn on_timeout(&mut self, to: &Timeout) {
-        self.w.timeout(to.window);
-    }
-
-    fn window(&self) -> f64 {
-        self.w.cwnd
-    }
-
-    fn ssthresh(&self) -> f64 {
-        self.w.ssthresh
-    }
+    window_in_field!(standard_timeout);
 }
 
 #[cfg(test)]

@@ -272,13 +272,7 @@ impl Controller for Htcp {
         self.congestion(to.now);
     }
 
-    fn window(&self) -> f64 {
-        self.w.cwnd
-    }
-
-    fn ssthresh(&self) -> f64 {
-        self.w.ssthresh
-    }
+    window_in_field!();
 }
 
 #[cfg(test)]

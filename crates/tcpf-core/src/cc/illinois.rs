@@ -345,13 +345,7 @@ impl Controller for Illinois {
         self.low_rounds = 0.0;
     }
 
-    fn window(&self) -> f64 {
-        self.w.cwnd
-    }
-
-    fn ssthresh(&self) -> f64 {
-        self.w.ssthresh
-    }
+    window_in_field!();
 }
 
 #[cfg(test)]

@@ -19,6 +19,28 @@
 //! timeout sets ssthresh = W/2 and the window to one packet. Transcendental functions come
 //! from `libm` so results are bit-identical across machines.
 
+/// The `Controller` methods of a family that keeps its window and threshold in a
+/// `Window` field named `w`: `window` and `ssthresh`, and with `standard_timeout` also the
+/// usual timeout rule (threshold to half the window, window to one packet).
+macro_rules! window_in_field {
+    () => {
+        fn window(&self) -> f64 {
+            self.w.cwnd
+        }
+
+        fn ssthresh(&self) -> f64 {
+            self.w.ssthresh
+        }
+    };
+    (standard_timeout) => {
+        fn on_timeout(&mut self, to: &$crate::cc::Timeout) {
+            self.w.timeout(to.window);
+        }
+
+        window_in_field!();
+    };
+}
+
 pub mod aimd;
 pub mod bic;
 pub mod binomial;

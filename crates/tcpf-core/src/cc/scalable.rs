@@ -11,7 +11,7 @@
 //! that for the timeout's ssthresh too. Set a = 0.0196 and low_window = 50 to approximate it.
 
 use super::params::{Alias, AlgorithmInfo, ParamSpec, Params, Taxonomy};
-use super::{Ack, Controller, LossEvent, Timeout, Window};
+use super::{Ack, Controller, LossEvent, Window};
 
 const A: ParamSpec = ParamSpec {
     name: "a",
@@ -106,17 +106,7 @@ impl Controller for Scalable {
         self.w.reduce_to(ev.window * (1.0 - b));
     }
 
-    fn on_timeout(&mut self, to: &Timeout) {
-        self.w.timeout(to.window);
-    }
-
-    fn window(&self) -> f64 {
-        self.w.cwnd
-    }
-
-    fn ssthresh(&self) -> f64 {
-        self.w.ssthresh
-    }
+    window_in_field!(standard_timeout);
 }
 
 #[cfg(test)]

@@ -243,13 +243,7 @@ impl Controller for Vegas {
         self.round_cwnd = self.w.cwnd;
     }
 
-    fn window(&self) -> f64 {
-        self.w.cwnd
-    }
-
-    fn ssthresh(&self) -> f64 {
-        self.w.ssthresh
-    }
+    window_in_field!();
 }
 
 #[cfg(test)]
