@@ -14,8 +14,7 @@ import pytest
 
 from conftest import REPO
 
-models = pytest.importorskip("tcpfriendly.models")
-cli_model = pytest.importorskip("tcpfriendly.cli_model")
+from tcpfriendly import cli_model, models
 
 
 # ----- helpers --------------------------------------------------------------------------------
