@@ -226,7 +226,9 @@ pub fn group(gi: usize, v: &Value, graph: Option<&GraphDef>, dumbbell_rate: f64,
         } else {
             let params = cc::params::validate(&algorithm, given).map_err(|e| {
                 if e.field.is_empty() {
-                    let mut message = e.message;
+                    // The window controllers' registry named its own; add the other kinds.
+                    let rate: Vec<&str> = crate::transport::rate::registry().iter().map(|a| a.name).collect();
+                    let mut message = format!("{}; rate-based: {}; UDP sources: {}", e.message, rate.join(", "), UDP_ALGORITHMS.join(", "));
                     if !external.is_empty() {
                         message.push_str(&format!("; user-defined: {}", external.join(", ")));
                     }
