@@ -98,11 +98,42 @@ struct FlowState {
     ep: Endpoint,
     fwd: Box<[u32]>,
     rev: Box<[u32]>,
-    rto_armed: Option<Time>,
-    delack_armed: Option<Time>,
-    /// Lazy timers of rate-based flows: pacing, sender timer, receiver timer.
-    rate_armed: [Option<Time>; 3],
+    rto: Armed,
+    delack: Armed,
+    /// Rate-based flows: pacing, sender timer, receiver timer.
+    rate: [Armed; 3],
     ts_delivered: u64,
+}
+
+/// The queue entry that stands for a deadline which moves often (RTO, delayed ACK, pacing):
+/// a new entry is pushed only when the deadline moves earlier than the one pending, and an
+/// entry that fires at another time than the pending one is stale. Cancelling is free.
+#[derive(Clone, Copy, Debug, Default)]
+struct Armed(Option<Time>);
+
+impl Armed {
+    /// The time to schedule a new entry at for deadline `want`, if one is needed.
+    #[inline]
+    fn arm(&mut self, want: Option<Time>) -> Option<Time> {
+        let d = want?;
+        if self.0.is_none_or(|a| a > d) {
+            self.0 = Some(d);
+            Some(d)
+        } else {
+            None
+        }
+    }
+
+    /// Whether the entry firing at `now` is the pending one (it is then consumed).
+    #[inline]
+    fn fire(&mut self, now: Time) -> bool {
+        if self.0 == Some(now) {
+            self.0 = None;
+            true
+        } else {
+            false
+        }
+    }
 }
 
 /// Which links can be entered without an event: every path through them comes from the same
@@ -194,9 +225,9 @@ impl Simulation {
                 ep,
                 fwd: f.route.fwd.clone().into_boxed_slice(),
                 rev: f.route.rev.clone().into_boxed_slice(),
-                rto_armed: None,
-                delack_armed: None,
-                rate_armed: [None; 3],
+                rto: Armed::default(),
+                delack: Armed::default(),
+                rate: [Armed::default(); 3],
                 ts_delivered: 0,
             });
             q.schedule(f.start, Ev::Start(id));
@@ -371,23 +402,17 @@ impl Simulation {
         let want = [snd.next_send(), snd.timer(), rcv.timer()];
         let now = self.q.now();
         for (slot, w) in want.into_iter().enumerate() {
-            if let Some(d) = w {
-                let d = d.max(now);
-                if fs.rate_armed[slot].is_none_or(|a| a > d) {
-                    fs.rate_armed[slot] = Some(d);
-                    let ev = [Ev::Pace(f), Ev::RateSnd(f), Ev::RateRcv(f)][slot];
-                    self.q.schedule(d, ev);
-                }
+            if let Some(d) = fs.rate[slot].arm(w.map(|d| d.max(now))) {
+                self.q.schedule(d, [Ev::Pace(f), Ev::RateSnd(f), Ev::RateRcv(f)][slot]);
             }
         }
     }
 
     fn rate_timer(&mut self, now: Time, f: u32, slot: usize) {
         let fi = f as usize;
-        if self.flows[fi].rate_armed[slot] != Some(now) {
+        if !self.flows[fi].rate[slot].fire(now) {
             return; // stale entry
         }
-        self.flows[fi].rate_armed[slot] = None;
         let FlowKind::Rate { size, ack_size, .. } = self.cfg.flows[fi].kind else { return };
         let mut out = None;
         if let Endpoint::Rate { snd, rcv, sent, feedback, next_fb, .. } = &mut self.flows[fi].ep {
@@ -471,21 +496,17 @@ impl Simulation {
     fn sync_rto(&mut self, f: u32) {
         let fs = &mut self.flows[f as usize];
         if let Endpoint::Tcp { snd, .. } = &fs.ep {
-            if let Some(d) = snd.rto_deadline {
-                if fs.rto_armed.is_none_or(|a| a > d) {
-                    fs.rto_armed = Some(d);
-                    self.q.schedule(d, Ev::Rto(f));
-                }
+            if let Some(d) = fs.rto.arm(snd.rto_deadline) {
+                self.q.schedule(d, Ev::Rto(f));
             }
         }
     }
 
     fn rto_fired(&mut self, now: Time, f: u32) {
         let fs = &mut self.flows[f as usize];
-        if fs.rto_armed != Some(now) {
+        if !fs.rto.fire(now) {
             return; // stale entry
         }
-        fs.rto_armed = None;
         if let Endpoint::Tcp { snd, .. } = &mut fs.ep {
             match snd.rto_deadline {
                 Some(d) if d <= now => snd.on_timeout(now, &mut self.out),
@@ -500,21 +521,17 @@ impl Simulation {
     fn sync_delack(&mut self, f: u32) {
         let fs = &mut self.flows[f as usize];
         if let Endpoint::Tcp { rcv, .. } = &fs.ep {
-            if let Some(d) = rcv.delack_deadline {
-                if fs.delack_armed.is_none_or(|a| a > d) {
-                    fs.delack_armed = Some(d);
-                    self.q.schedule(d, Ev::DelAck(f));
-                }
+            if let Some(d) = fs.delack.arm(rcv.delack_deadline) {
+                self.q.schedule(d, Ev::DelAck(f));
             }
         }
     }
 
     fn delack_fired(&mut self, now: Time, f: u32) {
         let fs = &mut self.flows[f as usize];
-        if fs.delack_armed != Some(now) {
-            return;
+        if !fs.delack.fire(now) {
+            return; // stale entry
         }
-        fs.delack_armed = None;
         let ack = match &mut fs.ep {
             Endpoint::Tcp { rcv, .. } => match rcv.delack_deadline {
                 Some(d) if d <= now => rcv.on_delack_timeout(now),
