@@ -5,7 +5,7 @@
 //! converted (β = 1 − keep). As ns-2 does, the loss event that ends slow start halves the
 //! window whatever β says (the slow-start overshoot is not a steady-state sawtooth).
 
-use super::params::{Alias, AlgorithmInfo, ParamSpec, Params, Taxonomy};
+use super::params::{keep_alias, AlgorithmInfo, ParamSpec, Params, Taxonomy};
 use super::{Ack, Controller, LossEvent, Window};
 
 pub fn tcp_info() -> AlgorithmInfo {
@@ -47,18 +47,6 @@ const BETA: ParamSpec = ParamSpec {
     ..ParamSpec::NUMBER
 };
 
-const KEEP: ParamSpec = ParamSpec {
-    name: "keep",
-    default: None,
-    min: Some(0.0),
-    max: Some(1.0),
-    min_open: true,
-    max_open: true,
-    unit: "fraction",
-    doc: "fraction of the window kept on a loss event (yang2000's β, ns-2's decrease_num_); beta = 1 - keep",
-    ..ParamSpec::NUMBER
-};
-
 pub fn gaimd_info() -> AlgorithmInfo {
     AlgorithmInfo {
         name: "gaimd",
@@ -66,7 +54,7 @@ pub fn gaimd_info() -> AlgorithmInfo {
         summary: "General AIMD: +alpha per RTT, W <- W - beta*W per loss event",
         source: "yang2000 (defaults: GAIMD(0.31, keep 0.875), on its TO-friendly curve)",
         params: vec![ALPHA, BETA],
-        aliases: vec![Alias { name: "keep", canonical: "beta", spec: KEEP, to_canonical: |k| 1.0 - k }],
+        aliases: vec![keep_alias("beta", "fraction of the window kept on a loss event (yang2000's β, ns-2's decrease_num_); beta = 1 - keep")],
         taxonomy: Some(Taxonomy { fairness: "window-based", increase: "non-historical", curve: "linear", history: "variable" }),
         notes: "TCP-friendly (TD curve) when alpha = 3*beta/(2-beta); tsao2007 used GAIMD(0.2, 0.125).",
         named_numbers: false,

@@ -17,7 +17,7 @@
 //! Linux). A timeout follows the shared rule (ssthresh = W/2, window 1) and forgets W_max, as
 //! Linux's module does on entering the loss state (Linux keeps keep·W as the ssthresh).
 
-use super::params::{Alias, AlgorithmInfo, ParamKind, ParamSpec, Params, Taxonomy};
+use super::params::{ON_OFF, keep_alias, AlgorithmInfo, ParamKind, ParamSpec, Params, Taxonomy};
 use super::{Ack, Controller, LossEvent, Timeout, Window};
 
 /// BIC's parameters (Linux tcp_bic defaults).
@@ -81,8 +81,6 @@ impl BicParams {
     }
 }
 
-const ON_OFF: &[&str] = &["on", "off"];
-
 fn specs() -> Vec<ParamSpec> {
     let d = BicParams::LINUX;
     vec![
@@ -119,17 +117,6 @@ fn specs() -> Vec<ParamSpec> {
     ]
 }
 
-const KEEP: ParamSpec = ParamSpec {
-    name: "keep",
-    min: Some(0.0),
-    max: Some(1.0),
-    min_open: true,
-    max_open: true,
-    unit: "fraction",
-    doc: "fraction of the window kept on a loss event (Linux's beta/1024); beta = 1 - keep",
-    ..ParamSpec::NUMBER
-};
-
 pub fn bic_info() -> AlgorithmInfo {
     AlgorithmInfo {
         name: "bic",
@@ -137,7 +124,7 @@ pub fn bic_info() -> AlgorithmInfo {
         summary: "BIC-TCP: binary search towards the window at the last loss, then max probing; W <- keep*W per loss event",
         source: "Xu, Harfoush, Rhee, INFOCOM 2004; structure and defaults of Linux net/ipv4/tcp_bic.c (keep 819/1024, max_increment 16, low_window 14, B 4, smooth_part 20, fast convergence)",
         params: specs(),
-        aliases: vec![Alias { name: "keep", canonical: "beta", spec: KEEP, to_canonical: |k| 1.0 - k }],
+        aliases: vec![keep_alias("beta", "fraction of the window kept on a loss event (Linux's beta/1024); beta = 1 - keep")],
         taxonomy: Some(Taxonomy { fairness: "window-based", increase: "historical", curve: "concave-convex", history: "variable" }),
         notes: "ns-2: Agent/TCP/Linux with select_ca bic; set_ca_param bic fast_convergence|max_increment|low_window|beta (keep*1024)|smooth_part. Taxonomy derived here from tsao2007's definitions (the step depends on W_max; concave then convex curve, liu2008 §2); tsao2007 itself does not classify BIC.",
         named_numbers: false,

@@ -18,7 +18,7 @@
 //! accepted. Slow start is standard (RFC 9438 allows HyStart++; it is not modelled).
 
 use super::aimd::td_alpha;
-use super::params::{Alias, AlgorithmInfo, ParamKind, ParamSpec, Params, Taxonomy};
+use super::params::{ON_OFF, keep_alias, AlgorithmInfo, ParamKind, ParamSpec, Params, Taxonomy};
 use super::{Ack, Controller, LossEvent, Timeout, Window, MIN_SSTHRESH};
 
 /// CUBIC's parameters.
@@ -55,8 +55,6 @@ impl CubicParams {
     }
 }
 
-const ON_OFF: &[&str] = &["on", "off"];
-
 fn specs() -> Vec<ParamSpec> {
     let d = CubicParams::RFC9438;
     vec![
@@ -89,17 +87,6 @@ fn specs() -> Vec<ParamSpec> {
     ]
 }
 
-const KEEP: ParamSpec = ParamSpec {
-    name: "keep",
-    min: Some(0.0),
-    max: Some(1.0),
-    min_open: true,
-    max_open: true,
-    unit: "fraction",
-    doc: "beta_cubic, the fraction of the window kept on a loss event; beta = 1 - keep",
-    ..ParamSpec::NUMBER
-};
-
 pub fn cubic_info() -> AlgorithmInfo {
     AlgorithmInfo {
         name: "cubic",
@@ -107,7 +94,7 @@ pub fn cubic_info() -> AlgorithmInfo {
         summary: "CUBIC: W(t) = C(t-K)^3 + W_max after a loss, with the Reno-friendly region; W <- 0.7*W per loss event",
         source: "RFC 9438 (C = 0.4, beta_cubic = 0.7, fast convergence, Reno-friendly region)",
         params: specs(),
-        aliases: vec![Alias { name: "keep", canonical: "beta", spec: KEEP, to_canonical: |k| 1.0 - k }],
+        aliases: vec![keep_alias("beta", "beta_cubic, the fraction of the window kept on a loss event; beta = 1 - keep")],
         taxonomy: Some(Taxonomy { fairness: "window-based", increase: "historical", curve: "concave-convex", history: "variable" }),
         notes: "ns-2: Agent/TCP/Linux with select_ca cubic runs Linux 2.6.22's CUBIC v2.1, which keeps 819/1024 (keep = 0.8, beta = 0.2), caps the convex growth at 16 packets per (min) RTT, has no 1.5*cwnd clamp and no switch of alpha_cubic to 1; its set_ca_param names are fast_convergence, tcp_friendliness, max_increment. Taxonomy derived here from tsao2007's definitions; tsao2007 itself does not classify CUBIC.",
         named_numbers: false,

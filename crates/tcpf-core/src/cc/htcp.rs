@@ -19,7 +19,7 @@
 //! Slow start is standard; the loss that ends it applies the backoff above (1/2, the first event).
 //! A timeout follows the shared rule (ssthresh = W/2, window 1) and restarts Δ.
 
-use super::params::{AlgorithmInfo, ParamError, ParamKind, ParamSpec, Params, Taxonomy};
+use super::params::{ON_OFF, AlgorithmInfo, ParamError, ParamKind, ParamSpec, Params, Taxonomy};
 use super::{Ack, Controller, LossEvent, Timeout, Window};
 
 /// H-TCP's parameters.
@@ -74,8 +74,6 @@ impl HtcpParams {
         }
     }
 }
-
-const ON_OFF: &[&str] = &["on", "off"];
 
 fn choice(name: &'static str, doc: &'static str) -> ParamSpec {
     ParamSpec { name, kind: ParamKind::Choice(ON_OFF), default_text: Some("on"), doc, ..ParamSpec::NUMBER }

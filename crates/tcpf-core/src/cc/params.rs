@@ -181,6 +181,16 @@ pub struct Alias {
     pub to_canonical: fn(f64) -> f64,
 }
 
+/// Words of an on/off choice parameter.
+pub const ON_OFF: &[&str] = &["on", "off"];
+
+/// The `keep` alias of the removed-fraction parameter `canonical` (`canonical = 1 − keep`):
+/// yang2000's and ns-2's kept fraction, as REFERENCE.md §1 asks every family to accept.
+pub fn keep_alias(canonical: &'static str, doc: &'static str) -> Alias {
+    let spec = ParamSpec { name: "keep", min: Some(0.0), max: Some(1.0), min_open: true, max_open: true, unit: "fraction", doc, ..ParamSpec::NUMBER };
+    Alias { name: "keep", canonical, spec, to_canonical: |k| 1.0 - k }
+}
+
 /// Validated parameters in canonical form.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Params {

@@ -10,7 +10,7 @@
 //! account for delayed ACKs") and Reno-like growth below; it removes 1/8 at every window and uses
 //! that for the timeout's ssthresh too. Set a = 0.0196 and low_window = 50 to approximate it.
 
-use super::params::{Alias, AlgorithmInfo, ParamSpec, Params, Taxonomy};
+use super::params::{keep_alias, AlgorithmInfo, ParamSpec, Params, Taxonomy};
 use super::{Ack, Controller, LossEvent, Window};
 
 const A: ParamSpec = ParamSpec {
@@ -35,17 +35,6 @@ const B: ParamSpec = ParamSpec {
     ..ParamSpec::NUMBER
 };
 
-const KEEP: ParamSpec = ParamSpec {
-    name: "keep",
-    min: Some(0.0),
-    max: Some(1.0),
-    min_open: true,
-    max_open: true,
-    unit: "fraction",
-    doc: "fraction of the window kept on a loss event; b = 1 - keep",
-    ..ParamSpec::NUMBER
-};
-
 const LOW_WINDOW: ParamSpec = ParamSpec {
     name: "low_window",
     default: Some(16.0),
@@ -62,7 +51,7 @@ pub fn scalable_info() -> AlgorithmInfo {
         summary: "Scalable TCP: +a per ACK (MIMD), W <- W - b*W per loss event; standard TCP up to low_window",
         source: "Kelly, Scalable TCP, CCR 33(2) 2003 (a = 0.01, b = 0.125, legacy window 16)",
         params: vec![A, B, LOW_WINDOW],
-        aliases: vec![Alias { name: "keep", canonical: "b", spec: KEEP, to_canonical: |k| 1.0 - k }],
+        aliases: vec![keep_alias("b", "fraction of the window kept on a loss event; b = 1 - keep")],
         taxonomy: Some(Taxonomy { fairness: "window-based", increase: "historical", curve: "superlinear", history: "variable" }),
         notes: "ns-2: Agent/TCP/Linux with select_ca scalable (no parameters; Linux's module adds ~1/51 per ACK above 50 packets, see the module doc). Taxonomy derived here from tsao2007's definitions (step a*W per RTT: exponential curve); tsao2007 itself does not classify Scalable TCP.",
         named_numbers: false,
