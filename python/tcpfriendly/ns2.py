@@ -247,7 +247,7 @@ def _alg_linux(module: str) -> Callable[[Dict[str, Any], str], Ns2Agent]:
             # TCP/Linux with a module counts its reductions (recovery entries and
             # timeouts) in ncwndcuts_ only; ncwndcuts1_ stays 0
             loss_counter="ncwndcuts_",
-            recoveries=("sack",))
+            recoveries=("sack", "linux"))
     return build
 
 
@@ -288,6 +288,8 @@ RECOVERY = {
     "sack": ("Agent/TCP/Sack1", "Agent/TCPSink/Sack1", "Agent/TCPSink/Sack1/DelAck"),
     "newreno": ("Agent/TCP/Newreno", "Agent/TCPSink", "Agent/TCPSink/DelAck"),
     "reno": ("Agent/TCP/Reno", "Agent/TCPSink", "Agent/TCPSink/DelAck"),
+    # the engine's Linux 2.6.22-style recovery is TCP-Linux's own (Linux modules only)
+    "linux": ("Agent/TCP/Linux", "Agent/TCPSink/Sack1", "Agent/TCPSink/Sack1/DelAck"),
 }
 
 
@@ -545,6 +547,9 @@ def _agent_for(flow: Dict[str, Any], where: str) -> Ns2Agent:
     rec = flow.get("recovery", "sack")
     if rec not in RECOVERY:
         raise Ns2Unsupported(f"{where}.recovery: {rec!r} has no ns-2 equivalent")
+    if rec == "linux" and agent.sender != "Agent/TCP/Linux":
+        raise Ns2Unsupported(f"{where}.recovery: 'linux' is ns-2's Agent/TCP/Linux, which runs the Linux "
+                             f"modules only ({', '.join(sorted(LINUX_ALGORITHMS))}), not {alg!r}")
     if agent.recoveries is not None and rec not in agent.recoveries:
         raise Ns2Unsupported(f"{where}.recovery: {rec!r} cannot be combined with {alg!r} in ns-2 "
                              f"({agent.sender} recovers with {'/'.join(agent.recoveries)} only)")

@@ -210,7 +210,7 @@ impl Simulation {
                     };
                     Endpoint::Tcp {
                         snd: Box::new(TcpSender::new(id, tcp.clone(), *recovery, ctl, Rng::stream(cfg.seed, "rtt_noise", i as u64))),
-                        rcv: Box::new(TcpSink::new(id, *ack_size, *recovery == Recovery::Sack, *delayed_ack, *delack_timeout)),
+                        rcv: Box::new(TcpSink::new(id, *ack_size, recovery.uses_sack(), *delayed_ack, *delack_timeout)),
                     }
                 }
                 FlowKind::Rate { params, size, .. } => {

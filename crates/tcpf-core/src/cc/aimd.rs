@@ -98,6 +98,8 @@ impl Aimd {
 }
 
 impl Controller for Aimd {
+    reno_min_cwnd!();
+
     fn on_ack(&mut self, _ack: &Ack) {
         if self.w.in_slow_start() {
             self.w.slow_start();

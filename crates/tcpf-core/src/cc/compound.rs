@@ -139,6 +139,8 @@ impl Compound {
 }
 
 impl Controller for Compound {
+    reno_min_cwnd!();
+
     fn on_rtt_sample(&mut self, _now: f64, rtt: f64) {
         self.rounds.on_rtt(rtt);
     }

@@ -197,6 +197,8 @@ impl HsTcp {
 }
 
 impl Controller for HsTcp {
+    reno_min_cwnd!();
+
     fn on_ack(&mut self, _ack: &Ack) {
         if self.w.in_slow_start() {
             self.w.slow_start();

@@ -307,6 +307,8 @@ impl Illinois {
 }
 
 impl Controller for Illinois {
+    reno_min_cwnd!();
+
     fn on_rtt_sample(&mut self, _now: f64, rtt: f64) {
         if self.p.instantaneous {
             self.t_min = self.t_min.min(rtt);

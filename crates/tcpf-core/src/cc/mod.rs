@@ -41,6 +41,16 @@ macro_rules! window_in_field {
     };
 }
 
+/// `Controller::min_cwnd` as Linux 2.6.22's `tcp_reno_min_cwnd`: half the slow-start
+/// threshold (integer packets, at least one).
+macro_rules! reno_min_cwnd {
+    () => {
+        fn min_cwnd(&self) -> f64 {
+            ((self.ssthresh() / 2.0).floor()).max(1.0)
+        }
+    };
+}
+
 pub mod aimd;
 pub mod bic;
 pub mod binomial;
@@ -106,6 +116,15 @@ pub trait Controller: Send {
     fn window(&self) -> f64;
     /// Slow-start threshold, packets.
     fn ssthresh(&self) -> f64;
+    /// Linux 2.6.22's `min_cwnd` hook (`tcp_congestion_ops`): the window Linux-style loss
+    /// recovery (`recovery = "linux"`, rate halving) lets the flight fall to after a loss
+    /// event, before it returns to `window()` when recovery ends. Default: `window()` itself
+    /// (Linux's `snd_ssthresh` for modules without the hook: BIC, CUBIC, H-TCP). The families
+    /// whose Linux modules used `tcp_reno_min_cwnd` (Reno, HighSpeed, Scalable, Illinois,
+    /// Compound, Vegas) return half the threshold.
+    fn min_cwnd(&self) -> f64 {
+        self.window()
+    }
     /// A fault that must stop the run (e.g. a user formula evaluated to NaN or infinity),
     /// described with the simulated time it happened. The controller keeps its last good
     /// window and never panics; the engine checks this after calling the controller and

@@ -79,6 +79,8 @@ impl Scalable {
 }
 
 impl Controller for Scalable {
+    reno_min_cwnd!();
+
     fn on_ack(&mut self, _ack: &Ack) {
         if self.w.in_slow_start() {
             self.w.slow_start();

@@ -216,6 +216,8 @@ impl Vegas {
 }
 
 impl Controller for Vegas {
+    reno_min_cwnd!();
+
     fn on_rtt_sample(&mut self, _now: f64, rtt: f64) {
         self.rounds.on_rtt(rtt);
     }

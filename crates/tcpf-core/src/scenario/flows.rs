@@ -209,9 +209,10 @@ pub fn group(gi: usize, v: &Value, graph: Option<&GraphDef>, dumbbell_rate: f64,
                 return err(t.field(k), format!("applies to UDP sources ({}) only, not '{algorithm}'", UDP_ALGORITHMS.join(", ")));
             }
         }
-        let recovery = match t.string("recovery", "sack", &["reno", "newreno", "sack"])?.as_str() {
+        let recovery = match t.string("recovery", "sack", &["reno", "newreno", "sack", "linux"])?.as_str() {
             "reno" => Recovery::Reno,
             "newreno" => Recovery::NewReno,
+            "linux" => Recovery::Linux,
             _ => Recovery::Sack,
         };
         let empty = Map::new();

@@ -22,6 +22,9 @@ pub enum Recovery {
     Reno,
     NewReno,
     Sack,
+    /// Linux 2.6.22 as in ns-2's TCP-Linux: FACK, lost-retransmission detection, rate
+    /// halving to the controller's `min_cwnd` (see `tcp/linux.rs`).
+    Linux,
 }
 
 impl Recovery {
@@ -30,7 +33,13 @@ impl Recovery {
             Recovery::Reno => "reno",
             Recovery::NewReno => "newreno",
             Recovery::Sack => "sack",
+            Recovery::Linux => "linux",
         }
+    }
+
+    /// Whether the receiver must send SACK blocks.
+    pub fn uses_sack(self) -> bool {
+        matches!(self, Recovery::Sack | Recovery::Linux)
     }
 }
 
@@ -93,6 +102,10 @@ pub struct LossRecord {
 
 const SACKED: u8 = 1;
 const RETX: u8 = 2;
+/// Marked lost, awaiting retransmission (`recovery = "linux"` only).
+const LOST: u8 = 4;
+
+mod linux;
 
 /// Counters since the start of the run (the engine subtracts snapshots).
 #[derive(Clone, Debug, Default)]
@@ -170,6 +183,8 @@ pub struct TcpSender {
     noise: Option<crate::sim::Rng>,
     /// Window reductions, if `log_losses`.
     pub log: Vec<LossRecord>,
+    /// State of Linux-style recovery (`recovery = "linux"` only).
+    lx: Option<Box<linux::LinuxRecovery>>,
 }
 
 impl TcpSender {
@@ -202,13 +217,17 @@ impl TcpSender {
             cwr_pending: false,
             noise,
             log: Vec::new(),
+            lx: if recovery == Recovery::Linux { Some(Box::new(linux::LinuxRecovery::new())) } else { None },
         }
     }
 
     /// Congestion window as the controller sees it, capped by the receiver window.
     #[inline]
     pub fn cwnd(&self) -> f64 {
-        self.cc.window().min(self.p.max_window)
+        match self.lx.as_deref() {
+            None => self.cc.window().min(self.p.max_window),
+            Some(lx) => self.linux_window(lx).min(self.p.max_window),
+        }
     }
 
     pub fn ssthresh(&self) -> f64 {
@@ -277,6 +296,9 @@ impl TcpSender {
             debug_assert_eq!(seq, self.snd_max);
             self.snd_max = seq + 1;
             self.sb.push_back(0);
+            if let Some(lx) = self.lx.as_deref_mut() {
+                lx.push();
+            }
             if self.timed.is_none() {
                 self.timed = Some((seq, now));
             }
@@ -300,6 +322,10 @@ impl TcpSender {
 
     /// Send what the window allows.
     fn send_allowed(&mut self, now: Time, out: &mut Vec<Packet>) {
+        if self.lx.is_some() {
+            self.linux_send(now, out);
+            return;
+        }
         if self.in_recovery && self.recovery == Recovery::Sack {
             self.sack_send(now, out);
             return;
@@ -425,7 +451,7 @@ impl TcpSender {
                 self.transmit(now, self.snd_una, out);
                 self.send_allowed(now, out);
             }
-            Recovery::Sack => {
+            Recovery::Sack | Recovery::Linux => {
                 for f in self.sb.iter_mut() {
                     *f &= !RETX;
                 }
@@ -465,6 +491,10 @@ impl TcpSender {
         self.stats.rtt_sum += true_rtt;
         self.stats.rtt_seen_sum += rtt;
         self.stats.rtt_samples += 1;
+        if self.lx.is_some() {
+            self.linux_on_ack(now, pkt, rtt, out);
+            return;
+        }
         if self.recovery == Recovery::Sack && pkt.nsack > 0 {
             self.apply_sack(pkt);
         }
@@ -496,7 +526,7 @@ impl TcpSender {
                             self.inflate = (self.inflate - acked as f64 + 1.0).max(0.0);
                             self.transmit(now, self.snd_una, out);
                         }
-                        Recovery::Sack => {}
+                        Recovery::Sack | Recovery::Linux => {}
                     }
                 }
             } else if pkt.ecn & ecn::ECE == 0 {
@@ -545,13 +575,17 @@ impl TcpSender {
         self.dupacks = 0;
         self.recover = self.snd_max;
         self.reduced_upto = self.snd_max;
-        for f in self.sb.iter_mut() {
-            *f = 0;
-        }
-        self.snd_nxt = self.snd_una;
         self.timed = None;
         self.rto_deadline = None;
-        self.send_allowed(now, out);
+        if self.lx.is_some() {
+            self.linux_on_timeout(now, out);
+        } else {
+            for f in self.sb.iter_mut() {
+                *f = 0;
+            }
+            self.snd_nxt = self.snd_una;
+            self.send_allowed(now, out);
+        }
         if self.snd_una < self.snd_max {
             self.restart_timer(now);
         }
