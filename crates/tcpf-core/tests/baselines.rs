@@ -56,8 +56,8 @@ fn fig9_runs() -> Vec<Single> {
         single("Reno", "tcp", "reno"),
         single("HS-TCP", "hstcp", "sack"),
         single("Illinois", "illinois", "sack"),
-        single("BIC", "bic", "sack"),
-        single("C-TCP", "compound", "sack"),
+        single("BIC", "bic", "linux"),
+        single("C-TCP", "compound", "linux"),
     ];
     println!("liu2008 Fig. 9 (left): one flow, 100 Mb/s, B = 100 packets, Tp = 100 ms; goodput over {FROM}-{DURATION} s");
     println!("{:>9} {:>14} {:>12} {:>12} {:>9} {:>10}", "", "goodput Mb/s", "% of max", "loss events", "timeouts", "mean cwnd");

@@ -17,7 +17,7 @@ pub fn tcp_info() -> AlgorithmInfo {
         params: vec![],
         aliases: vec![],
         taxonomy: None,
-        notes: "Loss recovery (reno | newreno | sack) is chosen per flow with `recovery`.",
+        notes: "Loss recovery (reno | newreno | sack | linux) is chosen per flow with `recovery`.",
         named_numbers: false,
         check: None,
     }
