@@ -4,8 +4,10 @@
 //!
 //! Setting (liu2008 §6): dumbbell, C = 100 Mbps, DropTail B = 100 packets, one-way bottleneck
 //! delay 50 ms and no access delay so that Tp ≈ 100 ms, 1000-byte packets (40-byte headers on
-//! the wire, so at most 96.15 Mb/s of goodput). HS-TCP, Illinois, BIC and C-TCP use SACK
-//! recovery (liu2008 footnote 9), Reno uses Reno recovery. 600 s, measured over 100–600 s (no
+//! the wire, so at most 96.15 Mb/s of goodput). HS-TCP, Illinois, BIC and C-TCP are SACK-based
+//! (liu2008 footnote 9): HS-TCP and Illinois use the engine's SACK recovery; BIC and C-TCP, which
+//! liu2008 ran with the Linux TCP implementation for ns-2, use `recovery = "linux"` (TCP-Linux's
+//! recovery). Reno uses Reno recovery. 600 s, measured over 100–600 s (no
 //! run has random elements: one seed suffices for the single-flow runs).
 
 use serde_json::{json, Value};
