@@ -190,9 +190,10 @@ LINUX_MODULES: Dict[str, Dict[str, Any]] = {
         "fixed": {"alpha": 0.125, "beta": 0.5, "k": 0.75, "gamma": 30.0, "zeta": 1.0, "low_window": 0.0},
         "settable": {},
     },
-    # alpha, beta, gamma in half packets (V_PARAM_SHIFT 1): defaults 2, 4, 1 packets
+    # alpha, beta, gamma in half packets (V_PARAM_SHIFT 1): defaults 2, 4, 1 packets; 2.6.22's
+    # module has no tcp_vegas_ssthresh (the engine's lower_ssthresh = "off")
     "vegas": {
-        "fixed": {},
+        "fixed": {"lower_ssthresh": "off"},
         "settable": {"alpha": ("alpha", 4, _whole(2.0)), "beta": ("beta", 8, _whole(2.0)),
                      "gamma": ("gamma", 2, _whole(2.0))},
     },

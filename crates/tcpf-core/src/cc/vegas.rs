@@ -13,7 +13,8 @@
 //! - A decrease also sets ssthresh = min(ssthresh, W − 1), as later Linux does
 //!   (`tcp_vegas_ssthresh`): without it (Linux 2.6.22, so ns-2's module) a window that reaches
 //!   the ssthresh left by a loss re-enters slow start on the next ACK and cannot shrink below
-//!   it.
+//!   it. `lower_ssthresh = "off"` selects the 2.6.22 behaviour (slow start while W ≤ ssthresh,
+//!   the end of slow start sets ssthresh = 2), to compare with ns-2 2.35.
 //! - Rounds with fewer than 3 RTT samples make no Vegas decision (Linux: they may be delayed
 //!   ACKs); the window then grows as Reno's for that ACK.
 //! - Loss event: W/2 (Reno); timeout: the shared rule. Either restarts the round tracking, so
@@ -22,7 +23,7 @@
 //! Defaults are Linux's (α = 2, β = 4, γ = 1 packets; ns-2's own Agent/TCP/Vegas uses 1, 3, 1;
 //! liu2008 §6 sets α = β = γ).
 
-use super::params::{AlgorithmInfo, ParamError, ParamSpec, Params};
+use super::params::{AlgorithmInfo, ParamError, ParamKind, ParamSpec, Params, ON_OFF};
 use super::{Ack, Controller, LossEvent, Timeout, Window, MIN_SSTHRESH};
 
 /// Per-RTT rounds in Linux's manner: a round ends with the first ACK beyond the packets that
@@ -110,13 +111,17 @@ pub struct VegasParams {
     pub alpha: f64,
     pub beta: f64,
     pub gamma: f64,
+    /// A decrease lowers ssthresh below the window (later Linux's `tcp_vegas_ssthresh`); off:
+    /// Linux 2.6.22 (ns-2 2.35's module), where the window cannot fall below the threshold
+    /// left by the last loss.
+    pub lower_ssthresh: bool,
 }
 
 impl VegasParams {
-    pub const LINUX: VegasParams = VegasParams { alpha: 2.0, beta: 4.0, gamma: 1.0 };
+    pub const LINUX: VegasParams = VegasParams { alpha: 2.0, beta: 4.0, gamma: 1.0, lower_ssthresh: true };
 
     pub fn from_params(p: &Params) -> Self {
-        VegasParams { alpha: p.get("alpha"), beta: p.get("beta"), gamma: p.get("gamma") }
+        VegasParams { alpha: p.get("alpha"), beta: p.get("beta"), gamma: p.get("gamma"), lower_ssthresh: p.text("lower_ssthresh") != Some("off") }
     }
 }
 
@@ -127,6 +132,13 @@ fn specs() -> Vec<ParamSpec> {
         n("alpha", d.alpha, "below this many queued packets (diff) the window grows by 1 per RTT"),
         n("beta", d.beta, "above this many queued packets the window shrinks by 1 per RTT"),
         n("gamma", d.gamma, "slow start ends when diff exceeds gamma"),
+        ParamSpec {
+            name: "lower_ssthresh",
+            kind: ParamKind::Choice(ON_OFF),
+            default_text: Some("on"),
+            doc: "on: a decrease (and the end of slow start) sets ssthresh = min(ssthresh, W - 1), as Linux since 2.6.25 (tcp_vegas_ssthresh); off: Linux 2.6.22, the module ns-2 2.35 runs - the end of slow start sets ssthresh = 2, a decrease leaves it, so the window bounces off the threshold left by the last loss (slow start while W <= ssthresh)",
+            ..ParamSpec::NUMBER
+        },
     ]
 }
 
@@ -171,12 +183,21 @@ impl Vegas {
         Self::new(VegasParams::from_params(p), initial_window, cap)
     }
 
+    /// Slow start: cwnd < ssthresh, or cwnd <= ssthresh in Linux 2.6.22's module.
+    fn in_slow_start(&self) -> bool {
+        if self.p.lower_ssthresh {
+            self.w.in_slow_start()
+        } else {
+            self.w.cwnd <= self.w.ssthresh
+        }
+    }
+
     fn end_of_round(&mut self, r: RoundEnd) {
         let old_cwnd = self.round_cwnd;
         self.round_cwnd = self.w.cwnd;
         if r.samples <= 2 || r.rtt <= 0.0 || r.sent <= 0.0 {
             // Too few samples: Reno for this ACK.
-            if self.w.in_slow_start() {
+            if self.in_slow_start() {
                 self.w.slow_start();
             } else {
                 let inc = 1.0 / self.w.cwnd;
@@ -185,11 +206,17 @@ impl Vegas {
             return;
         }
         let diff = r.diff();
-        if self.w.in_slow_start() {
+        if self.in_slow_start() {
             if diff > self.p.gamma {
                 // Too fast: leave slow start at the rate actually achieved.
                 self.w.cwnd = self.w.cwnd.min(r.target() + 1.0);
-                self.w.ssthresh = self.w.ssthresh.min(self.w.cwnd - 1.0).max(MIN_SSTHRESH);
+                if self.p.lower_ssthresh {
+                    self.w.ssthresh = self.w.ssthresh.min(self.w.cwnd - 1.0).max(MIN_SSTHRESH);
+                } else {
+                    // 2.6.22: ssthresh = 2, and the slow-start step is still taken.
+                    self.w.ssthresh = MIN_SSTHRESH;
+                    self.w.slow_start();
+                }
             } else {
                 self.w.slow_start();
             }
@@ -207,7 +234,9 @@ impl Vegas {
                 self.w.cwnd -= 1.0;
                 // Keep ssthresh below the window so that Vegas stays in congestion avoidance
                 // (later Linux; 2.6.22 let the window bounce off an ssthresh left by a loss).
-                self.w.ssthresh = self.w.ssthresh.min(self.w.cwnd - 1.0).max(MIN_SSTHRESH);
+                if self.p.lower_ssthresh {
+                    self.w.ssthresh = self.w.ssthresh.min(self.w.cwnd - 1.0).max(MIN_SSTHRESH);
+                }
             }
         }
         self.w.cwnd = self.w.cwnd.clamp(MIN_SSTHRESH, self.w.cap.max(MIN_SSTHRESH));
@@ -226,7 +255,7 @@ impl Controller for Vegas {
         match self.rounds.on_ack(ack) {
             Some(r) => self.end_of_round(r),
             None => {
-                if self.w.in_slow_start() {
+                if self.in_slow_start() {
                     self.w.slow_start();
                 }
             }
@@ -339,7 +368,7 @@ pub(crate) mod tests {
 
     #[test]
     fn slow_start_ends_when_diff_exceeds_gamma() {
-        let p = VegasParams { alpha: 2.0, beta: 2.0, gamma: 2.0 };
+        let p = VegasParams { alpha: 2.0, beta: 2.0, gamma: 2.0, lower_ssthresh: true };
         let mut c = Vegas::new(p, 2.0, f64::INFINITY);
         let mut now = 0.0;
         let mut rounds = 0;
@@ -388,5 +417,33 @@ pub(crate) mod tests {
         assert_eq!(VegasParams::from_params(&v(json!({})).unwrap()), VegasParams::LINUX);
         assert_eq!(v(json!({"alpha": 5, "beta": 3})).unwrap_err().field, "alpha");
         assert!(v(json!({"alpha": 5, "beta": 5, "gamma": 5})).is_ok());
+        assert!(!VegasParams::from_params(&v(json!({"lower_ssthresh": "off"})).unwrap()).lower_ssthresh);
+        assert_eq!(v(json!({"lower_ssthresh": "maybe"})).unwrap_err().field, "lower_ssthresh");
+    }
+
+    /// Linux 2.6.22's module (ns-2 2.35): a decrease leaves ssthresh alone, and a window at or
+    /// below ssthresh slow-starts, so after a loss to 20 the window cannot stay below 20 however
+    /// much the flow queues; later Linux (the default) goes down to the Vegas target.
+    #[test]
+    fn linux_2_6_22_variant_bounces_off_the_threshold_left_by_a_loss() {
+        let run = |lower: bool| {
+            let p = VegasParams { lower_ssthresh: lower, ..VegasParams::LINUX };
+            let mut c = in_ca(p, 40.0);
+            let mut now = 0.0;
+            round(&mut c, 0.1, &mut now);
+            c.on_loss_event(&loss(40.0));
+            let mut lowest = f64::INFINITY;
+            for _ in 0..12 {
+                round(&mut c, 0.3, &mut now); // diff = W * 2/3 > beta every round
+                lowest = lowest.min(c.window());
+            }
+            (lowest, c.ssthresh())
+        };
+        let (low_new, _) = run(true);
+        let (low_old, th_old) = run(false);
+        println!("lowest window after a loss to 20, diff > beta: later Linux {low_new}, 2.6.22 {low_old}");
+        assert!(low_new <= 14.0, "{low_new}");
+        assert_eq!(th_old, 20.0);
+        assert!(low_old >= 20.0, "{low_old}");
     }
 }
