@@ -146,7 +146,9 @@ LINUX_MODULES: Dict[str, Dict[str, Any]] = {
         "fixed": {"alpha_max": 10.0, "alpha_min": 0.3, "beta_max": 0.5, "beta_min": 0.125,
                   "eta1": 0.01, "eta2": 0.1, "eta3": 0.8, "extremes": "instantaneous",
                   # Linux counts low-delay rounds in rtt_low without resetting it on high ones
-                  "theta_count": "cumulative"},
+                  "theta_count": "cumulative",
+                  # 2.6.22's tcp_illinois_ssthresh keeps beta*W (later Linux removes it)
+                  "decrease": "linux-2.6.22"},
         "settable": {"w_thresh": ("win_thresh", 15, _whole()), "theta": ("theta", 5, _whole())},
     },
     # RFC 3649 Appendix B's table (hstcp_aimd_vals), Low_Window 38; no module parameters

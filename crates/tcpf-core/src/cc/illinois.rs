@@ -37,12 +37,15 @@ pub struct IllinoisParams {
     /// θ rule counts every round with d_a <= d1 since α left α_max (Linux's rtt_low), not only
     /// consecutive ones (liu2008).
     pub theta_cumulative: bool,
+    /// A loss event keeps β·W instead of removing it: Linux 2.6.22's tcp_illinois_ssthresh
+    /// (the module ns-2 2.35 runs); liu2008 and later Linux remove β·W.
+    pub keep_beta: bool,
 }
 
 impl IllinoisParams {
     /// liu2008 §6's standard setting.
     pub const PAPER: IllinoisParams =
-        IllinoisParams { alpha_max: 10.0, alpha_min: 0.1, beta_max: 0.5, beta_min: 0.125, w_thresh: 10.0, eta1: 0.01, eta2: 0.1, eta3: 0.8, theta: 5.0, instantaneous: false, theta_cumulative: false };
+        IllinoisParams { alpha_max: 10.0, alpha_min: 0.1, beta_max: 0.5, beta_min: 0.125, w_thresh: 10.0, eta1: 0.01, eta2: 0.1, eta3: 0.8, theta: 5.0, instantaneous: false, theta_cumulative: false, keep_beta: false };
     /// Linux's tcp_illinois (and so ns-2's Agent/TCP/Linux): α_min ≈ 0.3, W_thresh = 15,
     /// base/max RTT from instantaneous samples, and θ counted cumulatively (its rtt_low is not
     /// reset by a round with d_a > d1).
@@ -61,6 +64,7 @@ impl IllinoisParams {
             theta: p.get("theta"),
             instantaneous: p.text("extremes") == Some("instantaneous"),
             theta_cumulative: p.text("theta_count") == Some("cumulative"),
+            keep_beta: p.text("decrease") == Some("linux-2.6.22"),
         }
     }
 
@@ -136,6 +140,13 @@ fn specs(d: IllinoisParams) -> Vec<ParamSpec> {
             doc: "T_min and T_max from the per-round average RTT (liu2008's default) or from single RTT samples (its footnote 4 alternative; Linux)",
             ..ParamSpec::NUMBER
         },
+        ParamSpec {
+            name: "decrease",
+            kind: ParamKind::Choice(DECREASE),
+            default_text: Some("standard"),
+            doc: "standard: a loss event removes beta*W (liu2008 eq. 3, Linux since 2.6.23); linux-2.6.22: it keeps beta*W, as Linux 2.6.22's tcp_illinois_ssthresh does - the module ns-2 2.35 runs (same cut at beta = 1/2, deeper below)",
+            ..ParamSpec::NUMBER
+        },
     ]
 }
 
@@ -151,6 +162,7 @@ fn check(p: &mut Params) -> Result<(), ParamError> {
 
 const EXTREMES: &[&str] = &["average", "instantaneous"];
 const THETA_COUNT: &[&str] = &["consecutive", "cumulative"];
+const DECREASE: &[&str] = &["standard", "linux-2.6.22"];
 
 const NS2: &str = "ns-2: Agent/TCP/Linux with select_ca illinois runs Linux's implementation (Linux parameters: the illinois_linux preset).";
 
@@ -337,7 +349,8 @@ impl Controller for Illinois {
 
     fn on_loss_event(&mut self, ev: &LossEvent) {
         let b = if self.w.in_slow_start() || self.base(ev.window) { 0.5 } else { self.beta };
-        self.w.reduce_to(ev.window * (1.0 - b));
+        let keep = if self.p.keep_beta { b } else { 1.0 - b };
+        self.w.reduce_to(ev.window * keep);
     }
 
     fn on_timeout(&mut self, to: &Timeout) {
@@ -551,4 +564,25 @@ mod tests {
         assert_eq!(v(json!({"extremes": "median"})).unwrap_err().field, "extremes");
         assert!(IllinoisParams::from_params(&v(json!({"extremes": "instantaneous"})).unwrap()).instantaneous);
     }
+
+    /// Linux 2.6.22's tcp_illinois_ssthresh keeps beta*W: at beta = beta_min = 1/8 (low delay)
+    /// a loss from 100 packets leaves 12.5 (ns-2 traced 12, an integer), the standard rule 87.5;
+    /// at beta = 1/2 both halve.
+    #[test]
+    fn linux_2_6_22_decrease_keeps_beta_times_w() {
+        let v = |j: serde_json::Value| crate::cc::params::validate("illinois_linux", j.as_object().unwrap());
+        for (decrease, expect) in [("standard", 87.5), ("linux-2.6.22", 12.5)] {
+            let p = IllinoisParams::from_params(&v(json!({"decrease": decrease})).unwrap());
+            let mut c = in_ca(p, 100.0);
+            c.beta = 0.125;
+            c.on_loss_event(&loss(100.0));
+            assert_eq!(c.window(), expect, "{decrease}");
+            let mut c = in_ca(p, 100.0);
+            c.beta = 0.5;
+            c.on_loss_event(&loss(100.0));
+            assert_eq!(c.window(), 50.0, "{decrease}");
+        }
+        assert_eq!(v(json!({"decrease": "keep"})).unwrap_err().field, "decrease");
+    }
+
 }
