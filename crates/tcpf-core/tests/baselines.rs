@@ -40,7 +40,11 @@ struct Single {
 }
 
 fn single(label: &'static str, algorithm: &str, recovery: &str) -> Single {
-    let r = run(&liu2008(json!([{"count": 1, "algorithm": algorithm, "recovery": recovery, "access_delay": "0ms"}]), 1));
+    single_with(label, algorithm, recovery, json!({}))
+}
+
+fn single_with(label: &'static str, algorithm: &str, recovery: &str, params: Value) -> Single {
+    let r = run(&liu2008(json!([{"count": 1, "algorithm": algorithm, "recovery": recovery, "access_delay": "0ms", "params": params}]), 1));
     let f = &r["flows"][0];
     Single {
         label,
@@ -51,20 +55,26 @@ fn single(label: &'static str, algorithm: &str, recovery: &str) -> Single {
     }
 }
 
-/// liu2008 Fig. 9 (left)'s single-flow runs, in the figure's order (Illinois: the `illinois`
-/// preset, liu2008 §6's standard setting).
+/// liu2008 Fig. 9 (left)'s single-flow runs, in the figure's order: Reno, HS-TCP, "Illinois
+/// with β = 0.5", "Illinois with β = 0.125", BIC, C-TCP. We read the two Illinois bars as
+/// Illinois (liu2008 §6's standard setting otherwise) with β fixed, β_min = β_max = 1/2 and
+/// 1/8: with the standard range 1/8..1/2 a single flow meets every loss at a full queue, where
+/// d_a ≥ d3 and β = β_max, so that run equals the β = 1/2 one (printed as "Illinois" for the
+/// record).
 fn fig9_runs() -> Vec<Single> {
     let rows = vec![
         single("Reno", "tcp", "reno"),
         single("HS-TCP", "hstcp", "sack"),
         single("Illinois", "illinois", "sack"),
+        single_with("Ill. b=1/2", "illinois", "sack", json!({"beta_min": 0.5, "beta_max": 0.5})),
+        single_with("Ill. b=1/8", "illinois", "sack", json!({"beta_min": 0.125, "beta_max": 0.125})),
         single("BIC", "bic", "linux"),
         single("C-TCP", "compound", "linux"),
     ];
     println!("liu2008 Fig. 9 (left): one flow, 100 Mb/s, B = 100 packets, Tp = 100 ms; goodput over {FROM}-{DURATION} s");
-    println!("{:>9} {:>14} {:>12} {:>12} {:>9} {:>10}", "", "goodput Mb/s", "% of max", "loss events", "timeouts", "mean cwnd");
+    println!("{:>10} {:>14} {:>12} {:>12} {:>9} {:>10}", "", "goodput Mb/s", "% of max", "loss events", "timeouts", "mean cwnd");
     for r in &rows {
-        println!("{:>9} {:>14.2} {:>12.1} {:>12} {:>9} {:>10.0}", r.label, r.goodput / 1e6, 100.0 * r.goodput / MAX_GOODPUT, r.loss_events, r.timeouts, r.mean_cwnd);
+        println!("{:>10} {:>14.2} {:>12.1} {:>12} {:>9} {:>10.0}", r.label, r.goodput / 1e6, 100.0 * r.goodput / MAX_GOODPUT, r.loss_events, r.timeouts, r.mean_cwnd);
     }
     let mut order: Vec<&Single> = rows.iter().collect();
     order.sort_by(|a, b| b.goodput.total_cmp(&a.goodput));
@@ -85,6 +95,11 @@ fn liu2008_fig9_single_flow_illinois_beats_reno_and_hstcp_needs_sack() {
     let rows = fig9_runs();
     let (reno, ill, hs) = (get(&rows, "Reno"), get(&rows, "Illinois"), get(&rows, "HS-TCP"));
     assert!(ill.mean_cwnd > reno.mean_cwnd && ill.goodput > reno.goodput);
+    // The reading of Fig. 9's two Illinois bars: the standard β range behaves as β = 1/2 here,
+    // and β = 1/8 is the better of the two.
+    let (half, eighth) = (get(&rows, "Ill. b=1/2"), get(&rows, "Ill. b=1/8"));
+    assert!((ill.goodput / half.goodput - 1.0).abs() < 0.005, "{} vs {}", ill.goodput, half.goodput);
+    assert!(eighth.goodput > half.goodput);
     let hs_reno = single("HS-TCP/Reno", "hstcp", "reno");
     println!("HS-TCP with the Reno base: {:.2} Mb/s, {} loss events, {} timeouts (SACK base: {} timeouts)", hs_reno.goodput / 1e6, hs_reno.loss_events, hs_reno.timeouts, hs.timeouts);
     assert_eq!(hs.timeouts, 0);
@@ -92,18 +107,20 @@ fn liu2008_fig9_single_flow_illinois_beats_reno_and_hstcp_needs_sack() {
 }
 
 /// liu2008 Fig. 9 (left): "TCP-Illinois has the best network bandwidth utilization among these
-/// algorithms", and Reno the worst. Not reproduced here, so ignored (run it with `--ignored`):
-/// BIC gets more than Illinois (as it does in ns-2 2.35 with Linux's tcp_bic and tcp_illinois
-/// in this setting), and C-TCP less than Reno: with B = 100 packets its delay window overshoots
-/// γ = 30 queued packets by two RTTs of growth and every cycle ends in a loss (with B = 300 it
-/// gets 99 % of the link). See the issue #7 report.
+/// algorithms", and Reno the worst. Half reproduced, so ignored (run it with `--ignored`):
+/// Illinois with β = 1/8 is first (96.05 Mb/s, BIC 93.02), but C-TCP (77.07) falls below Reno
+/// (78.17). ns-2 2.35 running the same Linux modules in this setting agrees with the engine,
+/// not with the figure: compound 77.13 and Reno 77.89 Mb/s (BIC 93.12), one seed each with
+/// `tcpf ns2 compare` (see the issue #7 note). ns-2's compound module loses only as often as
+/// Reno (8 loss events in 500 s), the engine's C-TCP 120 times, for the same goodput: with
+/// B = 100 packets its delay window overshoots γ = 30 queued packets by two RTTs of growth.
 #[test]
-#[ignore = "liu2008 Fig. 9 order not reproduced: BIC > Illinois, and C-TCP < Reno at B = 100"]
+#[ignore = "liu2008 Fig. 9 order half reproduced: C-TCP < Reno at B = 100 packets (as in ns-2 2.35)"]
 fn liu2008_fig9_left_illinois_first_reno_last() {
     let rows = fig9_runs();
     let best = rows.iter().max_by(|a, b| a.goodput.total_cmp(&b.goodput)).unwrap();
     let worst = rows.iter().min_by(|a, b| a.goodput.total_cmp(&b.goodput)).unwrap();
-    assert_eq!(best.label, "Illinois", "best average goodput");
+    assert!(best.label.starts_with("Ill"), "best average goodput: {}", best.label);
     assert_eq!(worst.label, "Reno", "worst average goodput");
 }
 
