@@ -187,10 +187,17 @@ LINUX_MODULES: Dict[str, Dict[str, Any]] = {
         "settable": {"rtt_scaling": ("use_rtt_scaling", 1, _switch),
                      "bandwidth_switch": ("use_bandwidth_switch", 1, _switch)},
     },
-    # TCP_COMPOUND_ALPHA 3 (1/8 as a shift), BETA 1 (1/2), k 3/4, GAMMA 30, ZETA 1
+    # TCP_COMPOUND_ALPHA 3 (1/8 as a shift), BETA 1 (1/2), k 3/4, GAMMA 30, ZETA 1.
+    # The module takes its RTT samples through the old `rtt_sample` hook, which TCP/Linux
+    # (tcp/tcp-linux.cc) calls only from rtt_update(): once per ACK with timestamps_ true,
+    # otherwise only for the one timed segment per RTT, and the module updates dwnd only
+    # after a round with more than 2 samples, so without timestamps dwnd stays 0 (Reno).
+    # Linux calls rtt_sample for every ACK of new data, as the engine samples; `rtt_sample`
+    # makes the exporter switch timestamps on (option size 0: headers stay 40 bytes).
     "compound": {
         "fixed": {"alpha": 0.125, "beta": 0.5, "k": 0.75, "gamma": 30.0, "zeta": 1.0, "low_window": 0.0},
         "settable": {},
+        "rtt_sample": True,
     },
     # alpha, beta, gamma in half packets (V_PARAM_SHIFT 1): defaults 2, 4, 1 packets; 2.6.22's
     # module has no tcp_vegas_ssthresh (the engine's lower_ssthresh = "off")
@@ -243,7 +250,11 @@ def _alg_linux(module: str) -> Callable[[Dict[str, Any], str], Ns2Agent]:
                                          f"tcp_{module} is Linux 2.6.22's, compiled with {name} = {shown})")
             else:
                 raise Ns2Unsupported(f"{where}.params.{name}: ns-2's tcp_{module} has no such parameter")
+        # per-ACK RTT samples for modules on the rtt_sample hook (see LINUX_MODULES)
+        settings: List[Setting] = ([("timestamps_", "true"), ("ts_option_size_", 0)]
+                                   if spec.get("rtt_sample") else [])
         return Ns2Agent(
+            settings=settings,
             sender="Agent/TCP/Linux", sink="Agent/TCPSink/Sack1",
             delack_sink="Agent/TCPSink/Sack1/DelAck",
             at_start=cmds,

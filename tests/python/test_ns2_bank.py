@@ -331,6 +331,18 @@ def test_linux_module_mappings_of_the_window_based_baselines():
             export_tcl(_expanded_with(alg, params))
 
 
+def test_compound_gets_per_ack_rtt_samples_in_ns2():
+    """ns-2's tcp_compound takes its RTT samples through the rtt_sample hook, which TCP/Linux
+    calls per ACK only with timestamps_ true (otherwise once per RTT, and the module, which
+    wants more than 2 samples per round, never changes dwnd): the exporter switches timestamps
+    on for it, with a 0-byte option so the headers stay 40 bytes; other modules are untouched."""
+    s = export_tcl(_expanded_with("compound", {}))
+    assert "$tcp(2) set timestamps_ true" in s and "$tcp(2) set ts_option_size_ 0" in s
+    assert "$tcp(0) set timestamps_" not in s   # the Reno flow
+    s = export_tcl(_expanded_with("cubic", {"c": 0.4, "beta": 0.2}))
+    assert "timestamps_" not in s and "ts_option_size_" not in s
+
+
 def test_engine_semantics_knobs():
     e = _expanded_with("tcp", {})
     e["flows"][0]["recovery"] = "newreno"

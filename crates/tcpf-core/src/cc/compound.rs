@@ -77,7 +77,7 @@ pub fn compound_info() -> AlgorithmInfo {
         params: specs(),
         aliases: vec![],
         taxonomy: None,
-        notes: "ns-2: Agent/TCP/Linux with select_ca compound (no module parameters; constants compiled in). ns-2's module halves the total window on a loss (Reno ssthresh) and then takes the cut out of cwnd, keeping dwnd unless it exceeds the new window; it also updates dwnd during slow start. Delay-driven component: tsao2007's taxonomy does not apply.",
+        notes: "ns-2: Agent/TCP/Linux with select_ca compound (no module parameters; constants compiled in). ns-2's module takes its RTT samples through the rtt_sample hook, which TCP/Linux feeds once per ACK only with timestamps_ true (the exporter sets it; without it dwnd stays 0). It computes in whole packets: dwnd grows by floor(floor(w^(3/4))/8) - 1 per round, w the packets sent in the round (the paper's alpha*win^k - 1 rounded down to a whole packet or more). On a loss it has no hook of its own: ssthresh is half the total window (Reno), and at the first ACK after the recovery its stale cwnd or dwnd exceeds the reduced window, so cwnd takes the whole window and dwnd restarts from 0. It also updates dwnd during slow start. Delay-driven component: tsao2007's taxonomy does not apply.",
         named_numbers: false,
         check: None,
     }
