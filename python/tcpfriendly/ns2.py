@@ -195,7 +195,9 @@ LINUX_MODULES: Dict[str, Dict[str, Any]] = {
     # Linux calls rtt_sample for every ACK of new data, as the engine samples; `rtt_sample`
     # makes the exporter switch timestamps on (option size 0: headers stay 40 bytes).
     "compound": {
-        "fixed": {"alpha": 0.125, "beta": 0.5, "k": 0.75, "gamma": 30.0, "zeta": 1.0, "low_window": 0.0},
+        "fixed": {"alpha": 0.125, "beta": 0.5, "k": 0.75, "gamma": 30.0, "zeta": 1.0, "low_window": 0.0,
+                  # whole-packet dwnd growth, floor(floor(w^(3/4))/8) - 1
+                  "rounding": "packets"},
         "settable": {},
         "rtt_sample": True,
     },

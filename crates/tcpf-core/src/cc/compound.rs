@@ -18,7 +18,9 @@
 //! Defaults α = 1/8, β = 1/2, k = 3/4, γ = 30 packets, ζ = 1 (the paper; also ns-2's
 //! tcp_compound module, a Linux 2.6.22 port, which liu2008 ran).
 
-use super::params::{AlgorithmInfo, ParamSpec, Params};
+use super::params::{AlgorithmInfo, ParamKind, ParamSpec, Params};
+
+const ROUNDING: &[&str] = &["none", "packets"];
 use super::vegas::{RoundEnd, Rounds};
 use super::{Ack, Controller, LossEvent, Timeout, Window};
 
@@ -31,18 +33,34 @@ pub struct CompoundParams {
     pub gamma: f64,
     pub zeta: f64,
     pub low_window: f64,
+    /// dwnd's increase in whole packets, ⌊⌊win^k⌋·α⌋ − 1, as ns-2's tcp_compound computes it
+    /// (integer windows); the paper's α·win^k − 1 otherwise.
+    pub whole_packets: bool,
 }
 
 impl CompoundParams {
-    pub const PAPER: CompoundParams = CompoundParams { alpha: 0.125, beta: 0.5, k: 0.75, gamma: 30.0, zeta: 1.0, low_window: 0.0 };
+    pub const PAPER: CompoundParams = CompoundParams { alpha: 0.125, beta: 0.5, k: 0.75, gamma: 30.0, zeta: 1.0, low_window: 0.0, whole_packets: false };
 
     pub fn from_params(p: &Params) -> Self {
-        CompoundParams { alpha: p.get("alpha"), beta: p.get("beta"), k: p.get("k"), gamma: p.get("gamma"), zeta: p.get("zeta"), low_window: p.get("low_window") }
+        CompoundParams {
+            alpha: p.get("alpha"),
+            beta: p.get("beta"),
+            k: p.get("k"),
+            gamma: p.get("gamma"),
+            zeta: p.get("zeta"),
+            low_window: p.get("low_window"),
+            whole_packets: p.text("rounding") == Some("packets"),
+        }
     }
 
     /// dwnd's increase per round at total window `win` (when diff < γ).
     pub fn increase(&self, win: f64) -> f64 {
-        (self.alpha * libm::pow(win, self.k) - 1.0).max(0.0)
+        if self.whole_packets {
+            let powed = libm::pow(win.floor(), self.k).floor();
+            ((powed * self.alpha).floor() - 1.0).max(0.0)
+        } else {
+            (self.alpha * libm::pow(win, self.k) - 1.0).max(0.0)
+        }
     }
 }
 
@@ -65,6 +83,13 @@ fn specs() -> Vec<ParamSpec> {
         ParamSpec { name: "gamma", default: Some(d.gamma), min: Some(0.0), min_open: true, unit: "packets", doc: "queued packets (diff) above which dwnd shrinks", ..ParamSpec::NUMBER },
         ParamSpec { name: "zeta", default: Some(d.zeta), min: Some(0.0), min_open: true, unit: "", doc: "dwnd shrinks by zeta*diff per RTT once diff >= gamma", ..ParamSpec::NUMBER },
         ParamSpec { name: "low_window", default: Some(d.low_window), min: Some(0.0), unit: "packets", doc: "below this total window the delay component is off (0: always on)", ..ParamSpec::NUMBER },
+        ParamSpec {
+            name: "rounding",
+            kind: ParamKind::Choice(ROUNDING),
+            default_text: Some("none"),
+            doc: "none: dwnd grows by alpha*win^k - 1 per RTT (the paper); packets: by floor(floor(win^k)*alpha) - 1 whole packets, as ns-2 2.35's tcp_compound module computes it (up to one packet per RTT less)",
+            ..ParamSpec::NUMBER
+        },
     ]
 }
 
@@ -294,4 +319,20 @@ mod tests {
         assert_eq!(v(json!({"k": 1.5})).unwrap_err().field, "k");
         assert_eq!(v(json!({"gamma": 0})).unwrap_err().field, "gamma");
     }
+
+    #[test]
+    fn whole_packet_increase_is_the_modules_integer_arithmetic() {
+        let paper = CompoundParams::PAPER;
+        let module = CompoundParams { whole_packets: true, ..CompoundParams::PAPER };
+        // win = 100: 100^0.75 = 31.62; paper 31.62/8 - 1 = 2.95; module floor(31/8) - 1 = 2.
+        assert!((paper.increase(100.0) - 2.9528).abs() < 1e-3);
+        assert_eq!(module.increase(100.0), 2.0);
+        assert_eq!(module.increase(346.7), 9.0); // 346^0.75 = 80.2 -> 80/8 - 1 (paper: 9.03)
+        assert_eq!(module.increase(20.0), 0.0); // 20^0.75 = 9.46 -> 9/8 = 1 -> 0
+        let v = |j: serde_json::Value| crate::cc::params::validate("compound", j.as_object().unwrap());
+        assert_eq!(CompoundParams::from_params(&v(json!({"rounding": "packets"})).unwrap()), module);
+        assert_eq!(CompoundParams::from_params(&v(json!({})).unwrap()), paper);
+        assert_eq!(v(json!({"rounding": "floor"})).unwrap_err().field, "rounding");
+    }
+
 }
