@@ -3,7 +3,9 @@
 //! - NewReno (RFC 6582): stays in recovery until the recovery point is acknowledged,
 //!   retransmitting one hole per partial ACK;
 //! - SACK (in the spirit of RFC 6675): a scoreboard of SACKed packets, `pipe` estimation, and
-//!   retransmission of every packet deemed lost before new data.
+//!   retransmission of every packet deemed lost before new data;
+//! - Linux (2.6.22, as ns-2's TCP-Linux): FACK loss marking, lost retransmissions resent without
+//!   a timeout, rate halving down to the controller's `min_cwnd` (see `tcp/linux.rs`).
 //!
 //! A fast retransmit starts a new loss event only for a packet sent after the last window
 //! reduction, so a loss event reduces the window once. RTO per RFC 6298 with a coarse clock
