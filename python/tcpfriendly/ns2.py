@@ -196,8 +196,9 @@ LINUX_MODULES: Dict[str, Dict[str, Any]] = {
     # makes the exporter switch timestamps on (option size 0: headers stay 40 bytes).
     "compound": {
         "fixed": {"alpha": 0.125, "beta": 0.5, "k": 0.75, "gamma": 30.0, "zeta": 1.0, "low_window": 0.0,
-                  # whole-packet dwnd growth, floor(floor(w^(3/4))/8) - 1
-                  "rounding": "packets"},
+                  # the module's arithmetic and loss reaction (whole-packet dwnd growth,
+                  # floor(floor(w^(3/4))/8) - 1; after a loss dwnd = 0)
+                  "variant": "ns2-module"},
         "settable": {},
         "rtt_sample": True,
     },

@@ -84,7 +84,7 @@ fn fig9_simulate() -> Vec<Single> {
         single_with("Ill. b=1/2", "illinois", "sack", json!({"beta_min": 0.5, "beta_max": 0.5})),
         single_with("Ill. b=1/8", "illinois", "sack", json!({"beta_min": 0.125, "beta_max": 0.125})),
         single("BIC", "bic", "linux"),
-        single_with("C-TCP", "compound", "linux", json!({"rounding": "packets"})),
+        single_with("C-TCP", "compound", "linux", json!({"variant": "ns2-module"})),
     ];
     println!("liu2008 Fig. 9 (left): one flow, 100 Mb/s, B = 100 packets, Tp = 100 ms, {DURATION} s; average goodput over the run and over {FROM}-{DURATION} s");
     println!("{:>10} {:>14} {:>16} {:>12} {:>12} {:>9} {:>10}", "", "run Mb/s", "steady Mb/s", "% of max", "loss events", "timeouts", "mean cwnd");

@@ -20,7 +20,7 @@
 
 use super::params::{AlgorithmInfo, ParamKind, ParamSpec, Params};
 
-const ROUNDING: &[&str] = &["none", "packets"];
+const VARIANT: &[&str] = &["paper", "ns2-module"];
 use super::vegas::{RoundEnd, Rounds};
 use super::{Ack, Controller, LossEvent, Timeout, Window};
 
@@ -33,13 +33,14 @@ pub struct CompoundParams {
     pub gamma: f64,
     pub zeta: f64,
     pub low_window: f64,
-    /// dwnd's increase in whole packets, ⌊⌊win^k⌋·α⌋ − 1, as ns-2's tcp_compound computes it
-    /// (integer windows); the paper's α·win^k − 1 otherwise.
-    pub whole_packets: bool,
+    /// ns-2 2.35's tcp_compound module: dwnd grows in whole packets, ⌊⌊win^k⌋·α⌋ − 1, and a
+    /// loss leaves the whole reduced window in cwnd with dwnd = 0 (the paper: α·win^k − 1, and
+    /// the cut split between the two).
+    pub ns2_module: bool,
 }
 
 impl CompoundParams {
-    pub const PAPER: CompoundParams = CompoundParams { alpha: 0.125, beta: 0.5, k: 0.75, gamma: 30.0, zeta: 1.0, low_window: 0.0, whole_packets: false };
+    pub const PAPER: CompoundParams = CompoundParams { alpha: 0.125, beta: 0.5, k: 0.75, gamma: 30.0, zeta: 1.0, low_window: 0.0, ns2_module: false };
 
     pub fn from_params(p: &Params) -> Self {
         CompoundParams {
@@ -49,13 +50,13 @@ impl CompoundParams {
             gamma: p.get("gamma"),
             zeta: p.get("zeta"),
             low_window: p.get("low_window"),
-            whole_packets: p.text("rounding") == Some("packets"),
+            ns2_module: p.text("variant") == Some("ns2-module"),
         }
     }
 
     /// dwnd's increase per round at total window `win` (when diff < γ).
     pub fn increase(&self, win: f64) -> f64 {
-        if self.whole_packets {
+        if self.ns2_module {
             let powed = libm::pow(win.floor(), self.k).floor();
             ((powed * self.alpha).floor() - 1.0).max(0.0)
         } else {
@@ -84,10 +85,10 @@ fn specs() -> Vec<ParamSpec> {
         ParamSpec { name: "zeta", default: Some(d.zeta), min: Some(0.0), min_open: true, unit: "", doc: "dwnd shrinks by zeta*diff per RTT once diff >= gamma", ..ParamSpec::NUMBER },
         ParamSpec { name: "low_window", default: Some(d.low_window), min: Some(0.0), unit: "packets", doc: "below this total window the delay component is off (0: always on)", ..ParamSpec::NUMBER },
         ParamSpec {
-            name: "rounding",
-            kind: ParamKind::Choice(ROUNDING),
-            default_text: Some("none"),
-            doc: "none: dwnd grows by alpha*win^k - 1 per RTT (the paper); packets: by floor(floor(win^k)*alpha) - 1 whole packets, as ns-2 2.35's tcp_compound module computes it (up to one packet per RTT less)",
+            name: "variant",
+            kind: ParamKind::Choice(VARIANT),
+            default_text: Some("paper"),
+            doc: "paper: dwnd grows by alpha*win^k - 1 per RTT and a loss event keeps cwnd/2 in cwnd and the rest of win*(1 - beta) in dwnd; ns2-module: as ns-2 2.35's tcp_compound module computes it - growth in whole packets, floor(floor(win^k)*alpha) - 1 (up to one packet per RTT less), and after a loss cwnd holds the whole reduced window, dwnd = 0",
             ..ParamSpec::NUMBER
         },
     ]
@@ -188,8 +189,15 @@ impl Controller for Compound {
 
     fn on_loss_event(&mut self, ev: &LossEvent) {
         let win = ev.window * (1.0 - self.p.beta);
-        self.w.reduce_to(self.w.cwnd / 2.0);
-        self.dwnd = (win - self.w.cwnd).max(0.0);
+        if self.p.ns2_module {
+            // ns-2's module: Reno's ssthresh on the total window; after recovery cwnd takes
+            // the whole reduced window and dwnd restarts from 0.
+            self.w.reduce_to(win.floor());
+            self.dwnd = 0.0;
+        } else {
+            self.w.reduce_to(self.w.cwnd / 2.0);
+            self.dwnd = (win - self.w.cwnd).max(0.0);
+        }
         self.growing = false;
         self.rounds.restart();
     }
@@ -321,18 +329,31 @@ mod tests {
     }
 
     #[test]
-    fn whole_packet_increase_is_the_modules_integer_arithmetic() {
+    fn ns2_module_variant_grows_in_whole_packets_and_empties_dwnd_on_a_loss() {
         let paper = CompoundParams::PAPER;
-        let module = CompoundParams { whole_packets: true, ..CompoundParams::PAPER };
+        let module = CompoundParams { ns2_module: true, ..CompoundParams::PAPER };
         // win = 100: 100^0.75 = 31.62; paper 31.62/8 - 1 = 2.95; module floor(31/8) - 1 = 2.
         assert!((paper.increase(100.0) - 2.9528).abs() < 1e-3);
         assert_eq!(module.increase(100.0), 2.0);
         assert_eq!(module.increase(346.7), 9.0); // 346^0.75 = 80.2 -> 80/8 - 1 (paper: 9.03)
         assert_eq!(module.increase(20.0), 0.0); // 20^0.75 = 9.46 -> 9/8 = 1 -> 0
         let v = |j: serde_json::Value| crate::cc::params::validate("compound", j.as_object().unwrap());
-        assert_eq!(CompoundParams::from_params(&v(json!({"rounding": "packets"})).unwrap()), module);
+        assert_eq!(CompoundParams::from_params(&v(json!({"variant": "ns2-module"})).unwrap()), module);
         assert_eq!(CompoundParams::from_params(&v(json!({})).unwrap()), paper);
-        assert_eq!(v(json!({"rounding": "floor"})).unwrap_err().field, "rounding");
+        assert_eq!(v(json!({"variant": "linux"})).unwrap_err().field, "variant");
+        // The module's loss reaction: the reduced total window all in cwnd, dwnd = 0.
+        let mut c = Compound::new(module, 2.0, f64::INFINITY);
+        c.w.ssthresh = 2.0;
+        c.w.cwnd = 60.0;
+        c.dwnd = 40.0;
+        c.on_loss_event(&loss(100.0));
+        assert_eq!((c.cwnd(), c.dwnd, c.window(), c.ssthresh()), (50.0, 0.0, 50.0, 50.0));
+        let mut c = Compound::new(paper, 2.0, f64::INFINITY);
+        c.w.ssthresh = 2.0;
+        c.w.cwnd = 60.0;
+        c.dwnd = 40.0;
+        c.on_loss_event(&loss(100.0));
+        assert_eq!((c.cwnd(), c.dwnd, c.window()), (30.0, 20.0, 50.0));
     }
 
 }
