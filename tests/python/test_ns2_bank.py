@@ -65,10 +65,14 @@ def test_bank_has_the_required_scenarios_with_headers():
                    "illinois-linux-vs-reno", "periodic-loss-packets", "periodic-loss-interval",
                    "cbr-square-wave-phase", "pareto-yang2000", "chain-two-bottlenecks",
                    "rto-small-windows",
-                   # issue #7's window-based baselines (Linux 2.6.22 modules in ns-2)
-                   "hstcp-single", "hstcp-vs-reno", "cubic-single", "cubic-vs-reno", "htcp-single",
-                   "vegas-single", "scalable-vs-reno"]:
+                   "illinois-linux-lossy"]:
         assert needed in names
+    # issue #7: every window-based baseline (Linux 2.6.22 modules in ns-2) alone and 2 + 2 with
+    # Reno, at liu2008 §6's full rate (-100m) and, except scalable vs Reno, at a fifth of it
+    for alg in ["hstcp", "cubic", "bic", "compound", "vegas", "scalable", "htcp"]:
+        for kind in ["single", "vs-reno"]:
+            assert f"{alg}-{kind}-100m" in names
+            assert f"{alg}-{kind}" in names or (alg, kind) == ("scalable", "vs-reno")
     for e in bank.scenarios:
         text = Path(e.path).read_text()
         assert text.startswith("# "), f"{e.name}: needs a header comment"
