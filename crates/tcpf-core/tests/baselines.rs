@@ -129,8 +129,8 @@ fn liu2008_fig9_single_flow_illinois_beats_reno_and_hstcp_needs_sack() {
 /// average over the run, as an ns-2 script computes it from the bytes received). Over the run:
 /// Illinois with β = 1/8 first (94.28 Mb/s), Reno last (71.39: its slow start overshoots the
 /// 100-packet buffer by hundreds of packets and Reno recovery ends in two timeouts), C-TCP
-/// 76.76. ns-2 2.35 with the same modules gives Reno 71.97 (two timeouts) and compound 77.14.
-/// Over the steady state only (100-600 s) C-TCP (77.23) falls just below Reno (78.17), in ns-2
+/// 74.32. ns-2 2.35 with the same modules gives Reno 71.97 (two timeouts) and compound 77.14.
+/// Over the steady state only (100-600 s) C-TCP (74.72) falls below Reno (78.17), in ns-2
 /// too (77.64 against 77.89): with B = 100 packets C-TCP's delay window overshoots γ = 30 queued
 /// packets and most cycles end in a loss with a halving, so the order of those two rests on
 /// Reno's start-up.
