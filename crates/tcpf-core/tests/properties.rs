@@ -108,27 +108,34 @@ proptest! {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(24))]
 
-    /// Linux-style recovery under any loss rate up to 10 % (FACK marking, lost retransmissions,
-    /// rate halving, timeouts that keep SACK state): no panic, the same bytes for the same seed,
-    /// nothing delivered that was not sent, and every forward flow keeps delivering (no stall).
+    /// Linux-style recovery under random loss up to 5 % (FACK marking, lost retransmissions,
+    /// rate halving, timeouts that keep SACK state), with every Linux-module controller: no
+    /// panic, the same bytes for the same seed, nothing delivered that was not sent, and no
+    /// stall: every Linux-recovery flow still delivers in the second half of a 30-s run (a
+    /// silent 15 s would take a retransmission lost four times in a row, p^4 < 1e-5).
     #[test]
     fn linux_recovery_conserves_packets_and_never_stalls(
         alg in prop::sample::select(vec!["tcp", "bic", "compound", "vegas", "scalable", "hstcp", "illinois_linux", "cubic", "htcp"]),
-        p in 0.0f64..0.1, queue in prop::sample::select(vec!["droptail", "red"]), seed in 0u64..10_000,
+        p in 0.0f64..0.05, queue in prop::sample::select(vec!["droptail", "red"]), seed in 0u64..10_000,
     ) {
-        let s = json!({
-            "duration": 10, "seed": seed, "max_window": 200,
+        let scenario = |measure: Value| json!({
+            "duration": 30, "seed": seed, "max_window": 200, "measure": measure,
             "bottleneck": {"rate": "8Mbps", "delay": "20ms", "queue": queue, "limit": 30, "loss": {"model": "bernoulli", "p": p}},
             "flows": [{"count": 3, "algorithm": alg, "recovery": "linux", "access_delay": "1ms..8ms", "start": "0..1"},
                       {"count": 1, "algorithm": "tcp", "recovery": "sack", "start": "0..1"}]
         }).to_string();
+        let s = scenario(json!({"from": 0, "to": 30}));
         let out = api::run(&s, None, None).unwrap();
         prop_assert_eq!(&out, &api::run(&s, None, None).unwrap());
         let r: Value = serde_json::from_str(&out).unwrap();
         for f in r["flows"].as_array().unwrap() {
             let (sent, got) = (f["packets_sent"].as_u64().unwrap(), f["packets_delivered"].as_u64().unwrap());
             prop_assert!(got <= sent, "flow {} delivered {} of {} sent", f["id"], got, sent);
-            prop_assert!(got > 20, "flow {} ({}) delivered only {} packets at p = {}", f["id"], alg, got, p);
+        }
+        let late: Value = serde_json::from_str(&api::run(&scenario(json!({"from": 15, "to": 30})), None, None).unwrap()).unwrap();
+        for f in late["flows"].as_array().unwrap().iter().take(3) {
+            let got = f["packets_delivered"].as_u64().unwrap();
+            prop_assert!(got > 0, "flow {} ({}) delivered nothing in 15-30 s at p = {}", f["id"], alg, p);
         }
     }
 }
