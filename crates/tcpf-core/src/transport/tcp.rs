@@ -395,17 +395,26 @@ impl TcpSender {
             match next {
                 Some(seq) => self.transmit(now, seq, out),
                 None => {
-                    let seq = self.snd_max;
-                    let room = (self.snd_una as f64 + self.p.max_window) > seq as f64;
-                    if !self.has_data(seq) || !room {
+                    if !self.send_new(now, out) {
                         break;
                     }
-                    self.snd_nxt = seq + 1;
-                    self.transmit(now, seq, out);
                 }
             }
             pipe += 1.0;
         }
+    }
+
+    /// Send the next new packet if the application has data and the receiver window room;
+    /// false if not.
+    fn send_new(&mut self, now: Time, out: &mut Vec<Packet>) -> bool {
+        let seq = self.snd_max;
+        let room = (self.snd_una as f64 + self.p.max_window) > seq as f64;
+        if !self.has_data(seq) || !room {
+            return false;
+        }
+        self.snd_nxt = seq + 1;
+        self.transmit(now, seq, out);
+        true
     }
 
     /// RFC 3042: one new packet per early duplicate ACK, within cwnd + dupacks.
@@ -424,16 +433,32 @@ impl TcpSender {
         }
     }
 
-    fn loss_event(&mut self, now: Time, ecn: bool) {
+    /// A loss event: the controller reduces its window once. Returns the window before.
+    fn reduce(&mut self, now: Time, ecn: bool) -> f64 {
         let window = self.cwnd();
         let in_flight = self.in_flight();
         self.cc.on_loss_event(&LossEvent { now: to_secs(now), window, in_flight, ecn });
-        self.record(now, if ecn { LossKind::Ecn } else { LossKind::FastRetransmit }, window);
         self.reduced_upto = self.snd_max;
         self.stats.loss_events += 1;
         if ecn {
             self.stats.ecn_reactions += 1;
             self.cwr_pending = true;
+        }
+        window
+    }
+
+    fn loss_event(&mut self, now: Time, ecn: bool) {
+        let before = self.reduce(now, ecn);
+        self.record(now, if ecn { LossKind::Ecn } else { LossKind::FastRetransmit }, before);
+    }
+
+    /// The ACK of `ack` ends the RTO estimator's timed packet (Karn: never a retransmitted one).
+    fn sample_timed(&mut self, now: Time, ack: u32) {
+        if let Some((seq, sent)) = self.timed {
+            if ack > seq {
+                self.rtt.sample(to_secs(now - sent), to_secs(sent));
+                self.timed = None;
+            }
         }
     }
 
@@ -502,12 +527,7 @@ impl TcpSender {
         }
         if ack > self.snd_una && ack <= self.snd_max {
             let acked = ack - self.snd_una;
-            if let Some((seq, sent)) = self.timed {
-                if ack > seq {
-                    self.rtt.sample(to_secs(now - sent), to_secs(sent));
-                    self.timed = None;
-                }
-            }
+            self.sample_timed(now, ack);
             self.sb.drain(..acked as usize);
             self.snd_una = ack;
             if self.snd_nxt < self.snd_una {

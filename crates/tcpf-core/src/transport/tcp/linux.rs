@@ -20,7 +20,7 @@
 //! ns-2 modules run with. See docs/ns2-notes.md ("Fast recovery in TCP/Linux").
 
 use super::{Packet, TcpSender, LOST, RETX, SACKED};
-use crate::cc::{Ack, LossEvent};
+use crate::cc::Ack;
 use crate::net::packet::ecn;
 use crate::sim::{to_secs, Time};
 use std::collections::VecDeque;
@@ -242,14 +242,8 @@ impl TcpSender {
                 lx.ids[i] = id;
                 lx.rtx.push_back(Rtx { seq, snd_max_at: snd_max, id });
                 self.transmit(now, seq, out);
-            } else {
-                let seq = self.snd_max;
-                let room = (self.snd_una as f64 + self.p.max_window) > seq as f64;
-                if !self.has_data(seq) || !room {
-                    break;
-                }
-                self.snd_nxt = seq + 1;
-                self.transmit(now, seq, out);
+            } else if !self.send_new(now, out) {
+                break;
             }
             pif += 1;
             let lx = self.lx();
@@ -260,18 +254,13 @@ impl TcpSender {
     /// An ACK, with its RTT sample (as the controller sees it) already taken.
     pub(super) fn linux_on_ack(&mut self, now: Time, pkt: &Packet, rtt: f64, out: &mut Vec<Packet>) {
         let ack = pkt.seq;
-        let acked = if ack > self.snd_una && ack <= self.snd_max { ack - self.snd_una } else { 0 };
         if ack < self.snd_una || ack > self.snd_max {
             self.linux_send(now, out);
             return;
         }
+        let acked = ack - self.snd_una;
         if acked > 0 {
-            if let Some((seq, sent)) = self.timed {
-                if ack > seq {
-                    self.rtt.sample(to_secs(now - sent), to_secs(sent));
-                    self.timed = None;
-                }
-            }
+            self.sample_timed(now, ack);
         }
         self.linux_scoreboard(pkt, acked);
         if self.snd_nxt < self.snd_una {
@@ -305,12 +294,10 @@ impl TcpSender {
         if self.in_recovery {
             if ack >= self.recover {
                 // Recovery (or the Loss state) ends.
-                let lx = self.lx.as_deref().unwrap();
-                let below = !lx.loss_state && lx.rec_cwnd < self.cc.window();
                 let moderated = (self.linux_in_flight() + 3) as f64;
                 let w = self.cc.window();
                 let lx = self.lx();
-                if below && moderated < w {
+                if !lx.loss_state && lx.rec_cwnd < w && moderated < w {
                     lx.cap = Some(moderated);
                 }
                 lx.loss_state = false;
@@ -327,13 +314,9 @@ impl TcpSender {
 
     fn linux_enter_recovery(&mut self, now: Time) {
         let before = self.cwnd();
-        let mut reduced = false;
-        if self.snd_una >= self.reduced_upto {
-            let in_flight = self.in_flight();
-            self.cc.on_loss_event(&LossEvent { now: to_secs(now), window: before, in_flight, ecn: false });
-            self.reduced_upto = self.snd_max;
-            self.stats.loss_events += 1;
-            reduced = true;
+        let reduced = self.snd_una >= self.reduced_upto;
+        if reduced {
+            self.reduce(now, false);
         }
         self.stats.fast_retransmits += 1;
         self.timed = None;
@@ -346,6 +329,7 @@ impl TcpSender {
         lx.rec_cwnd = floor;
         lx.next_pif = before as u32;
         if reduced {
+            // Logged with the window in use during recovery.
             self.record(now, super::LossKind::FastRetransmit, before);
         }
         self.restart_timer(now);
