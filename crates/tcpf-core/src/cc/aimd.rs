@@ -35,17 +35,7 @@ const ALPHA: ParamSpec = ParamSpec {
     ..ParamSpec::NUMBER
 };
 
-const BETA: ParamSpec = ParamSpec {
-    name: "beta",
-    default: Some(0.125),
-    min: Some(0.0),
-    max: Some(1.0),
-    min_open: true,
-    max_open: true,
-    unit: "fraction",
-    doc: "fraction of the window removed on a loss event",
-    ..ParamSpec::NUMBER
-};
+const BETA: ParamSpec = ParamSpec::fraction("beta", 0.125, "fraction of the window removed on a loss event");
 
 pub fn gaimd_info() -> AlgorithmInfo {
     AlgorithmInfo {

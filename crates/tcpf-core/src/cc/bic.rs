@@ -119,17 +119,7 @@ const RECOMPUTE_MS: i64 = 1000 / 32;
 fn specs() -> Vec<ParamSpec> {
     let d = BicParams::LINUX;
     vec![
-        ParamSpec {
-            name: "beta",
-            default: Some(d.beta),
-            min: Some(0.0),
-            max: Some(1.0),
-            min_open: true,
-            max_open: true,
-            unit: "fraction",
-            doc: "fraction of the window removed on a loss event above low_window (Linux keeps 819/1024)",
-            ..ParamSpec::NUMBER
-        },
+        ParamSpec::fraction("beta", d.beta, "fraction of the window removed on a loss event above low_window (Linux keeps 819/1024)"),
         ParamSpec { name: "max_increment", default: Some(d.max_increment), min: Some(0.0), min_open: true, unit: "packets/RTT", doc: "largest increase per RTT (S_max)", ..ParamSpec::NUMBER },
         ParamSpec { name: "low_window", default: Some(d.low_window), min: Some(0.0), unit: "packets", doc: "at or below this window BIC is standard TCP (+1 per RTT, halving)", ..ParamSpec::NUMBER },
         ParamSpec { name: "b", default: Some(d.b), min: Some(1.0), min_open: true, unit: "", doc: "binary-search divisor: each RTT closes 1/b of the distance to W_max", ..ParamSpec::NUMBER },

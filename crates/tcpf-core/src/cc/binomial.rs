@@ -40,17 +40,7 @@ const ALPHA: ParamSpec = ParamSpec {
     ..ParamSpec::NUMBER
 };
 
-const BETA: ParamSpec = ParamSpec {
-    name: "beta",
-    default: Some(0.67),
-    min: Some(0.0),
-    max: Some(1.0),
-    min_open: true,
-    max_open: true,
-    unit: "packets^(1-l)",
-    doc: "decrease coefficient: -beta*W^l per loss event (ns-2: 1 - decrease_num_)",
-    ..ParamSpec::NUMBER
-};
+const BETA: ParamSpec = ParamSpec { unit: "packets^(1-l)", ..ParamSpec::fraction("beta", 0.67, "decrease coefficient: -beta*W^l per loss event (ns-2: 1 - decrease_num_)") };
 
 /// Reject unstable (k, l) pairs; warn when the pair is not TCP-friendly.
 pub fn check_kl(k: f64, l: f64, warnings: &mut Vec<String>) -> Result<(), ParamError> {

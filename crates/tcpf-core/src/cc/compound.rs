@@ -85,17 +85,7 @@ fn specs() -> Vec<ParamSpec> {
     let d = CompoundParams::PAPER;
     vec![
         ParamSpec { name: "alpha", default: Some(d.alpha), min: Some(0.0), min_open: true, unit: "", doc: "dwnd grows by alpha*win^k - 1 per RTT while diff < gamma", ..ParamSpec::NUMBER },
-        ParamSpec {
-            name: "beta",
-            default: Some(d.beta),
-            min: Some(0.0),
-            max: Some(1.0),
-            min_open: true,
-            max_open: true,
-            unit: "fraction",
-            doc: "fraction of the total window removed on a loss event",
-            ..ParamSpec::NUMBER
-        },
+        ParamSpec::fraction("beta", d.beta, "fraction of the total window removed on a loss event"),
         ParamSpec { name: "k", default: Some(d.k), min: Some(0.0), max: Some(1.0), min_open: true, unit: "", doc: "exponent of the delay window's increase (0.75 ~ HS-TCP's 0.8)", ..ParamSpec::NUMBER },
         ParamSpec { name: "gamma", default: Some(d.gamma), min: Some(0.0), min_open: true, unit: "packets", doc: "queued packets (diff) above which dwnd shrinks", ..ParamSpec::NUMBER },
         ParamSpec { name: "zeta", default: Some(d.zeta), min: Some(0.0), min_open: true, unit: "", doc: "dwnd shrinks by zeta*diff per RTT once diff >= gamma", ..ParamSpec::NUMBER },

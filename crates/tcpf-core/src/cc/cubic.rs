@@ -59,17 +59,7 @@ fn specs() -> Vec<ParamSpec> {
     let d = CubicParams::RFC9438;
     vec![
         ParamSpec { name: "c", default: Some(d.c), min: Some(0.0), min_open: true, unit: "packets/s^3", doc: "C: aggressiveness of the cubic function", ..ParamSpec::NUMBER },
-        ParamSpec {
-            name: "beta",
-            default: Some(d.beta),
-            min: Some(0.0),
-            max: Some(1.0),
-            min_open: true,
-            max_open: true,
-            unit: "fraction",
-            doc: "fraction of the window removed on a loss event (1 - beta_cubic)",
-            ..ParamSpec::NUMBER
-        },
+        ParamSpec::fraction("beta", d.beta, "fraction of the window removed on a loss event (1 - beta_cubic)"),
         ParamSpec {
             name: "fast_convergence",
             kind: ParamKind::Choice(ON_OFF),

@@ -78,17 +78,7 @@ const L: ParamSpec = ParamSpec {
 };
 
 const fn beta(default: f64) -> ParamSpec {
-    ParamSpec {
-        name: "beta",
-        default: Some(default),
-        min: Some(0.0),
-        max: Some(1.0),
-        min_open: true,
-        max_open: true,
-        unit: "packets^(1-l)",
-        doc: "decrease coefficient: -beta*W^l per loss event (for l = 1 the fraction removed)",
-        ..ParamSpec::NUMBER
-    }
+    ParamSpec { unit: "packets^(1-l)", ..ParamSpec::fraction("beta", default, "decrease coefficient: -beta*W^l per loss event (for l = 1 the fraction removed)") }
 }
 
 const ALPHA_RULE: ParamSpec = ParamSpec {

@@ -114,17 +114,7 @@ fn specs() -> Vec<ParamSpec> {
     vec![
         ParamSpec { name: "low_window", default: Some(d.low_window), min: Some(1.0), unit: "packets", doc: "at or below this window HS-TCP is standard TCP (a = 1, b = 1/2)", ..ParamSpec::NUMBER },
         ParamSpec { name: "high_window", default: Some(d.high_window), min: Some(1.0), unit: "packets", doc: "window of the response function's upper point", ..ParamSpec::NUMBER },
-        ParamSpec {
-            name: "high_p",
-            default: Some(d.high_p),
-            min: Some(0.0),
-            max: Some(1.0),
-            min_open: true,
-            max_open: true,
-            unit: "probability",
-            doc: "drop rate at which the response function reaches high_window",
-            ..ParamSpec::NUMBER
-        },
+        ParamSpec { unit: "probability", ..ParamSpec::fraction("high_p", d.high_p, "drop rate at which the response function reaches high_window") },
         ParamSpec {
             name: "high_decrease",
             default: Some(d.high_decrease),

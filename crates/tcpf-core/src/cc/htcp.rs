@@ -81,11 +81,10 @@ fn choice(name: &'static str, doc: &'static str) -> ParamSpec {
 
 fn specs() -> Vec<ParamSpec> {
     let d = HtcpParams::DEFAULT;
-    let frac = |name, default, doc| ParamSpec { name, default: Some(default), min: Some(0.0), max: Some(1.0), min_open: true, max_open: true, unit: "fraction", doc, ..ParamSpec::NUMBER };
     vec![
         ParamSpec { name: "delta_l", default: Some(d.delta_l), min: Some(0.0), unit: "s", doc: "Delta_L: standard TCP increase for this long after a congestion event", ..ParamSpec::NUMBER },
-        frac("beta_min", d.beta_min, "smallest fraction removed on a loss event (Linux keeps at most 0.8)"),
-        frac("beta_max", d.beta_max, "largest fraction removed (the fallback: first event, bandwidth switch, no RTT data)"),
+        ParamSpec::fraction("beta_min", d.beta_min, "smallest fraction removed on a loss event (Linux keeps at most 0.8)"),
+        ParamSpec::fraction("beta_max", d.beta_max, "largest fraction removed (the fallback: first event, bandwidth switch, no RTT data)"),
         choice("adaptive_backoff", "keep = RTT_min/RTT_max on a loss event, and alpha scaled by 2(1 - keep)"),
         choice("rtt_scaling", "scale alpha(Delta) by RTT_min/rtt_ref (Linux use_rtt_scaling)"),
         ParamSpec { name: "rtt_ref", default: Some(d.rtt_ref), min: Some(0.0), min_open: true, unit: "s", doc: "reference RTT of the RTT scaling", ..ParamSpec::NUMBER },

@@ -83,6 +83,12 @@ impl ParamSpec {
         unit: "",
         doc: "",
     };
+
+    /// A fraction in the open interval (0, 1): a part of the window removed or kept, a
+    /// probability. Set `unit` afterwards where it is not a plain fraction.
+    pub const fn fraction(name: &'static str, default: f64, doc: &'static str) -> ParamSpec {
+        ParamSpec { name, default: Some(default), min: Some(0.0), max: Some(1.0), min_open: true, max_open: true, unit: "fraction", doc, ..ParamSpec::NUMBER }
+    }
 }
 
 impl Serialize for ParamSpec {
@@ -187,7 +193,7 @@ pub const ON_OFF: &[&str] = &["on", "off"];
 /// The `keep` alias of the removed-fraction parameter `canonical` (`canonical = 1 − keep`):
 /// yang2000's and ns-2's kept fraction, as REFERENCE.md §1 asks every family to accept.
 pub fn keep_alias(canonical: &'static str, doc: &'static str) -> Alias {
-    let spec = ParamSpec { name: "keep", min: Some(0.0), max: Some(1.0), min_open: true, max_open: true, unit: "fraction", doc, ..ParamSpec::NUMBER };
+    let spec = ParamSpec { default: None, ..ParamSpec::fraction("keep", 0.0, doc) };
     Alias { name: "keep", canonical, spec, to_canonical: |k| 1.0 - k }
 }
 

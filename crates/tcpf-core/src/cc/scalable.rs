@@ -23,17 +23,7 @@ const A: ParamSpec = ParamSpec {
     ..ParamSpec::NUMBER
 };
 
-const B: ParamSpec = ParamSpec {
-    name: "b",
-    default: Some(0.125),
-    min: Some(0.0),
-    max: Some(1.0),
-    min_open: true,
-    max_open: true,
-    unit: "fraction",
-    doc: "fraction of the window removed on a loss event above low_window",
-    ..ParamSpec::NUMBER
-};
+const B: ParamSpec = ParamSpec::fraction("b", 0.125, "fraction of the window removed on a loss event above low_window");
 
 const LOW_WINDOW: ParamSpec = ParamSpec {
     name: "low_window",
