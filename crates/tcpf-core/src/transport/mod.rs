@@ -4,6 +4,19 @@
 //! Endpoints are driven by the engine: each call takes the current time and appends the
 //! packets to send to an output buffer; timers are exposed as deadlines the engine arms.
 
+/// The `RateSender` accessors of a sender that keeps its `Pacer` in a field named `pace`.
+macro_rules! pacer_in_field {
+    () => {
+        fn pacer(&self) -> &Pacer {
+            &self.pace
+        }
+
+        fn pacer_mut(&mut self) -> &mut Pacer {
+            &mut self.pace
+        }
+    };
+}
+
 pub mod udp;
 pub mod rate;
 pub mod rtt;

@@ -21,13 +21,7 @@ impl Tear {
 }
 
 impl RateSender for Tear {
-    fn pacer(&self) -> &Pacer {
-        &self.pace
-    }
-
-    fn pacer_mut(&mut self) -> &mut Pacer {
-        &mut self.pace
-    }
+    pacer_in_field!();
 
     fn start(&mut self, now: Time) {
         self.pace.sending = true;

@@ -42,13 +42,7 @@ impl Tfrc {
 }
 
 impl RateSender for Tfrc {
-    fn pacer(&self) -> &Pacer {
-        &self.pace
-    }
-
-    fn pacer_mut(&mut self) -> &mut Pacer {
-        &mut self.pace
-    }
+    pacer_in_field!();
 
     fn start(&mut self, now: Time) {
         self.pace.sending = true;

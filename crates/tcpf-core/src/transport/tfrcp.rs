@@ -23,13 +23,7 @@ impl Tfrcp {
 }
 
 impl RateSender for Tfrcp {
-    fn pacer(&self) -> &Pacer {
-        &self.pace
-    }
-
-    fn pacer_mut(&mut self) -> &mut Pacer {
-        &mut self.pace
-    }
+    pacer_in_field!();
 
     fn start(&mut self, now: Time) {
         self.pace.sending = true;
