@@ -66,6 +66,19 @@ proptest! {
     }
 }
 
+/// Runs scenario `s` twice: the two outputs must be byte-identical and no flow may deliver more
+/// packets than it sent. Returns the result.
+fn run_checked(s: &str) -> Result<Value, TestCaseError> {
+    let out = api::run(s, None, None).unwrap();
+    prop_assert_eq!(&out, &api::run(s, None, None).unwrap());
+    let r: Value = serde_json::from_str(&out).unwrap();
+    for f in r["flows"].as_array().unwrap() {
+        let (sent, got) = (f["packets_sent"].as_u64().unwrap(), f["packets_delivered"].as_u64().unwrap());
+        prop_assert!(got <= sent, "flow {} delivered {} of {} sent", f["id"], got, sent);
+    }
+    Ok(r)
+}
+
 fn small(alg: &str, queue: &str, seed: u64) -> Value {
     json!({
         "duration": 8, "seed": seed, "max_window": 64,
@@ -87,13 +100,8 @@ proptest! {
         queue in prop::sample::select(vec!["droptail", "red"]), seed in 0u64..10_000,
     ) {
         let alg = if alg == "binomial_iiad" { "iiad" } else { alg };
-        let s = small(alg, queue, seed).to_string();
-        let out = api::run(&s, None, None).unwrap();
-        prop_assert_eq!(&out, &api::run(&s, None, None).unwrap());
-        let r: Value = serde_json::from_str(&out).unwrap();
+        let r = run_checked(&small(alg, queue, seed).to_string())?;
         for f in r["flows"].as_array().unwrap() {
-            let (sent, got) = (f["packets_sent"].as_u64().unwrap(), f["packets_delivered"].as_u64().unwrap());
-            prop_assert!(got <= sent, "flow {} delivered {} of {} sent", f["id"], got, sent);
             prop_assert!(f["loss_events"].as_u64().unwrap() >= f["timeouts"].as_u64().unwrap());
             prop_assert!(f["goodput_bps"].as_f64().unwrap() <= f["throughput_bps"].as_f64().unwrap() + 1e-9);
         }
@@ -124,14 +132,7 @@ proptest! {
             "flows": [{"count": 3, "algorithm": alg, "recovery": "linux", "access_delay": "1ms..8ms", "start": "0..1"},
                       {"count": 1, "algorithm": "tcp", "recovery": "sack", "start": "0..1"}]
         }).to_string();
-        let s = scenario(json!({"from": 0, "to": 30}));
-        let out = api::run(&s, None, None).unwrap();
-        prop_assert_eq!(&out, &api::run(&s, None, None).unwrap());
-        let r: Value = serde_json::from_str(&out).unwrap();
-        for f in r["flows"].as_array().unwrap() {
-            let (sent, got) = (f["packets_sent"].as_u64().unwrap(), f["packets_delivered"].as_u64().unwrap());
-            prop_assert!(got <= sent, "flow {} delivered {} of {} sent", f["id"], got, sent);
-        }
+        run_checked(&scenario(json!({"from": 0, "to": 30})))?;
         let late: Value = serde_json::from_str(&api::run(&scenario(json!({"from": 15, "to": 30})), None, None).unwrap()).unwrap();
         for f in late["flows"].as_array().unwrap().iter().take(3) {
             let got = f["packets_delivered"].as_u64().unwrap();
