@@ -12,11 +12,11 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import Any, Callable, Dict, List, NoReturn, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 import typer
 
-from .errors import ScenarioError, one_line
+from .errors import ScenarioError
 
 app = typer.Typer(
     name="model",
@@ -528,39 +528,13 @@ def chiu_jain_command(
                            eps=eps, rtt=rtt, jain_target=jain_target), as_json, plot)
 
 
-# ----- standalone entry point (same error policy as tcpfriendly.cli.main) ---------------------
-def _fail(code: int, message: str) -> NoReturn:
-    sys.stdout.flush()
-    sys.stderr.write(f"error: {one_line(message)}\n")
-    sys.stderr.flush()
-    raise SystemExit(code)
-
-
+# ----- standalone entry point ------------------------------------------------------------------
 def main(argv: Optional[List[str]] = None) -> None:
-    """Run the sub-app on its own: ``python -m tcpfriendly.cli_model rate --alpha 1 ...``."""
-    mro = {cls.__name__: cls for cls in typer.BadParameter.__mro__}
-    usage_error, click_exception = mro["UsageError"], mro["ClickException"]
-    try:
-        code = app(args=argv, prog_name="tcpf model", standalone_mode=False)
-    except (typer.Exit, SystemExit):
-        raise
-    except usage_error as exc:
-        hint = ""
-        ctx = getattr(exc, "ctx", None)
-        if ctx is not None:
-            hint = f" (see '{ctx.command_path} --help')"
-        _fail(exc.exit_code, exc.format_message() + hint)
-    except click_exception as exc:
-        _fail(exc.exit_code, exc.format_message())
-    except ValueError as exc:
-        if os.environ.get("TCPF_TRACEBACK") == "1":
-            raise
-        _fail(2, str(exc))
-    except Exception as exc:  # noqa: BLE001 - no tracebacks on the command line
-        if os.environ.get("TCPF_TRACEBACK") == "1":
-            raise
-        _fail(1, f"internal error: {type(exc).__name__}: {exc}")
-    raise SystemExit(code if isinstance(code, int) else 0)
+    """Run the sub-app on its own: ``python -m tcpfriendly.cli_model rate --alpha 1 ...`` is
+    ``tcpf model rate --alpha 1 ...``, with tcpf's error policy (one line, exit 2 on bad input)."""
+    from .cli import main as tcpf_main  # here: tcpfriendly.cli imports this module
+
+    tcpf_main(["model", *(sys.argv[1:] if argv is None else argv)])
 
 
 if __name__ == "__main__":
