@@ -307,11 +307,11 @@ pub fn graph(nodes_v: Option<&Value>, links_v: &Value) -> Result<GraphDef, Scena
         let arr = v.as_array().ok_or(ScenarioError { field: "nodes".into(), message: "must be a list of [[nodes]] tables (name = ...)".into() })?;
         for (i, n) in arr.iter().enumerate() {
             let name = match n {
-                Value::String(s) => s.clone(),
+                Value::String(_) => identifier(n).map_err(|m| ScenarioError { field: format!("nodes[{i}]"), message: m })?,
                 _ => {
                     let t = Table::new(&format!("nodes[{i}]"), n)?;
                     t.only(&["name"])?;
-                    t.with("name", None, |v| v.as_str().map(str::to_string).ok_or_else(|| format!("must be a string; got {v}")))?
+                    t.with("name", None, identifier)?
                 }
             };
             if nodes.contains(&name) {
@@ -332,7 +332,7 @@ pub fn graph(nodes_v: Option<&Value>, links_v: &Value) -> Result<GraphDef, Scena
         keys.extend_from_slice(QUEUE_KEYS);
         t.only(&keys)?;
         let mut node = |key: &str| -> Result<usize, ScenarioError> {
-            let name = t.with(key, None, |v| v.as_str().map(str::to_string).ok_or_else(|| format!("must be a node name; got {v}")))?;
+            let name = t.with(key, None, identifier)?;
             match nodes.iter().position(|n| *n == name) {
                 Some(i) => Ok(i),
                 None if declared => err(t.field(key), format!("unknown node '{name}' (declared: {})", nodes.join(", "))),
@@ -347,10 +347,9 @@ pub fn graph(nodes_v: Option<&Value>, links_v: &Value) -> Result<GraphDef, Scena
         if from == to {
             return err(t.field("to"), "a link must join two different nodes");
         }
-        let name = t.with("name", Some(format!("{}-{}", nodes[from], nodes[to])), |v| v.as_str().map(str::to_string).ok_or_else(|| format!("must be a string; got {v}")))?;
-        if links.iter().any(|x| x.name == name) {
-            return err(t.field("name"), format!("'{name}' is used by another link"));
-        }
+        let name = t.with("name", Some(format!("{}-{}", nodes[from], nodes[to])), identifier)?;
+        let duplex = t.boolean("duplex", true)?;
+        check_link_name(&links, &name, duplex).map_err(|m| ScenarioError { field: t.field("name"), message: m })?;
         if links.iter().any(|x| (x.from, x.to) == (from, to) || (x.duplex && (x.to, x.from) == (from, to))) {
             return err(path, format!("a link from '{}' to '{}' already exists", nodes[from], nodes[to]));
         }
@@ -360,11 +359,50 @@ pub fn graph(nodes_v: Option<&Value>, links_v: &Value) -> Result<GraphDef, Scena
             to,
             rate: t.with("rate", None, units::rate)?,
             delay: t.with("delay", None, units::seconds)?,
-            duplex: t.boolean("duplex", true)?,
+            duplex,
             queue: QueueDraft::parse(&t)?,
         });
     }
     Ok(GraphDef { nodes, links })
+}
+
+/// The longest node or link name (see [`identifier`]).
+pub const MAX_NAME_LEN: usize = 64;
+
+/// A node or link name: a letter or `_`, then letters, digits, `_`, `.` or `-`, at most
+/// [`MAX_NAME_LEN`] characters in all. Names reach the reports and the ns-2 script exported from
+/// a scenario (where they are Tcl words), so nothing else is allowed: no space, quote, bracket,
+/// `$`, `;` or non-ASCII character.
+pub(crate) fn identifier(v: &Value) -> Result<String, String> {
+    let s = v.as_str().ok_or_else(|| format!("must be a name (a string); got {v}"))?;
+    let ok_first = s.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_');
+    let ok_rest = s.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'));
+    if ok_first && ok_rest && s.len() <= MAX_NAME_LEN {
+        Ok(s.to_string())
+    } else {
+        Err(format!(
+            "must be a name: a letter or '_', then letters, digits, '_', '.' or '-', at most {MAX_NAME_LEN} characters; got {v}"
+        ))
+    }
+}
+
+/// A new link's name (and, if `duplex`, its reverse direction's `<name>_reverse`) must differ
+/// from every name the earlier links report, reverse directions included.
+fn check_link_name(links: &[GraphLinkDef], name: &str, duplex: bool) -> Result<(), String> {
+    let reverse = format!("{name}_reverse");
+    for x in links {
+        let x_reverse = x.duplex.then(|| format!("{}_reverse", x.name));
+        if x.name == name {
+            return Err(format!("'{name}' is used by another link"));
+        }
+        if x_reverse.as_deref() == Some(name) {
+            return Err(format!("'{name}' is the name of the reverse direction of link '{}'", x.name));
+        }
+        if duplex && x.name == reverse {
+            return Err(format!("the reverse direction of '{name}' would be named '{reverse}', which is used by another link"));
+        }
+    }
+    Ok(())
 }
 
 impl GraphDef {

@@ -181,3 +181,63 @@ fn flow_lists_and_udp_kinds() {
     v["flows"][2]["recovery"] = json!("sack");
     assert_eq!(error_of(v).field, "flows[2].recovery");
 }
+
+#[test]
+fn node_and_link_names_are_identifiers() {
+    // A name reaches the exported ns-2 (Tcl) script: brackets would run a command there.
+    let mut v = chain();
+    v["links"][0]["name"] = json!("x[exec touch p]");
+    let e = error_of(v);
+    assert_eq!(e.field, "links[0].name");
+    assert!(e.message.contains("a letter or '_'"), "{}", e.message);
+    for bad in ["b 1", "1b", "", "b$x", "b;x", "b\"x", "b{x}", "bé"] {
+        let mut v = chain();
+        v["links"][2]["to"] = json!(bad);
+        assert_eq!(error_of(v).field, "links[2].to", "{bad:?}");
+    }
+    let mut v = chain();
+    v["links"][1]["from"] = json!(7);
+    assert_eq!(error_of(v).field, "links[1].from");
+    let mut v = chain();
+    v["nodes"] = json!(["b1", "b2", "b3", "b 4"]);
+    assert_eq!(error_of(v).field, "nodes[3]");
+    let mut v = chain();
+    v["nodes"] = json!([{"name": "b1"}, {"name": "b2"}, {"name": "b3"}, {"name": "[b4]"}]);
+    assert_eq!(error_of(v).field, "nodes[3].name");
+    let long = "a".repeat(network::MAX_NAME_LEN + 1);
+    let mut v = chain();
+    v["links"][0]["name"] = json!(long);
+    assert_eq!(error_of(v).field, "links[0].name");
+    // The longest name, and every allowed character, are accepted.
+    let mut v = chain();
+    v["links"][0]["name"] = json!("a".repeat(network::MAX_NAME_LEN));
+    v["links"][1]["name"] = json!("_Core.link-2_b");
+    Scenario::from_value(&v).unwrap();
+}
+
+#[test]
+fn a_link_name_may_not_collide_with_a_reverse_direction() {
+    // b1-b2 is duplex: its reverse direction is reported as "b1-b2_reverse".
+    let mut v = chain();
+    v["links"][1]["name"] = json!("b1-b2_reverse");
+    let e = error_of(v);
+    assert_eq!(e.field, "links[1].name");
+    assert!(e.message.contains("reverse direction"), "{}", e.message);
+    // The other order: a later duplex link whose reverse name is taken.
+    let mut v = chain();
+    v["links"][0]["name"] = json!("core_reverse");
+    v["links"][2]["name"] = json!("core");
+    assert_eq!(error_of(v).field, "links[2].name");
+    // Without a reverse direction there is nothing to collide with.
+    let mut v = chain();
+    v["links"][0]["duplex"] = json!(false);
+    v["links"][1]["name"] = json!("b1-b2_reverse");
+    v["links"][1].as_object_mut().unwrap().remove("loss");
+    v["flows"] = json!([{"algorithm": "cbr", "rate": "1Mbps", "path": ["b1", "b2"]}]);
+    let s = Scenario::from_value(&v).unwrap();
+    let names: Vec<String> = s.to_config().topology.links.iter().filter(|l| l.report).map(|l| l.name.clone()).collect();
+    let mut unique = names.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(names.len(), unique.len(), "{names:?}");
+}
