@@ -417,6 +417,42 @@ def _bool(x: Any) -> str:
     return "true" if x else "false"
 
 
+# Characters a bare Tcl word may hold without any quoting: scenario strings (node, link and
+# algorithm names) made only of these are written as they are.
+_TCL_BARE = re.compile(r"[A-Za-z0-9_.:+/=@%,-]+")
+# Inside double quotes Tcl substitutes after \\, [ and $ and ends the word at "; braces and ;
+# are escaped too so that the word stays a word in any context (a braced body, a comment).
+_TCL_ESCAPE = {"\\": "\\\\", "[": "\\[", "]": "\\]", "{": "\\{", "}": "\\}", "$": "\\$",
+               ";": "\\;", '"': '\\"', "\n": "\\n", "\t": "\\t", "\r": "\\r"}
+
+
+def tcl_quote(s: Any) -> str:
+    """`s` as ONE Tcl word that evaluates to exactly `s`, with no command, variable or
+    backslash substitution left for Tcl to perform (issue 17: a scenario name like
+    ``x[exec touch p]`` must never run).
+
+    Strings made only of letters, digits and ``_ . : + / = @ % , -`` stay bare; any other
+    string is written in double quotes with ``\\ [ ] { } $ ; "`` backslash-escaped, tab, CR
+    and newline as ``\\t \\r \\n``, every other character outside printable ASCII as
+    ``\\uXXXX`` (exactly four digits, so a following hex digit is never absorbed) or, beyond
+    the BMP, ``\\UXXXXXXXX`` (Tcl 8.6 reads those as U+FFFD).  The result holds no raw
+    newline, so it is also safe inside a ``#`` comment, and its closing quote is never escaped."""
+    s = str(s)
+    if _TCL_BARE.fullmatch(s):
+        return s
+    out = []
+    for ch in s:
+        if ch in _TCL_ESCAPE:
+            out.append(_TCL_ESCAPE[ch])
+        elif " " <= ch <= "~":
+            out.append(ch)
+        elif ord(ch) <= 0xFFFF:
+            out.append(f"\\u{ord(ch):04x}")
+        else:
+            out.append(f"\\U{ord(ch):08x}")
+    return '"' + "".join(out) + '"'
+
+
 def _rng_seed(seed: int, salt: int) -> int:
     """Map the scenario seed to a valid, non-zero ns-2 RNG seed (0 would mean
     'seed from the clock' in ns-2)."""
@@ -674,7 +710,7 @@ def _network(expanded: Dict[str, Any]) -> _Net:
             if end not in names:
                 names.append(end)
     idx = {n: i for i, n in enumerate(names)}
-    node_lines = [f"set N({i}) [$ns node] ;# {n}" for i, n in enumerate(names)]
+    node_lines = [f"set N({i}) [$ns node] ;# {tcl_quote(n)}" for i, n in enumerate(names)]
     link_lines: List[str] = []
     dlinks: List[_DLink] = []
     edge: Dict[Tuple[int, int], str] = {}
@@ -684,13 +720,13 @@ def _network(expanded: Dict[str, Any]) -> _Net:
         rv = lk.get("reverse")
         kind = "RED" if lk["queue"] == "red" else "DropTail"
         if rv and rv["queue"] == lk["queue"]:
-            link_lines.append(f"$ns duplex-link $N({a}) $N({b}) {_num(rate)} {_num(delay)} {kind} ;# {lk['name']}")
+            link_lines.append(f"$ns duplex-link $N({a}) $N({b}) {_num(rate)} {_num(delay)} {kind} ;# {tcl_quote(lk['name'])}")
         else:
-            link_lines.append(f"$ns simplex-link $N({a}) $N({b}) {_num(rate)} {_num(delay)} {kind} ;# {lk['name']}")
+            link_lines.append(f"$ns simplex-link $N({a}) $N({b}) {_num(rate)} {_num(delay)} {kind} ;# {tcl_quote(lk['name'])}")
             if rv:
                 rkind = "RED" if rv["queue"] == "red" else "DropTail"
                 link_lines.append(f"$ns simplex-link $N({b}) $N({a}) {_num(rate)} {_num(delay)} {rkind} "
-                                  f";# {lk['name']}_reverse")
+                                  f";# {tcl_quote(lk['name'] + '_reverse')}")
         dlinks.append(_DLink(f"l{i}", lk["name"], f"$N({a})", f"$N({b})", rate, delay, lk, f"links[{i}]"))
         edge[(a, b)] = f"l{i}"
         if rv:
@@ -739,7 +775,7 @@ def _queue_lines(d: _DLink, pkt: int) -> List[str]:
         max_p = float(red["max_p"])
         mean_pkt = int(red.get("mean_pkt_size") or pkt)
         out += [
-            f"set q [[$ns link {d.a} {d.b}] queue] ;# {d.name}",
+            f"set q [[$ns link {d.a} {d.b}] queue] ;# {tcl_quote(d.name)}",
             "$q set bytes_ false",
             "$q set queue_in_bytes_ false",
             f"$q set mean_pktsize_ {mean_pkt}",
@@ -884,7 +920,7 @@ proc measure_start {} {
 }
 
 proc measure_end {} {
-    global ns FLOWS KIND GROUP SNAP tcp sink CWS CWN RTS RTN PKT HDR SYNHDR LSNAP LINKS LINKNAME LINKRATE DROPTRACE
+    global ns FLOWS KIND GROUP SNAP tcp sink CWS CWN RTS RTN PKT HDR SYNHDR LSNAP LINKS LINKRATE DROPTRACE
     set t [$ns now]
     set total 0
     foreach i $FLOWS {
@@ -925,7 +961,7 @@ proc measure_end {} {
     foreach l $LINKS {
         set b0 $LSNAP($l,bytes); set p0 $LSNAP($l,pdep); set d0 $LSNAP($l,drops); set m0 $LSNAP($l,marks); set q0 $LSNAP($l,qint)
         link_snapshot $l
-        puts "LINK name=$LINKNAME($l) rate=$LINKRATE($l) bytes=[expr {$LSNAP($l,bytes) - $b0}] pkts=[expr {$LSNAP($l,pdep) - $p0}] drops=[expr {$LSNAP($l,drops) - $d0}] marks=[expr {$LSNAP($l,marks) - $m0}] qint=[expr {$LSNAP($l,qint) - $q0}]"
+        puts "LINK key=$l rate=$LINKRATE($l) bytes=[expr {$LSNAP($l,bytes) - $b0}] pkts=[expr {$LSNAP($l,pdep) - $p0}] drops=[expr {$LSNAP($l,drops) - $d0}] marks=[expr {$LSNAP($l,marks) - $m0}] qint=[expr {$LSNAP($l,qint) - $q0}]"
     }
     puts "TOTAL delivered_pkts=$total t=$t"
     if {$DROPTRACE != ""} { flush $DROPTRACE }
@@ -1023,7 +1059,6 @@ def export_tcl(expanded: Dict[str, Any],
     for key in net.monitored:
         d = by_key[key]
         a(f'set qmon({key}) [$ns monitor-queue {d.a} {d.b} ""]')
-        a(f"set LINKNAME({key}) {d.name}")
         a(f"set LINKRATE({key}) {_num(d.rate)}")
         a(f"set LACC({key},bytes) 0; set LACC({key},lastbytes) 0")
         a(f"lappend LINKS {key}")
@@ -1050,7 +1085,8 @@ def export_tcl(expanded: Dict[str, Any],
                 continue
             if key in route.data or (loss.get("include_acks") and key in route.acks):
                 subject[key].append(fid + 1)
-        a(f"# flow {fid} ({where}, {f.get('algorithm', kind)}, {'forward' if fwd else 'reverse'})")
+        a(f"# flow {fid} ({tcl_quote(where)}, {tcl_quote(f.get('algorithm', kind))}, "
+          f"{'forward' if fwd else 'reverse'})")
         a(f"lappend FLOWS {fid}")
         a(f"set KIND({fid}) {kind}")
         a(f"set GROUP({fid}) {int(f.get('group', 0))}")
@@ -1207,7 +1243,7 @@ def export_tcl(expanded: Dict[str, Any],
         sfx = "" if first else f"_{d.key}"
         em, emod, rv, rng = f"em{sfx}", f"emod{sfx}", f"lossrv{sfx}", f"lossrng{sfx}"
         if model == "bernoulli":
-            a(f"# Bernoulli loss: an ErrorModel in front of the {d.name} queue, reached only by")
+            a(f"# Bernoulli loss: an ErrorModel in front of the {tcl_quote(d.name)} queue, reached only by")
             a("# the packets of the flows it applies to (classified by flow id), so the other")
             a("# flows' packets that share this link (e.g. reverse flows' ACKs) pass.")
             a(f"set {rng} [new RNG]")
@@ -1223,7 +1259,7 @@ def export_tcl(expanded: Dict[str, Any],
         elif loss.get("packets") is not None:
             npk = int(loss["packets"])
             a(f"# periodic loss: every {npk}th packet of the flows it applies to, in front of the")
-            a(f"# {d.name} queue (ErrorModel/Periodic, packet mode: drops at counts N, 2N, ...)")
+            a(f"# {tcl_quote(d.name)} queue (ErrorModel/Periodic, packet mode: drops at counts N, 2N, ...)")
             a(f"set {em} [new ErrorModel/Periodic]")
             a(f"${em} unit pkt")
             a(f"${em} set period_ {npk}")
@@ -1231,7 +1267,7 @@ def export_tcl(expanded: Dict[str, Any],
             a(f"${em} set burstlen_ 0")
         else:
             iv = float(loss["interval"])
-            a(f"# periodic loss: one packet every {iv:g} s, in front of the {d.name} queue")
+            a(f"# periodic loss: one packet every {iv:g} s, in front of the {tcl_quote(d.name)} queue")
             a("# (ErrorModel/Periodic, time mode: the first packet at or after offset_, then the")
             a("# first one more than period_ after the previous drop)")
             a(f"set {em} [new ErrorModel/Periodic]")
@@ -1302,7 +1338,7 @@ def parse_output(stdout: str) -> Dict[str, Any]:
         tag, _, rest = line.partition(" ")
         if tag not in ("FLOW", "LINK", "TOTAL"):
             continue
-        kv = {k: (v if k in ("kind", "name") else _parse_value(v)) for k, v in _KV.findall(rest)}
+        kv = {k: (v if k in ("kind", "name", "key") else _parse_value(v)) for k, v in _KV.findall(rest)}
         if tag == "FLOW":
             out["flows"].append(kv)
         elif tag == "LINK":
@@ -1369,6 +1405,16 @@ def _rate_loss_events(expanded: Dict[str, Any], parsed: Dict[str, Any],
     return out
 
 
+def _name_links(expanded: Dict[str, Any], parsed: Dict[str, Any]) -> None:
+    """Give each parsed LINK line the engine's link name. The script prints the link's Tcl
+    key (``fwd``, ``l0``, ...), never the scenario's name, so that no name reaches Tcl as
+    anything but a comment; outputs of older scripts carry ``name=`` and are kept."""
+    names = {d.key: d.name for d in _network(expanded).dlinks}
+    for lk in parsed["links"]:
+        if "name" not in lk and lk.get("key") in names:
+            lk["name"] = names[lk["key"]]
+
+
 def _results(expanded: Dict[str, Any], parsed: Dict[str, Any], wall_s: float,
              drops: Optional[Dict[int, List[Tuple[float, int]]]] = None) -> Dict[str, Any]:
     pkt = int(expanded["packet_size"])
@@ -1376,6 +1422,7 @@ def _results(expanded: Dict[str, Any], parsed: Dict[str, Any], wall_s: float,
     meas = expanded.get("measure") or {}
     window = float(meas.get("to_s", duration)) - float(meas.get("from_s", 0.0))
     by_id = {int(f["id"]): f for f in expanded["flows"]}
+    _name_links(expanded, parsed)
     rate_events = _rate_loss_events(expanded, parsed, drops or {}, window) \
         if any(r.get("kind") == "rate" for r in parsed["flows"]) else {}
     flows = []
