@@ -1,54 +1,20 @@
 //! The simulation: links, endpoints and the event loop that joins them.
 
 use crate::cc;
+pub use crate::config::{FlowKind, FlowSpec, SimConfig};
 use crate::metrics::{FlowResult, LinkResult, LossLog, RunResult, TimeSeries};
-use crate::net::topology::{Route, Topology};
 use crate::net::{Link, LinkStats, LossModel, Packet, PacketKind};
 use crate::sim::{to_secs, EventQueue, Rng, Time};
 use crate::transport::tcp::TcpStats;
 use crate::transport::rate::{self, Feedback, RateReceiver, RateSender};
 use crate::transport::tcp::LossRecord;
 use std::collections::VecDeque;
-use crate::transport::{Recovery, TcpParams, TcpSender, TcpSink, UdpPattern, UdpSource, Window};
-
-/// What a flow is.
-#[derive(Clone, Debug)]
-pub enum FlowKind {
-    /// `external`: parameters of a controller built by a `ControllerFactory` (not the registry).
-    Tcp { params: cc::Params, external: Option<serde_json::Value>, recovery: Recovery, tcp: TcpParams, ack_size: u32, delayed_ack: bool, delack_timeout: Time },
-    Udp { size: u32, pattern: UdpPattern },
-    /// A rate-based sender (TFRC, TFRCP, TEAR) and its receiver; `size` on the wire, `payload`
-    /// counted in goodput.
-    Rate { params: cc::Params, size: u32, payload: u32, ack_size: u32 },
-}
-
-#[derive(Clone, Debug)]
-pub struct FlowSpec {
-    pub group: u32,
-    pub route: Route,
-    pub start: Time,
-    pub stop: Option<Time>,
-    pub kind: FlowKind,
-    /// Labels copied into the results.
-    pub algorithm: String,
-    pub direction: String,
-}
+use crate::transport::{TcpSender, TcpSink, UdpSource};
 
 /// Builds controllers the registry does not know (e.g. Python classes).
 pub trait ControllerFactory {
     /// The controller of flow `flow`, running algorithm `name` with the parameters as given.
     fn build(&self, name: &str, params: &serde_json::Value, flow: u32, initial_window: f64, max_window: f64) -> Result<Box<dyn cc::Controller>, String>;
-}
-
-/// Everything a run needs, resolved to engine units.
-#[derive(Clone, Debug)]
-pub struct SimConfig {
-    pub seed: u64,
-    pub duration: Time,
-    pub measure: Window,
-    pub topology: Topology,
-    pub flows: Vec<FlowSpec>,
-    pub timeseries: Option<Time>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
