@@ -462,7 +462,7 @@ impl Simulation {
     fn sync_rto(&mut self, f: u32) {
         let fs = &mut self.flows[f as usize];
         if let Endpoint::Tcp { snd, .. } = &fs.ep {
-            if let Some(d) = fs.rto.arm(snd.rto_deadline) {
+            if let Some(d) = fs.rto.arm(snd.rto_deadline()) {
                 self.q.schedule(d, Ev::Rto(f));
             }
         }
@@ -474,7 +474,7 @@ impl Simulation {
             return; // stale entry
         }
         if let Endpoint::Tcp { snd, .. } = &mut fs.ep {
-            match snd.rto_deadline {
+            match snd.rto_deadline() {
                 Some(d) if d <= now => snd.on_timeout(now, &mut self.out),
                 _ => {}
             }
@@ -635,7 +635,7 @@ impl Simulation {
         let mut losses: Vec<(u32, LossRecord)> = vec![];
         for (i, fs) in self.flows.iter_mut().enumerate() {
             if let Endpoint::Tcp { snd, .. } = &mut fs.ep {
-                losses.extend(snd.log.drain(..).map(|r| (i as u32, r)));
+                losses.extend(snd.take_log().into_iter().map(|r| (i as u32, r)));
             }
         }
         let loss_log = if losses.is_empty() && !self.cfg.flows.iter().any(|f| matches!(&f.kind, FlowKind::Tcp { tcp, .. } if tcp.log_losses)) {
