@@ -18,6 +18,17 @@ pub enum FlowKind {
     Rate { params: cc::Params, size: u32, payload: u32, ack_size: u32 },
 }
 
+impl FlowKind {
+    /// Payload bits of one packet (what goodput counts).
+    pub fn payload_bits(&self) -> f64 {
+        match self {
+            FlowKind::Tcp { tcp, .. } => tcp.packet_size as f64 * 8.0,
+            FlowKind::Udp { size, .. } => *size as f64 * 8.0,
+            FlowKind::Rate { payload, .. } => *payload as f64 * 8.0,
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct FlowSpec {
     pub group: u32,
