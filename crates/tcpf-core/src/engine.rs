@@ -1,54 +1,20 @@
 //! The simulation: links, endpoints and the event loop that joins them.
 
 use crate::cc;
+pub use crate::config::{FlowKind, FlowSpec, SimConfig};
 use crate::metrics::{FlowResult, LinkResult, LossLog, RunResult, TimeSeries};
-use crate::net::topology::{Route, Topology};
 use crate::net::{Link, LinkStats, LossModel, Packet, PacketKind};
 use crate::sim::{to_secs, EventQueue, Rng, Time};
 use crate::transport::tcp::TcpStats;
 use crate::transport::rate::{self, Feedback, RateReceiver, RateSender};
 use crate::transport::tcp::LossRecord;
 use std::collections::VecDeque;
-use crate::transport::{Recovery, TcpParams, TcpSender, TcpSink, UdpPattern, UdpSource, Window};
-
-/// What a flow is.
-#[derive(Clone, Debug)]
-pub enum FlowKind {
-    /// `external`: parameters of a controller built by a `ControllerFactory` (not the registry).
-    Tcp { params: cc::Params, external: Option<serde_json::Value>, recovery: Recovery, tcp: TcpParams, ack_size: u32, delayed_ack: bool, delack_timeout: Time },
-    Udp { size: u32, pattern: UdpPattern },
-    /// A rate-based sender (TFRC, TFRCP, TEAR) and its receiver; `size` on the wire, `payload`
-    /// counted in goodput.
-    Rate { params: cc::Params, size: u32, payload: u32, ack_size: u32 },
-}
-
-#[derive(Clone, Debug)]
-pub struct FlowSpec {
-    pub group: u32,
-    pub route: Route,
-    pub start: Time,
-    pub stop: Option<Time>,
-    pub kind: FlowKind,
-    /// Labels copied into the results.
-    pub algorithm: String,
-    pub direction: String,
-}
+use crate::transport::{TcpSender, TcpSink, UdpSource};
 
 /// Builds controllers the registry does not know (e.g. Python classes).
 pub trait ControllerFactory {
     /// The controller of flow `flow`, running algorithm `name` with the parameters as given.
     fn build(&self, name: &str, params: &serde_json::Value, flow: u32, initial_window: f64, max_window: f64) -> Result<Box<dyn cc::Controller>, String>;
-}
-
-/// Everything a run needs, resolved to engine units.
-#[derive(Clone, Debug)]
-pub struct SimConfig {
-    pub seed: u64,
-    pub duration: Time,
-    pub measure: Window,
-    pub topology: Topology,
-    pub flows: Vec<FlowSpec>,
-    pub timeseries: Option<Time>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -92,6 +58,56 @@ enum Endpoint {
     Tcp { snd: Box<TcpSender>, rcv: Box<TcpSink> },
     Udp { src: UdpSource, sent: u64, received: u64 },
     Rate { snd: Box<dyn RateSender>, rcv: Box<dyn RateReceiver>, sent: u64, feedback: VecDeque<(u32, Feedback)>, next_fb: u32, rtt_sum: f64, rtt_n: u64 },
+}
+
+impl Endpoint {
+    /// The TCP sender, if a TCP flow.
+    #[inline]
+    fn tcp(&mut self) -> Option<&mut TcpSender> {
+        match self {
+            Endpoint::Tcp { snd, .. } => Some(snd),
+            _ => None,
+        }
+    }
+
+    /// The TCP receiver, if a TCP flow.
+    #[inline]
+    fn sink(&mut self) -> Option<&mut TcpSink> {
+        match self {
+            Endpoint::Tcp { rcv, .. } => Some(rcv),
+            _ => None,
+        }
+    }
+
+    /// The application stops sending.
+    fn stop(&mut self, now: Time) {
+        match self {
+            Endpoint::Tcp { snd, .. } => snd.stop(now),
+            Endpoint::Udp { src, .. } => src.stop(),
+            Endpoint::Rate { snd, .. } => snd.stop(),
+        }
+    }
+
+    /// (window, smoothed RTT, packets delivered) for the time series; NaN where not defined.
+    fn sample(&self) -> (f64, f64, u64) {
+        match self {
+            Endpoint::Tcp { snd, rcv } => (snd.cwnd(), snd.srtt(), rcv.delivered),
+            Endpoint::Udp { received, .. } => (f64::NAN, f64::NAN, *received),
+            Endpoint::Rate { snd, rcv, .. } => (f64::NAN, snd.rtt(), rcv.delivered()),
+        }
+    }
+
+    /// The counters as of `now`.
+    fn counters(&mut self, now: Time) -> FlowCounters {
+        match self {
+            Endpoint::Tcp { snd, rcv } => FlowCounters { tcp: snd.snapshot(now), sent: 0, delivered: rcv.delivered },
+            Endpoint::Udp { sent, received, .. } => FlowCounters { tcp: TcpStats::default(), sent: *sent, delivered: *received },
+            Endpoint::Rate { snd, rcv, sent, rtt_sum, rtt_n, .. } => {
+                let tcp = TcpStats { sent: *sent, loss_events: rcv.loss_events(), timeouts: snd.timeouts(), rtt_sum: *rtt_sum, rtt_samples: *rtt_n, rtt_seen_sum: *rtt_sum, ..TcpStats::default() };
+                FlowCounters { tcp, sent: *sent, delivered: rcv.delivered() }
+            }
+        }
+    }
 }
 
 struct FlowState {
@@ -173,10 +189,6 @@ pub struct Simulation {
 }
 
 impl Simulation {
-    pub fn new(cfg: SimConfig) -> Self {
-        Self::with_factory(cfg, None).expect("registry controllers always build")
-    }
-
     /// A simulation whose external controllers come from `factory`.
     pub fn with_factory(cfg: SimConfig, factory: Option<&dyn ControllerFactory>) -> Result<Self, String> {
         let meas = cfg.measure;
@@ -275,11 +287,7 @@ impl Simulation {
                 Ev::Rto(f) => self.rto_fired(now, f),
                 Ev::DelAck(f) => self.delack_fired(now, f),
                 Ev::Start(f) => self.start_flow(now, f),
-                Ev::Stop(f) => match &mut self.flows[f as usize].ep {
-                    Endpoint::Tcp { snd, .. } => snd.stop(now),
-                    Endpoint::Udp { src, .. } => src.stop(),
-                    Endpoint::Rate { snd, .. } => snd.stop(),
-                },
+                Ev::Stop(f) => self.flows[f as usize].ep.stop(now),
                 Ev::Pace(f) => self.rate_timer(now, f, 0),
                 Ev::RateSnd(f) => self.rate_timer(now, f, 1),
                 Ev::RateRcv(f) => self.rate_timer(now, f, 2),
@@ -298,7 +306,7 @@ impl Simulation {
     /// Stop the run if flow `f`'s controller reported a fault.
     #[inline]
     fn check_controller(&mut self, f: u32) {
-        if let Endpoint::Tcp { snd, .. } = &self.flows[f as usize].ep {
+        if let Some(snd) = self.flows[f as usize].ep.tcp() {
             if let Some(e) = snd.controller_error() {
                 let alg = &self.cfg.flows[f as usize].algorithm;
                 self.failed = Some(format!("flow {f} ({alg}): {e}"));
@@ -352,17 +360,14 @@ impl Simulation {
         }
         match pkt.kind {
             PacketKind::Data => {
-                let ack = match &mut self.flows[f as usize].ep {
-                    Endpoint::Tcp { rcv, .. } => rcv.on_data(now, &pkt),
-                    _ => None,
-                };
+                let ack = self.flows[f as usize].ep.sink().and_then(|rcv| rcv.on_data(now, &pkt));
                 if let Some(a) = ack {
                     self.forward(now, a);
                 }
                 self.sync_delack(f);
             }
             PacketKind::Ack => {
-                if let Endpoint::Tcp { snd, .. } = &mut self.flows[f as usize].ep {
+                if let Some(snd) = self.flows[f as usize].ep.tcp() {
                     snd.on_ack(now, &pkt, &mut self.out);
                 }
                 self.check_controller(f);
@@ -495,8 +500,8 @@ impl Simulation {
     /// Keep one live heap entry per timer: re-arm only when the deadline moved earlier.
     fn sync_rto(&mut self, f: u32) {
         let fs = &mut self.flows[f as usize];
-        if let Endpoint::Tcp { snd, .. } = &fs.ep {
-            if let Some(d) = fs.rto.arm(snd.rto_deadline) {
+        if let Some(snd) = fs.ep.tcp() {
+            if let Some(d) = fs.rto.arm(snd.rto_deadline()) {
                 self.q.schedule(d, Ev::Rto(f));
             }
         }
@@ -507,8 +512,8 @@ impl Simulation {
         if !fs.rto.fire(now) {
             return; // stale entry
         }
-        if let Endpoint::Tcp { snd, .. } = &mut fs.ep {
-            match snd.rto_deadline {
+        if let Some(snd) = fs.ep.tcp() {
+            match snd.rto_deadline() {
                 Some(d) if d <= now => snd.on_timeout(now, &mut self.out),
                 _ => {}
             }
@@ -520,7 +525,7 @@ impl Simulation {
 
     fn sync_delack(&mut self, f: u32) {
         let fs = &mut self.flows[f as usize];
-        if let Endpoint::Tcp { rcv, .. } = &fs.ep {
+        if let Some(rcv) = fs.ep.sink() {
             if let Some(d) = fs.delack.arm(rcv.delack_deadline) {
                 self.q.schedule(d, Ev::DelAck(f));
             }
@@ -532,13 +537,10 @@ impl Simulation {
         if !fs.delack.fire(now) {
             return; // stale entry
         }
-        let ack = match &mut fs.ep {
-            Endpoint::Tcp { rcv, .. } => match rcv.delack_deadline {
-                Some(d) if d <= now => rcv.on_delack_timeout(now),
-                _ => None,
-            },
+        let ack = fs.ep.sink().and_then(|rcv| match rcv.delack_deadline {
+            Some(d) if d <= now => rcv.on_delack_timeout(now),
             _ => None,
-        };
+        });
         if let Some(a) = ack {
             self.forward(now, a);
         }
@@ -549,18 +551,9 @@ impl Simulation {
         let iv = self.cfg.timeseries.expect("sampling without an interval");
         let ts = self.ts.as_mut().expect("time series");
         let t = to_secs(now);
-        let pkt_bits = |f: &FlowSpec| match &f.kind {
-            FlowKind::Tcp { tcp, .. } => tcp.packet_size as f64 * 8.0,
-            FlowKind::Udp { size, .. } => *size as f64 * 8.0,
-            FlowKind::Rate { payload, .. } => *payload as f64 * 8.0,
-        };
         for (i, fs) in self.flows.iter_mut().enumerate() {
-            let (cwnd, srtt, delivered) = match &fs.ep {
-                Endpoint::Tcp { snd, rcv } => (snd.cwnd(), snd.srtt(), rcv.delivered),
-                Endpoint::Udp { received, .. } => (f64::NAN, f64::NAN, *received),
-                Endpoint::Rate { snd, rcv, .. } => (f64::NAN, snd.rtt(), rcv.delivered()),
-            };
-            let rate = (delivered - fs.ts_delivered) as f64 * pkt_bits(&self.cfg.flows[i]) / to_secs(iv);
+            let (cwnd, srtt, delivered) = fs.ep.sample();
+            let rate = (delivered - fs.ts_delivered) as f64 * self.cfg.flows[i].kind.payload_bits() / to_secs(iv);
             fs.ts_delivered = delivered;
             ts.push_flow(t, i as u32, cwnd, rate, srtt);
         }
@@ -584,14 +577,7 @@ impl Simulation {
         let flows = self
             .flows
             .iter_mut()
-            .map(|fs| match &mut fs.ep {
-                Endpoint::Tcp { snd, rcv } => FlowCounters { tcp: snd.snapshot(now), sent: 0, delivered: rcv.delivered },
-                Endpoint::Udp { sent, received, .. } => FlowCounters { tcp: TcpStats::default(), sent: *sent, delivered: *received },
-                Endpoint::Rate { snd, rcv, sent, rtt_sum, rtt_n, .. } => {
-                    let tcp = TcpStats { sent: *sent, loss_events: rcv.loss_events(), timeouts: snd.timeouts(), rtt_sum: *rtt_sum, rtt_samples: *rtt_n, rtt_seen_sum: *rtt_sum, ..TcpStats::default() };
-                    FlowCounters { tcp, sent: *sent, delivered: rcv.delivered() }
-                }
-            })
+            .map(|fs| fs.ep.counters(now))
             .collect();
         let links = self.links.iter_mut().map(|l| l.snapshot(now)).collect();
         Snapshot { flows, links }
@@ -613,49 +599,29 @@ impl Simulation {
             let spec = &self.cfg.flows[i];
             let c = stop.flows[i].minus(&start.flows[i]);
             let mut r = FlowResult::new(i as u32, spec);
-            match &fs.ep {
-                Endpoint::Tcp { .. } => {
-                    let st = &c.tcp;
-                    let bits = match &spec.kind {
-                        FlowKind::Tcp { tcp, .. } => tcp.packet_size as f64 * 8.0,
-                        _ => unreachable!(),
-                    };
-                    r.packets_sent = st.sent;
-                    r.packets_delivered = c.delivered;
-                    r.retransmissions = st.retransmissions;
-                    r.loss_events = st.loss_events;
-                    r.timeouts = st.timeouts;
-                    r.ecn_reactions = st.ecn_reactions;
-                    r.fast_retransmits = st.fast_retransmits;
-                    r.throughput_bps = st.sent as f64 * bits / window_s;
-                    r.goodput_bps = c.delivered as f64 * bits / window_s;
-                    r.loss_event_rate = if st.sent > 0 { st.loss_events as f64 / st.sent as f64 } else { 0.0 };
-                    r.mean_rtt_s = if st.rtt_samples > 0 { st.rtt_sum / st.rtt_samples as f64 } else { f64::NAN };
-                    r.mean_rtt_sample_s = if st.rtt_samples > 0 { st.rtt_seen_sum / st.rtt_samples as f64 } else { f64::NAN };
-                    r.mean_rto_s = if st.rto_samples > 0 { st.rto_sum / st.rto_samples as f64 } else { f64::NAN };
-                    r.mean_cwnd = if st.active_ns > 0 { st.cwnd_area / st.active_ns as f64 } else { f64::NAN };
-                }
-                Endpoint::Rate { .. } => {
-                    let st = &c.tcp;
-                    let FlowKind::Rate { payload, .. } = &spec.kind else { unreachable!() };
-                    let bits = *payload as f64 * 8.0;
-                    r.packets_sent = st.sent;
-                    r.packets_delivered = c.delivered;
-                    r.loss_events = st.loss_events;
-                    r.timeouts = st.timeouts;
-                    r.throughput_bps = st.sent as f64 * bits / window_s;
-                    r.goodput_bps = c.delivered as f64 * bits / window_s;
-                    r.loss_event_rate = if st.sent > 0 { st.loss_events as f64 / st.sent as f64 } else { 0.0 };
-                    r.mean_rtt_s = if st.rtt_samples > 0 { st.rtt_sum / st.rtt_samples as f64 } else { f64::NAN };
-                    r.mean_rtt_sample_s = r.mean_rtt_s;
-                }
-                Endpoint::Udp { src, .. } => {
-                    let bits = src.size as f64 * 8.0;
-                    r.packets_sent = c.sent;
-                    r.packets_delivered = c.delivered;
-                    r.throughput_bps = c.sent as f64 * bits / window_s;
-                    r.goodput_bps = c.delivered as f64 * bits / window_s;
-                }
+            let bits = spec.kind.payload_bits();
+            if let Endpoint::Udp { .. } = &fs.ep {
+                r.packets_sent = c.sent;
+                r.packets_delivered = c.delivered;
+                r.throughput_bps = c.sent as f64 * bits / window_s;
+                r.goodput_bps = c.delivered as f64 * bits / window_s;
+            } else {
+                // TCP and rate-based flows (the latter leave the TCP-only counters at zero).
+                let st = &c.tcp;
+                r.packets_sent = st.sent;
+                r.packets_delivered = c.delivered;
+                r.retransmissions = st.retransmissions;
+                r.loss_events = st.loss_events;
+                r.timeouts = st.timeouts;
+                r.ecn_reactions = st.ecn_reactions;
+                r.fast_retransmits = st.fast_retransmits;
+                r.throughput_bps = st.sent as f64 * bits / window_s;
+                r.goodput_bps = c.delivered as f64 * bits / window_s;
+                r.loss_event_rate = if st.sent > 0 { st.loss_events as f64 / st.sent as f64 } else { 0.0 };
+                r.mean_rtt_s = if st.rtt_samples > 0 { st.rtt_sum / st.rtt_samples as f64 } else { f64::NAN };
+                r.mean_rtt_sample_s = if st.rtt_samples > 0 { st.rtt_seen_sum / st.rtt_samples as f64 } else { f64::NAN };
+                r.mean_rto_s = if st.rto_samples > 0 { st.rto_sum / st.rto_samples as f64 } else { f64::NAN };
+                r.mean_cwnd = if st.active_ns > 0 { st.cwnd_area / st.active_ns as f64 } else { f64::NAN };
             }
             flows.push(r);
         }
@@ -668,8 +634,8 @@ impl Simulation {
         }
         let mut losses: Vec<(u32, LossRecord)> = vec![];
         for (i, fs) in self.flows.iter_mut().enumerate() {
-            if let Endpoint::Tcp { snd, .. } = &mut fs.ep {
-                losses.extend(snd.log.drain(..).map(|r| (i as u32, r)));
+            if let Some(snd) = fs.ep.tcp() {
+                losses.extend(snd.take_log().into_iter().map(|r| (i as u32, r)));
             }
         }
         let loss_log = if losses.is_empty() && !self.cfg.flows.iter().any(|f| matches!(&f.kind, FlowKind::Tcp { tcp, .. } if tcp.log_losses)) {

@@ -3,11 +3,12 @@
 //!
 //! Modules, one job each: `sim` (event queue, clock, seeded RNG), `net` (links, queues, loss
 //! models, topologies), `transport` (TCP sender/receiver, UDP sources), `cc` (window
-//! controllers, pure), `metrics`, `models` (analytic), `scenario` (user-facing scenario
+//! controllers, pure), `config` (a run's configuration in engine units), `metrics`, `models` (analytic), `scenario` (user-facing scenario
 //! files: validation, defaults, resolution into an engine configuration), `engine` (the run).
 
 pub mod api;
 pub mod cc;
+pub mod config;
 pub mod engine;
 pub mod metrics;
 pub mod models;

@@ -1,4 +1,4 @@
-//! Acceptance tests for `tcpf_core::models` (issue #5): the papers' published numbers.
+//! Acceptance tests for `tcpf_core::models`: the papers' published numbers.
 //! Each test names the paper, equation or table it reproduces.
 
 use serde_json::{json, Value};

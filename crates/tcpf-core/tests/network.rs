@@ -1,5 +1,5 @@
-//! Issue #6's acceptance checks: loss models, cross traffic, flow dynamics, topologies and
-//! RTT noise, each in a full simulation (run with `--release`; each prints what it checks).
+//! Loss models, cross traffic, flow dynamics, topologies and RTT noise, each in a full
+//! simulation (run with `--release`; each prints what it checks).
 
 use serde_json::{json, Value};
 use tcpf_core::api;

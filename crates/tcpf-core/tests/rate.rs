@@ -1,4 +1,4 @@
-//! Rate-based senders (issue #7): TFRC's TCP-friendliness on a lossy link, and sanity of
+//! Rate-based senders: TFRC's TCP-friendliness on a lossy link, and sanity of
 //! TFRCP and TEAR sharing a RED bottleneck with TCP.
 
 use serde_json::{json, Value};

@@ -1,6 +1,6 @@
 //! Measurement: per-flow and per-link results, time series, and the papers' yardsticks.
 
-use crate::engine::{FlowKind, FlowSpec};
+use crate::config::{FlowKind, FlowSpec};
 use crate::net::LinkStats;
 use serde::Serialize;
 use serde_json::Value;

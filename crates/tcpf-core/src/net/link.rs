@@ -10,7 +10,7 @@
 
 use super::loss::LossModel;
 use super::packet::{ecn, Packet, PacketKind};
-use super::queue::{Admission, QueueSpec, Red};
+use super::queue::{Admission, Arrival, Queue, QueueSpec};
 use super::NodeId;
 use crate::sim::{Rng, Time};
 use std::collections::VecDeque;
@@ -52,12 +52,6 @@ impl LinkStats {
     }
 }
 
-enum Discipline {
-    Unlimited,
-    DropTail { limit: u32 },
-    Red(Box<Red>),
-}
-
 pub struct Link {
     pub name: String,
     pub from: NodeId,
@@ -67,7 +61,7 @@ pub struct Link {
     ns_per_byte: f64,
     /// Transmission times of the two packet sizes seen last (data and ACKs alternate).
     tx_cache: [(u32, Time); 2],
-    discipline: Discipline,
+    queue: Queue,
     /// Service-start times (and sizes) of admitted packets that have not started yet.
     starts: VecDeque<(Time, u32)>,
     /// End of the last admitted packet's transmission.
@@ -82,11 +76,6 @@ pub struct Link {
 
 impl Link {
     pub fn new(name: String, from: NodeId, to: NodeId, rate_bps: f64, delay: Time, queue: &QueueSpec, rng: Rng) -> Self {
-        let discipline = match queue {
-            QueueSpec::Unlimited => Discipline::Unlimited,
-            QueueSpec::DropTail { limit } => Discipline::DropTail { limit: *limit },
-            QueueSpec::Red { limit, params } => Discipline::Red(Box::new(Red::new(*limit, params.clone(), rate_bps, rng))),
-        };
         Link {
             name,
             from,
@@ -95,7 +84,7 @@ impl Link {
             delay,
             ns_per_byte: 8e9 / rate_bps,
             tx_cache: [(0, 0); 2],
-            discipline,
+            queue: Queue::new(queue, rate_bps, rng),
             starts: VecDeque::new(),
             busy_until: 0,
             period_start: 0,
@@ -146,14 +135,6 @@ impl Link {
         self.starts.iter().filter(|&&(s, _)| s > t).count()
     }
 
-    /// Average RED queue, if RED.
-    pub fn red_avg(&self) -> Option<f64> {
-        match &self.discipline {
-            Discipline::Red(r) => Some(r.avg),
-            _ => None,
-        }
-    }
-
     fn note_drop(&mut self, kind: Admission) {
         self.stats.drops += 1;
         match kind {
@@ -175,23 +156,8 @@ impl Link {
             }
         }
         self.advance(at);
-        let busy = at < self.busy_until;
-        let waiting = self.starts.len() as u32;
-        let decision = match &mut self.discipline {
-            Discipline::Unlimited => Admission::Enqueue,
-            Discipline::DropTail { limit } => {
-                if waiting + busy as u32 >= *limit {
-                    Admission::ForcedDrop
-                } else {
-                    Admission::Enqueue
-                }
-            }
-            Discipline::Red(red) => {
-                let ect = pkt.ecn & ecn::ECT != 0;
-                let idle_since = if busy || waiting > 0 { None } else { Some(self.busy_until) };
-                red.admit(at, waiting, ect, idle_since)
-            }
-        };
+        let arrival = Arrival { at, waiting: self.starts.len() as u32, busy: at < self.busy_until, busy_until: self.busy_until };
+        let decision = self.queue.decide(&arrival, pkt);
         match decision {
             Admission::Enqueue => {}
             Admission::Mark => {

@@ -7,10 +7,10 @@
 //! times (tsao2007 S3). A model can be restricted to some flows.
 
 use crate::sim::{secs, Rng, Time};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 /// Declarative form of a loss model (what a scenario says).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(tag = "model", rename_all = "snake_case")]
 pub enum LossSpec {
     /// Each packet is dropped independently with probability `p`.
@@ -28,7 +28,7 @@ pub enum LossSpec {
     Schedule { phases: Vec<Phase> },
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Phase {
     pub from: f64,
     pub loss: LossSpec,

@@ -9,7 +9,7 @@ pub mod topology;
 pub use link::{Link, LinkStats};
 pub use loss::{LossAttach, LossModel, LossSpec};
 pub use packet::{Packet, PacketKind};
-pub use queue::{Admission, QueueSpec, RedParams};
+pub use queue::{Admission, Discipline, QueueSpec, RedParams};
 pub use topology::{Dumbbell, DumbbellFlow, Topology};
 
 /// Index of a link in a topology.

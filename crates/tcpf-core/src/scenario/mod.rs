@@ -319,7 +319,7 @@ impl Scenario {
         let rf = self.resolve_flows();
         let (topology, routes) = match &self.net {
             Net::Dumbbell { def, queue } => {
-                let spec = queue.spec();
+                let spec = queue.spec.clone();
                 let db = Dumbbell { rate_bps: def.rate, delay: secs(def.delay), queue: spec.clone(), reverse_queue: spec, loss: self.attach(queue) };
                 let attach: Vec<DumbbellFlow> = rf
                     .iter()
@@ -333,7 +333,7 @@ impl Scenario {
             Net::Graph { def, queues } => self.build_graph(def, queues, &rf),
         };
         let t = &self.tcp;
-        let ecn = |r: &Route| r.fwd.iter().any(|&l| matches!(&topology.links[l as usize].queue, QueueSpec::Red { params, .. } if params.ecn));
+        let ecn = |r: &Route| r.fwd.iter().any(|&l| topology.links[l as usize].queue.ecn());
         let flows = rf
             .iter()
             .zip(routes)
@@ -397,9 +397,9 @@ impl Scenario {
         // Router links: forward and (if duplex) reverse, by graph link index.
         let mut ids: Vec<(LinkId, Option<LinkId>)> = vec![];
         for (l, (fq, rq)) in def.links.iter().zip(queues) {
-            let f = t.add_link(l.name.clone(), l.from as u32, l.to as u32, l.rate, secs(l.delay), fq.spec(), true);
+            let f = t.add_link(l.name.clone(), l.from as u32, l.to as u32, l.rate, secs(l.delay), fq.spec.clone(), true);
             t.links[f as usize].loss = self.attach(fq);
-            let r = rq.as_ref().map(|q| t.add_link(format!("{}_reverse", l.name), l.to as u32, l.from as u32, l.rate, secs(l.delay), q.spec(), true));
+            let r = rq.as_ref().map(|q| t.add_link(format!("{}_reverse", l.name), l.to as u32, l.from as u32, l.rate, secs(l.delay), q.spec.clone(), true));
             ids.push((f, r));
         }
         let hop = |a: usize, b: usize| -> LinkId {
@@ -499,7 +499,7 @@ impl Scenario {
         );
         match &self.net {
             Net::Dumbbell { def, queue } => {
-                top.insert("bottleneck".into(), queue_expanded(def.rate, def.delay, queue));
+                top.insert("bottleneck".into(), queue.expanded(def.rate, def.delay));
             }
             Net::Graph { def, queues } => {
                 let links: Vec<Value> = def
@@ -507,11 +507,11 @@ impl Scenario {
                     .iter()
                     .zip(queues)
                     .map(|(l, (fq, rq))| {
-                        let mut v = queue_expanded(l.rate, l.delay, fq);
+                        let mut v = fq.expanded(l.rate, l.delay);
                         v["name"] = json!(l.name);
                         v["from"] = json!(def.nodes[l.from]);
                         v["to"] = json!(def.nodes[l.to]);
-                        v["reverse"] = rq.as_ref().map_or(Value::Null, |q| queue_expanded(l.rate, l.delay, q));
+                        v["reverse"] = rq.as_ref().map_or(Value::Null, |q| q.expanded(l.rate, l.delay));
                         v
                     })
                     .collect();
@@ -526,23 +526,14 @@ impl Scenario {
 
     fn flow_ecn(&self, g: &Group) -> bool {
         match (&self.net, &g.route) {
-            (Net::Dumbbell { queue, .. }, _) => queue.ecn,
+            (Net::Dumbbell { queue, .. }, _) => queue.spec.ecn(),
             (Net::Graph { def, queues }, RouteDef::Path(p)) => p.windows(2).any(|w| {
                 let (i, rev) = def.edge(w[0], w[1]).expect("validated");
-                if rev { queues[i].1.as_ref().is_some_and(|q| q.ecn) } else { queues[i].0.ecn }
+                if rev { queues[i].1.as_ref().is_some_and(|q| q.spec.ecn()) } else { queues[i].0.spec.ecn() }
             }),
             _ => false,
         }
     }
-}
-
-fn queue_expanded(rate: f64, delay: f64, q: &QueueDef) -> Value {
-    let red = q.red.as_ref().map(|r| {
-        json!({"min_th_pkts": r.min_th, "max_th_pkts": r.max_th, "q_weight": r.q_weight, "max_p": r.max_p,
-               "gentle": r.gentle, "wait": r.wait, "mark_p": r.mark_p, "mean_pkt_size": r.mean_pkt_size})
-    });
-    json!({"rate_bps": rate, "delay_s": delay, "queue": q.kind, "limit_pkts": q.limit, "bdp_pkts": q.bdp_pkts,
-           "ecn": q.ecn, "red": red, "loss": q.loss.as_ref().map(network::loss_json)})
 }
 
 fn check_loss_groups(field: &str, q: &QueueDef, ngroups: u32) -> Result<(), ScenarioError> {

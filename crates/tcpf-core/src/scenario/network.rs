@@ -33,38 +33,43 @@ pub struct QueueDraft {
     pub loss: Option<LossDef>,
 }
 
-/// A queue with its limit and thresholds in packets.
+/// A queue with its limit and thresholds in packets: the engine's [`QueueSpec`], the BDP it
+/// was sized against and the loss model in front of it.
 #[derive(Clone, Debug)]
 pub struct QueueDef {
-    pub kind: String,
-    pub limit: u32,
+    pub spec: QueueSpec,
     pub bdp_pkts: f64,
-    pub ecn: bool,
-    pub red: Option<RedParams>,
     pub loss: Option<LossDef>,
 }
 
 impl QueueDef {
-    pub fn spec(&self) -> QueueSpec {
-        match &self.red {
-            Some(r) => QueueSpec::Red { limit: self.limit, params: r.clone() },
-            None => QueueSpec::DropTail { limit: self.limit },
-        }
-    }
-
+    /// The queue keys of a normalised scenario (the input form).
     pub fn normalized(&self, t: &mut Map<String, Value>) {
-        t.insert("queue".into(), json!(self.kind));
-        t.insert("limit".into(), json!(self.limit));
-        t.insert("ecn".into(), json!(self.ecn));
-        t.insert(
-            "red".into(),
-            self.red.as_ref().map_or(Value::Null, |r| {
-                json!({"min_th": r.min_th, "max_th": r.max_th, "q_weight": r.q_weight, "max_p": r.max_p,
-                       "gentle": r.gentle, "wait": r.wait, "mark_p": r.mark_p})
-            }),
-        );
+        t.insert("queue".into(), json!(self.spec.name()));
+        t.insert("limit".into(), json!(self.spec.limit()));
+        t.insert("ecn".into(), json!(self.spec.ecn()));
+        t.insert("red".into(), self.spec.red().map_or(Value::Null, |r| red_json(r, false)));
         t.insert("loss".into(), self.loss.as_ref().map_or(Value::Null, loss_json));
     }
+
+    /// A link of the expanded scenario (engine units, thresholds in packets).
+    pub fn expanded(&self, rate: f64, delay: f64) -> Value {
+        let s = &self.spec;
+        json!({"rate_bps": rate, "delay_s": delay, "queue": s.name(), "limit_pkts": s.limit(), "bdp_pkts": self.bdp_pkts,
+               "ecn": s.ecn(), "red": s.red().map(|r| red_json(r, true)), "loss": self.loss.as_ref().map(loss_json)})
+    }
+}
+
+/// RED's parameters as the normalised scenario writes them, or (`expanded`) as the expanded
+/// one does: thresholds named `*_pkts` and the mean packet size added.
+fn red_json(r: &RedParams, expanded: bool) -> Value {
+    let (min, max) = if expanded { ("min_th_pkts", "max_th_pkts") } else { ("min_th", "max_th") };
+    let mut v = json!({min: r.min_th, max: r.max_th, "q_weight": r.q_weight, "max_p": r.max_p,
+                       "gentle": r.gentle, "wait": r.wait, "mark_p": r.mark_p});
+    if expanded {
+        v["mean_pkt_size"] = json!(r.mean_pkt_size);
+    }
+    v
 }
 
 pub const QUEUE_KEYS: &[&str] = &["queue", "limit", "ecn", "red", "loss"];
@@ -105,12 +110,13 @@ impl QueueDraft {
             Some(units::Size::Bdp(x)) => x * bdp_pkts,
         };
         let limit = (limit.round() as u32).max(2);
-        let red = if self.kind == "red" {
-            Some(red_params(&format!("{}.red", self.path), self.red.as_ref(), limit as f64, self.ecn, packet_size)?)
+        let spec = if self.kind == "red" {
+            let params = red_params(&format!("{}.red", self.path), self.red.as_ref(), limit as f64, self.ecn, packet_size)?;
+            QueueSpec::Red { limit, params }
         } else {
-            None
+            QueueSpec::DropTail { limit }
         };
-        Ok(QueueDef { kind: self.kind.clone(), limit, bdp_pkts, ecn: self.ecn, red, loss: self.loss.clone() })
+        Ok(QueueDef { spec, bdp_pkts, loss: self.loss.clone() })
     }
 }
 

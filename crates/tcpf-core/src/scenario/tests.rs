@@ -34,8 +34,8 @@ fn bdp_uses_mean_forward_rtt() {
     // RTT = 2·(2 ms + 20 ms) = 44 ms; BDP = 5e6·0.044/8000 = 27.5 packets
     let Net::Dumbbell { queue, .. } = &s.net else { panic!("dumbbell expected") };
     assert!((queue.bdp_pkts - 27.5).abs() < 1e-9, "{}", queue.bdp_pkts);
-    assert_eq!(queue.limit, 69);
-    let red = queue.red.as_ref().unwrap();
+    assert_eq!(queue.spec.limit(), 69);
+    let red = queue.spec.red().unwrap();
     assert!((red.min_th - 0.15 * 69.0).abs() < 1e-9);
 }
 
@@ -110,7 +110,7 @@ fn graph_routes_and_bdp() {
     // b1-b2 carries groups 0 (RTT 2·(1+10) ms) and 1 (2·(1+40) ms): mean 52 ms → 65 packets
     let Net::Graph { queues, .. } = &s.net else { panic!() };
     assert!((queues[0].0.bdp_pkts - 65.0).abs() < 1e-9, "{}", queues[0].0.bdp_pkts);
-    assert_eq!(queues[0].0.limit, 163);
+    assert_eq!(queues[0].0.spec.limit(), 163);
     assert_eq!(Scenario::from_value(&n).unwrap().normalized(), n);
     let cfg = s.to_config();
     // 6 router links (duplex) + 4 access links per flow

@@ -27,10 +27,3 @@ pub fn secs(s: f64) -> Time {
 pub fn to_secs(t: Time) -> f64 {
     t as f64 / NS_PER_SEC
 }
-
-/// Time to serialise `bytes` on a link of `rate_bps`, in nanoseconds (rounded up, at least 1).
-#[inline]
-pub fn tx_time(bytes: u32, rate_bps: f64) -> Time {
-    let t = (bytes as f64 * 8.0 * NS_PER_SEC / rate_bps).ceil() as Time;
-    t.max(1)
-}

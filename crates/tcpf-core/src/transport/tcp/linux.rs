@@ -19,9 +19,10 @@
 //! Modern Linux replaces rate halving by PRR (RFC 6937); this mode is the 2.6.22 behaviour the
 //! ns-2 modules run with. See docs/ns2-notes.md ("Fast recovery in TCP/Linux").
 
-use super::{Packet, TcpSender, LOST, RETX, SACKED};
+use super::core::Core;
+use super::{LossKind, LOST, RETX, SACKED};
 use crate::cc::Ack;
-use crate::net::packet::ecn;
+use crate::net::packet::{ecn, Packet};
 use crate::sim::{to_secs, Time};
 use std::collections::VecDeque;
 
@@ -33,10 +34,11 @@ struct Rtx {
     id: u32,
 }
 
-/// The state Linux-style recovery keeps besides the sender's scoreboard.
-pub(super) struct LinuxRecovery {
+/// The state Linux-style recovery keeps besides the sender's scoreboard. The window in use
+/// during fast recovery and the moderated window after it are the sender's `pinned` and `cap`.
+pub(super) struct Linux {
     /// Retransmission id of each packet in [snd_una, snd_max) (0: never retransmitted),
-    /// aligned with the sender's scoreboard.
+    /// aligned with the sender's scoreboard (extended by [`Linux::sync`] for new packets).
     ids: VecDeque<u32>,
     /// Retransmissions in the order they were sent (ids increase, snd_max_at never falls).
     rtx: VecDeque<Rtx>,
@@ -53,17 +55,13 @@ pub(super) struct LinuxRecovery {
     lost: u32,
     /// In the Loss state (after a timeout) rather than fast recovery.
     loss_state: bool,
-    /// Window in use during fast recovery (the controller's `min_cwnd`).
-    rec_cwnd: f64,
     /// Rate halving: the flight allowed while it falls from the old window.
     next_pif: u32,
-    /// After recovery: the moderated window, slow-starting back to the controller's.
-    cap: Option<f64>,
 }
 
-impl LinuxRecovery {
-    pub(super) fn new() -> Self {
-        LinuxRecovery {
+impl Default for Linux {
+    fn default() -> Self {
+        Linux {
             ids: VecDeque::new(),
             rtx: VecDeque::new(),
             next_id: 1,
@@ -74,130 +72,108 @@ impl LinuxRecovery {
             sacked: 0,
             lost: 0,
             loss_state: false,
-            rec_cwnd: 0.0,
             next_pif: 0,
-            cap: None,
         }
-    }
-
-    /// A new packet was sent.
-    pub(super) fn push(&mut self) {
-        self.ids.push_back(0);
     }
 }
 
-impl TcpSender {
-    fn lx(&mut self) -> &mut LinuxRecovery {
-        self.lx.as_deref_mut().expect("linux recovery state")
-    }
-
-    /// The window in use (before the receiver window cap).
-    pub(super) fn linux_window(&self, lx: &LinuxRecovery) -> f64 {
-        if self.in_recovery && !lx.loss_state {
-            lx.rec_cwnd
-        } else {
-            match lx.cap {
-                Some(c) => c.min(self.cc.window()),
-                None => self.cc.window(),
-            }
+impl Linux {
+    /// Align `ids` with the scoreboard: packets sent since are new (never retransmitted).
+    #[inline]
+    fn sync(&mut self, c: &Core) {
+        if self.ids.len() < c.sb.len() {
+            self.ids.resize(c.sb.len(), 0);
         }
     }
 
     /// Packets in flight: sent and neither acknowledged, SACKed nor marked lost.
-    fn linux_in_flight(&self) -> u32 {
-        let lx = self.lx.as_deref().expect("linux recovery state");
-        (self.snd_max - self.snd_una) - lx.sacked - lx.lost
+    fn in_flight(&self, c: &Core) -> u32 {
+        (c.snd_max - c.snd_una) - self.sacked - self.lost
     }
 
     /// Mark `i` (an index into the scoreboard) lost.
-    fn mark_lost(&mut self, i: usize) {
-        let seq = self.snd_una + i as u32;
-        self.sb[i] = (self.sb[i] & !RETX) | LOST;
-        let lx = self.lx();
-        lx.lost += 1;
-        if seq < lx.lost_from {
-            lx.lost_from = seq;
+    fn mark_lost(&mut self, c: &mut Core, i: usize) {
+        let seq = c.snd_una + i as u32;
+        c.sb[i] = (c.sb[i] & !RETX) | LOST;
+        self.lost += 1;
+        if seq < self.lost_from {
+            self.lost_from = seq;
         }
     }
 
     /// Apply the ACK's SACK blocks and its cumulative acknowledgement to the scoreboard.
-    fn linux_scoreboard(&mut self, pkt: &Packet, acked: u32) {
+    fn scoreboard(&mut self, c: &mut Core, pkt: &Packet, acked: u32) {
         // Cumulatively acknowledged packets leave the scoreboard.
         for _ in 0..acked {
-            let f = self.sb.pop_front().unwrap_or(0);
-            let lx = self.lx.as_deref_mut().unwrap();
-            let id = lx.ids.pop_front().unwrap_or(0);
+            let f = c.sb.pop_front().unwrap_or(0);
+            let id = self.ids.pop_front().unwrap_or(0);
             if f & SACKED != 0 {
-                lx.sacked -= 1;
+                self.sacked -= 1;
             } else if f & LOST != 0 {
-                lx.lost -= 1;
-            } else if f & RETX != 0 && id > lx.acked_id {
-                lx.acked_id = id;
+                self.lost -= 1;
+            } else if f & RETX != 0 && id > self.acked_id {
+                self.acked_id = id;
             }
         }
-        self.snd_una += acked;
+        c.snd_una += acked;
         for &(start, end) in pkt.sack_blocks() {
-            let lo = start.max(self.snd_una);
-            let hi = end.min(self.snd_max);
+            let lo = start.max(c.snd_una);
+            let hi = end.min(c.snd_max);
             for seq in lo..hi {
-                let i = (seq - self.snd_una) as usize;
-                let f = self.sb[i];
+                let i = (seq - c.snd_una) as usize;
+                let f = c.sb[i];
                 if f & SACKED != 0 {
                     continue;
                 }
-                self.sb[i] = SACKED;
-                let lx = self.lx.as_deref_mut().unwrap();
-                lx.sacked += 1;
+                c.sb[i] = SACKED;
+                self.sacked += 1;
                 if f & LOST != 0 {
-                    lx.lost -= 1;
-                } else if f & RETX != 0 && lx.ids[i] > lx.acked_id {
-                    lx.acked_id = lx.ids[i];
+                    self.lost -= 1;
+                } else if f & RETX != 0 && self.ids[i] > self.acked_id {
+                    self.acked_id = self.ids[i];
                 }
-                if lx.high_sacked.map_or(true, |h| seq > h) {
-                    lx.high_sacked = Some(seq);
+                if self.high_sacked.is_none_or(|h| seq > h) {
+                    self.high_sacked = Some(seq);
                 }
             }
         }
-        let lx = self.lx.as_deref_mut().unwrap();
-        if lx.sacked == 0 && lx.lost == 0 {
+        if self.sacked == 0 && self.lost == 0 {
             // Nothing SACKed or awaiting retransmission: the scoreboard is empty (ns-2 clears it).
-            lx.high_sacked = None;
+            self.high_sacked = None;
         }
     }
 
     /// FACK marking and lost-retransmission detection; true if a packet was newly marked lost.
-    fn linux_mark_losses(&mut self) -> bool {
-        let dup = self.p.dupthresh;
-        let Some(high) = self.lx.as_deref().unwrap().high_sacked else { return false };
+    fn mark_losses(&mut self, c: &mut Core) -> bool {
+        let dup = c.p.dupthresh;
+        let Some(high) = self.high_sacked else { return false };
         let mut newly = false;
         // FACK: un-SACKed packets at least dupthresh + 1 below the highest SACKed one.
         let limit = high.saturating_sub(dup);
-        let from = self.lx.as_deref().unwrap().marked_upto.max(self.snd_una);
+        let from = self.marked_upto.max(c.snd_una);
         for seq in from..limit {
-            let i = (seq - self.snd_una) as usize;
-            if self.sb[i] & (SACKED | LOST | RETX) == 0 {
-                self.mark_lost(i);
+            let i = (seq - c.snd_una) as usize;
+            if c.sb[i] & (SACKED | LOST | RETX) == 0 {
+                self.mark_lost(c, i);
                 newly = true;
             }
         }
         if limit > from {
-            self.lx().marked_upto = limit;
+            self.marked_upto = limit;
         }
         // Retransmissions lost again.
-        loop {
-            let lx = self.lx.as_deref().unwrap();
-            let Some(&r) = lx.rtx.front() else { break };
-            let live = r.seq >= self.snd_una && {
-                let i = (r.seq - self.snd_una) as usize;
-                self.sb[i] & RETX != 0 && self.sb[i] & (SACKED | LOST) == 0 && lx.ids[i] == r.id
+        while let Some(&r) = self.rtx.front() {
+            let live = r.seq >= c.snd_una && {
+                let i = (r.seq - c.snd_una) as usize;
+                c.sb[i] & RETX != 0 && c.sb[i] & (SACKED | LOST) == 0 && self.ids[i] == r.id
             };
             if !live {
-                self.lx().rtx.pop_front();
+                self.rtx.pop_front();
                 continue;
             }
-            if r.snd_max_at <= high || r.id + dup + 1 < lx.acked_id {
-                self.lx().rtx.pop_front();
-                self.mark_lost((r.seq - self.snd_una) as usize);
+            if r.snd_max_at <= high || r.id + dup + 1 < self.acked_id {
+                self.rtx.pop_front();
+                self.mark_lost(c, (r.seq - c.snd_una) as usize);
                 newly = true;
             } else {
                 break;
@@ -207,15 +183,14 @@ impl TcpSender {
     }
 
     /// Lowest packet awaiting retransmission.
-    fn linux_next_lost(&mut self) -> Option<u32> {
-        let lx = self.lx.as_deref().unwrap();
-        if lx.lost == 0 {
+    fn next_lost(&mut self, c: &Core) -> Option<u32> {
+        if self.lost == 0 {
             return None;
         }
-        let mut seq = lx.lost_from.max(self.snd_una);
-        while seq < self.snd_max {
-            if self.sb[(seq - self.snd_una) as usize] & LOST != 0 {
-                self.lx().lost_from = seq;
+        let mut seq = self.lost_from.max(c.snd_una);
+        while seq < c.snd_max {
+            if c.sb[(seq - c.snd_una) as usize] & LOST != 0 {
+                self.lost_from = seq;
                 return Some(seq);
             }
             seq += 1;
@@ -224,147 +199,137 @@ impl TcpSender {
     }
 
     /// Send what the window (and rate halving) allows: lost packets first, then new data.
-    pub(super) fn linux_send(&mut self, now: Time, out: &mut Vec<Packet>) {
-        let lx = self.lx.as_deref().unwrap();
-        let wnd = self.linux_window(lx).min(self.p.max_window).max(1.0) as u32;
-        let mut pif = self.linux_in_flight();
-        let lx = self.lx();
-        lx.next_pif = lx.next_pif.min(pif + 1);
-        while pif < wnd.max(self.lx.as_deref().unwrap().next_pif) {
-            if let Some(seq) = self.linux_next_lost() {
-                let i = (seq - self.snd_una) as usize;
-                self.sb[i] &= !LOST;
-                let snd_max = self.snd_max;
-                let lx = self.lx();
-                lx.lost -= 1;
-                let id = lx.next_id;
-                lx.next_id += 1;
-                lx.ids[i] = id;
-                lx.rtx.push_back(Rtx { seq, snd_max_at: snd_max, id });
-                self.transmit(now, seq, out);
-            } else if !self.send_new(now, out) {
+    pub(super) fn send(&mut self, c: &mut Core, now: Time, out: &mut Vec<Packet>) {
+        self.sync(c);
+        let wnd = c.window().min(c.p.max_window).max(1.0) as u32;
+        let mut pif = self.in_flight(c);
+        self.next_pif = self.next_pif.min(pif + 1);
+        while pif < wnd.max(self.next_pif) {
+            if let Some(seq) = self.next_lost(c) {
+                let i = (seq - c.snd_una) as usize;
+                c.sb[i] &= !LOST;
+                self.lost -= 1;
+                let id = self.next_id;
+                self.next_id += 1;
+                self.ids[i] = id;
+                self.rtx.push_back(Rtx { seq, snd_max_at: c.snd_max, id });
+                c.transmit(now, seq, out);
+            } else if !c.send_new(now, out) {
                 break;
             }
             pif += 1;
-            let lx = self.lx();
-            lx.next_pif = lx.next_pif.min((pif - 1).max(1));
+            self.next_pif = self.next_pif.min((pif - 1).max(1));
         }
     }
 
     /// An ACK, with its RTT sample (as the controller sees it) already taken.
-    pub(super) fn linux_on_ack(&mut self, now: Time, pkt: &Packet, rtt: f64, out: &mut Vec<Packet>) {
+    pub(super) fn on_ack(&mut self, c: &mut Core, now: Time, pkt: &Packet, rtt: f64, out: &mut Vec<Packet>) {
+        self.sync(c);
         let ack = pkt.seq;
-        if ack < self.snd_una || ack > self.snd_max {
-            self.linux_send(now, out);
+        if ack < c.snd_una || ack > c.snd_max {
+            self.send(c, now, out);
             return;
         }
-        let acked = ack - self.snd_una;
+        let acked = ack - c.snd_una;
         if acked > 0 {
-            self.sample_timed(now, ack);
+            c.sample_timed(now, ack);
         }
-        self.linux_scoreboard(pkt, acked);
-        if self.snd_nxt < self.snd_una {
-            self.snd_nxt = self.snd_una;
+        self.scoreboard(c, pkt, acked);
+        if c.snd_nxt < c.snd_una {
+            c.snd_nxt = c.snd_una;
         }
-        let newly_lost = self.linux_mark_losses();
+        let newly_lost = self.mark_losses(c);
         let ece = pkt.ecn & ecn::ECE != 0;
         if acked > 0 {
             // Window growth: not in fast recovery, never on an ECN echo.
-            let in_fast_recovery = self.in_recovery && !self.lx.as_deref().unwrap().loss_state;
+            let in_fast_recovery = c.in_recovery && !self.loss_state;
             if !in_fast_recovery && !ece {
-                let in_flight = self.in_flight();
-                self.cc.on_ack(&Ack { now: to_secs(now), acked, rtt: Some(rtt), min_rtt: self.min_rtt, in_flight });
-                let w = self.cc.window();
-                let lx = self.lx();
-                if let Some(c) = lx.cap {
+                let in_flight = c.in_flight();
+                c.cc.on_ack(&Ack { now: to_secs(now), acked, rtt: Some(rtt), min_rtt: c.min_rtt, in_flight });
+                if let Some(cap) = c.cap {
                     // Slow start back to the controller's window, one packet per ACK.
-                    lx.cap = if c + 1.0 >= w { None } else { Some(c + 1.0) };
+                    c.cap = if cap + 1.0 >= c.cc.window() { None } else { Some(cap + 1.0) };
                 }
             }
-            self.stats.rto_sum += self.rtt.rto();
-            self.stats.rto_samples += 1;
+            c.count_rto();
         }
         // Every ACK that is not old restarts the timer while data is outstanding (TCP-Linux's
         // renew_timer in ns-2), duplicates included.
-        if self.snd_una < self.snd_max {
-            self.restart_timer(now);
-        } else {
-            self.rto_deadline = None;
-        }
-        if self.in_recovery {
-            if ack >= self.recover {
-                // Recovery (or the Loss state) ends.
-                let moderated = (self.linux_in_flight() + 3) as f64;
-                let w = self.cc.window();
-                let lx = self.lx();
-                if !lx.loss_state && lx.rec_cwnd < w && moderated < w {
-                    lx.cap = Some(moderated);
-                }
-                lx.loss_state = false;
-                lx.next_pif = 0;
-                self.in_recovery = false;
+        c.rearm_timer(now);
+        if c.in_recovery {
+            if ack >= c.recover {
+                self.end_recovery(c);
             }
         } else if newly_lost {
-            self.linux_enter_recovery(now);
-        } else if ece && acked > 0 && ack > self.reduced_upto {
-            self.loss_event(now, true);
+            self.enter_recovery(c, now);
+        } else if ece && acked > 0 && ack > c.reduced_upto {
+            c.loss_event(now, true);
         }
-        self.linux_send(now, out);
+        self.send(c, now, out);
     }
 
-    fn linux_enter_recovery(&mut self, now: Time) {
-        let before = self.cwnd();
-        let reduced = self.snd_una >= self.reduced_upto;
-        if reduced {
-            self.reduce(now, false);
+    /// Recovery (or the Loss state) ends: a window still below the controller's is moderated.
+    fn end_recovery(&mut self, c: &mut Core) {
+        let moderated = (self.in_flight(c) + 3) as f64;
+        let w = c.cc.window();
+        if !self.loss_state && c.pinned.is_some_and(|r| r < w) && moderated < w {
+            c.cap = Some(moderated);
         }
-        self.stats.fast_retransmits += 1;
-        self.timed = None;
-        self.in_recovery = true;
-        self.recover = self.snd_max;
-        let floor = self.cc.min_cwnd().min(self.cc.window());
-        let lx = self.lx();
-        lx.loss_state = false;
-        lx.cap = None;
-        lx.rec_cwnd = floor;
-        lx.next_pif = before as u32;
+        self.loss_state = false;
+        self.next_pif = 0;
+        c.in_recovery = false;
+        c.pinned = None;
+    }
+
+    fn enter_recovery(&mut self, c: &mut Core, now: Time) {
+        let before = c.cwnd();
+        let reduced = c.snd_una >= c.reduced_upto;
+        if reduced {
+            c.reduce(now, false);
+        }
+        c.stats.fast_retransmits += 1;
+        c.timed = None;
+        c.in_recovery = true;
+        c.recover = c.snd_max;
+        let floor = c.cc.min_cwnd().min(c.cc.window());
+        self.loss_state = false;
+        c.cap = None;
+        c.pinned = Some(floor);
+        self.next_pif = before as u32;
         if reduced {
             // Logged with the window in use during recovery.
-            self.record(now, super::LossKind::FastRetransmit, before);
+            c.record(now, LossKind::FastRetransmit, before);
         }
-        self.restart_timer(now);
+        c.restart_timer(now);
     }
 
     /// The retransmission timer fired (the controller has already been told): every
     /// un-SACKed packet is lost; SACKed ones are not sent again.
-    pub(super) fn linux_on_timeout(&mut self, now: Time, out: &mut Vec<Packet>) {
-        let una = self.snd_una;
+    pub(super) fn on_timeout(&mut self, c: &mut Core, now: Time, out: &mut Vec<Packet>) {
         let mut lost = 0;
-        for f in self.sb.iter_mut() {
+        for f in c.sb.iter_mut() {
             if *f & SACKED == 0 {
                 *f = LOST;
                 lost += 1;
             }
         }
-        let snd_max = self.snd_max;
-        let lx = self.lx();
-        lx.lost = lost;
-        lx.lost_from = una;
-        lx.marked_upto = snd_max;
-        lx.rtx.clear();
-        lx.acked_id = 0;
-        lx.loss_state = true;
-        lx.next_pif = 0;
-        lx.cap = None;
-        self.in_recovery = true;
-        self.recover = snd_max;
-        self.linux_send(now, out);
+        self.lost = lost;
+        self.lost_from = c.snd_una;
+        self.marked_upto = c.snd_max;
+        self.rtx.clear();
+        self.acked_id = 0;
+        self.loss_state = true;
+        self.next_pif = 0;
+        c.cap = None;
+        c.in_recovery = true;
+        c.recover = c.snd_max;
+        self.send(c, now, out);
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Recovery, TcpParams, TcpSender};
+    use super::super::{Mode, Recovery, TcpParams, TcpSender};
     use crate::cc;
     use crate::net::packet::Packet;
     use crate::sim::{secs, Rng, Time};
@@ -434,9 +399,9 @@ mod tests {
         assert_eq!(sent[2], vec![22]);
         // The 4th SACKed packet (seq 4 = 0 + dupthresh + 1) marks packet 0 lost: one loss
         // event, window 20 -> 10, and rate halving starts from the old window.
-        assert_eq!(s.stats.loss_events, 1);
-        assert_eq!(s.cc.window(), 10.0);
-        assert!(s.in_recovery);
+        assert_eq!(s.c.stats.loss_events, 1);
+        assert_eq!(s.c.cc.window(), 10.0);
+        assert!(s.c.in_recovery);
         // Reno's min_cwnd is half the threshold: the window in use during recovery is 5.
         assert_eq!(s.cwnd(), 5.0);
         // The ACK that detected the loss retransmits packet 0 (in flight 20 - 4 SACKed - 1 lost
@@ -459,7 +424,8 @@ mod tests {
         // every other ACK) rather than one per ACK, and stays above min_cwnd = 5.
         assert_eq!(total, 7, "{released:?}");
         assert!(released.windows(2).all(|w| w[0] + w[1] == 1), "{released:?}");
-        assert!(s.linux_in_flight() >= 5);
+        let Mode::Linux(lx) = &s.mode else { unreachable!() };
+        assert!(lx.in_flight(&s.c) >= 5);
     }
 
     #[test]
@@ -478,24 +444,24 @@ mod tests {
             }
         }
         assert!(again, "packet 0 retransmitted a second time");
-        assert_eq!(s.stats.timeouts, 0);
-        assert_eq!(s.stats.loss_events, 1, "the second retransmission is the same loss event");
+        assert_eq!(s.c.stats.timeouts, 0);
+        assert_eq!(s.c.stats.loss_events, 1, "the second retransmission is the same loss event");
     }
 
     #[test]
     fn recovery_ends_with_the_window_moderated_then_slow_starting_back() {
         let mut s = sender("tcp", json!({}), 20.0);
         lose_first(&mut s, 19);
-        let high = s.snd_max;
+        let high = s.c.snd_max;
         let mut o = Vec::new();
         s.on_ack(secs(0.5), &ack(high, &[], secs(0.4)), &mut o);
-        assert!(!s.in_recovery);
+        assert!(!s.c.in_recovery);
         let w = s.cwnd();
         // Moderated to the flight (nothing outstanding) + 3, below the controller's 10 ...
         assert_eq!(w, 3.0);
         // ... and one packet more per ACK until the controller's window is reached.
         let mut t = secs(0.6);
-        let mut n = s.snd_una;
+        let mut n = s.c.snd_una;
         for _ in 0..20 {
             n += 1;
             t += 1000;
@@ -509,8 +475,8 @@ mod tests {
         // BIC (Linux: no min_cwnd): the window in use is the threshold, 0.8 W.
         let mut s = sender("bic", json!({}), 20.0);
         lose_first(&mut s, 4);
-        assert!(s.in_recovery);
-        assert_eq!(s.cwnd(), s.cc.window());
+        assert!(s.c.in_recovery);
+        assert_eq!(s.cwnd(), s.c.cc.window());
         assert!(s.cwnd() > 10.0);
     }
 

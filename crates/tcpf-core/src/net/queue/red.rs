@@ -1,12 +1,12 @@
-//! Output-queue disciplines: unlimited FIFO, DropTail and RED (Floyd & Jacobson 1993, with
-//! the `gentle` and `wait` refinements and ECN marking), following ns-2 2.35's semantics so
-//! that differential runs start equal.
+//! RED (Floyd & Jacobson 1993), with the `gentle` and `wait` refinements and ECN marking,
+//! following ns-2 2.35's semantics so that differential runs start equal.
 
+use super::{Admission, Arrival, Discipline};
+use crate::net::packet::{ecn, Packet};
 use crate::sim::{Rng, Time};
-use serde::{Deserialize, Serialize};
 
 /// RED parameters, thresholds in packets (packet mode).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct RedParams {
     pub min_th: f64,
     pub max_th: f64,
@@ -46,31 +46,6 @@ impl RedParams {
         }
         Ok(())
     }
-}
-
-/// How a link buffers packets.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub enum QueueSpec {
-    /// FIFO that never drops (access links).
-    Unlimited,
-    /// Tail drop. `limit` counts packets in the system, the one being sent included
-    /// (ns-2's DropTail `limit_`).
-    DropTail { limit: u32 },
-    /// RED. `limit` is the number of packets that may wait (ns-2's RED `limit_`).
-    Red { limit: u32, params: RedParams },
-}
-
-/// What a queue decides for an arriving packet.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Admission {
-    Enqueue,
-    /// Enqueue with the CE codepoint set.
-    Mark,
-    /// Dropped by an early (probabilistic) decision.
-    EarlyDrop,
-    /// Dropped because the buffer is full (or RED's forced region).
-    ForcedDrop,
 }
 
 /// RED's running state.
@@ -170,6 +145,14 @@ impl Red {
             self.count = 0;
         }
         decision
+    }
+}
+
+impl Discipline for Red {
+    #[inline]
+    fn on_arrival(&mut self, a: &Arrival, pkt: &Packet) -> Admission {
+        let idle_since = if a.busy || a.waiting > 0 { None } else { Some(a.busy_until) };
+        self.admit(a.at, a.waiting, pkt.ecn & ecn::ECT != 0, idle_since)
     }
 }
 

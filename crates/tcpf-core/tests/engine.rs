@@ -1,5 +1,6 @@
-//! Issue #2's acceptance checks that need only the engine (run with `--release`; each prints
-//! the numbers it checks).
+//! The engine on classic cases: a single flow on DropTail (utilisation, sawtooth), Bernoulli
+//! loss against Padhye's formula, jin2001's 32 SACK flows on RED, determinism (run with
+//! `--release`; each prints the numbers it checks).
 
 use serde_json::{json, Value};
 use tcpf_core::api;

@@ -1,4 +1,4 @@
-//! Issue #7 (window-based half): liu2008 §6's comparisons with the baseline controllers (run
+//! liu2008 §6's comparisons with the baseline controllers (run
 //! with `--release`; each test prints the table it checks). In debug builds they are skipped:
 //! they simulate ~10^8 packet events.
 //!

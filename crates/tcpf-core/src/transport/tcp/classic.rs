@@ -1,0 +1,132 @@
+//! The duplicate-ACK skeleton Reno, NewReno and SACK recovery share: `dupthresh` duplicate
+//! ACKs start fast retransmit (one window reduction per loss event), RFC 3042 limited
+//! transmit before that, window growth outside recovery, go-back-N after a timeout. Each mode
+//! fills in the [`DupAck`] hooks; the skeleton is monomorphised per mode.
+
+use super::core::Core;
+use crate::cc::Ack;
+use crate::net::packet::{ecn, Packet};
+use crate::sim::{to_secs, Time};
+
+/// What a duplicate-ACK recovery mode decides.
+pub(super) trait DupAck {
+    /// Whether the mode reads the ACKs' SACK blocks.
+    const SACK: bool;
+
+    /// Window inflation added to the controller's window (Reno/NewReno fast recovery).
+    #[inline]
+    fn inflation(&self) -> f64 {
+        0.0
+    }
+
+    /// Send what the window allows (the default: the controller's window plus the inflation).
+    #[inline]
+    fn send(&mut self, c: &mut Core, now: Time, out: &mut Vec<Packet>) {
+        c.send_window(c.cc.window() + self.inflation(), now, out);
+    }
+
+    /// Start fast recovery: the sender has counted the loss event, retransmit and send.
+    fn enter(&mut self, c: &mut Core, now: Time, out: &mut Vec<Packet>);
+
+    /// A new ACK of `acked` packets that leaves recovery (`partial`: below the recovery point,
+    /// which only NewReno and SACK stay in recovery for).
+    fn on_new_ack(&mut self, c: &mut Core, now: Time, acked: u32, partial: bool, out: &mut Vec<Packet>);
+
+    /// A duplicate ACK during recovery.
+    #[inline]
+    fn on_dupack_in_recovery(&mut self) {}
+
+    /// The timer fired: forget recovery state.
+    #[inline]
+    fn on_timeout(&mut self) {}
+}
+
+/// Send what the window allows.
+#[inline]
+pub(super) fn send<M: DupAck>(m: &mut M, c: &mut Core, now: Time, out: &mut Vec<Packet>) {
+    m.send(c, now, out);
+}
+
+fn enter_recovery<M: DupAck>(m: &mut M, c: &mut Core, now: Time, out: &mut Vec<Packet>) {
+    if c.snd_una >= c.reduced_upto {
+        c.loss_event(now, false);
+    }
+    c.stats.fast_retransmits += 1;
+    // Abandon the RTT measurement in progress (BSD and ns-2 do): the timed packet may sit
+    // above the hole and be acknowledged only after the repair.
+    c.timed = None;
+    c.in_recovery = true;
+    c.recover = c.snd_max;
+    m.enter(c, now, out);
+    c.restart_timer(now);
+}
+
+/// RFC 3042: one new packet per early duplicate ACK, within cwnd + dupacks.
+fn limited_transmit(c: &mut Core, now: Time, out: &mut Vec<Packet>) {
+    let seq = c.snd_max;
+    let wnd = (c.cc.window() + c.dupacks as f64).min(c.p.max_window) as u32;
+    if c.snd_nxt == c.snd_max && seq < c.snd_una.saturating_add(wnd) && c.has_data(seq) {
+        c.snd_nxt = seq + 1;
+        c.transmit(now, seq, out);
+    }
+}
+
+/// A new cumulative ACK of `ack`.
+#[inline]
+fn new_ack<M: DupAck>(m: &mut M, c: &mut Core, now: Time, pkt: &Packet, rtt: f64, out: &mut Vec<Packet>) {
+    let ack = pkt.seq;
+    let acked = ack - c.snd_una;
+    c.sample_timed(now, ack);
+    c.sb.drain(..acked as usize);
+    c.snd_una = ack;
+    if c.snd_nxt < c.snd_una {
+        c.snd_nxt = c.snd_una;
+    }
+    c.dupacks = 0;
+    if c.in_recovery {
+        m.on_new_ack(c, now, acked, ack < c.recover, out);
+    } else if pkt.ecn & ecn::ECE == 0 {
+        // An ACK carrying an ECN echo never opens the window (RFC 3168 §6.1.2).
+        let in_flight = c.in_flight();
+        c.cc.on_ack(&Ack { now: to_secs(now), acked, rtt: Some(rtt), min_rtt: c.min_rtt, in_flight });
+    }
+    if !c.in_recovery && pkt.ecn & ecn::ECE != 0 && ack > c.reduced_upto {
+        c.loss_event(now, true);
+    }
+    c.rearm_timer(now);
+    c.count_rto();
+}
+
+/// An ACK, its RTT sample (as the controller sees it) already taken.
+#[inline]
+pub(super) fn on_ack<M: DupAck>(m: &mut M, c: &mut Core, now: Time, pkt: &Packet, rtt: f64, out: &mut Vec<Packet>) {
+    let ack = pkt.seq;
+    if M::SACK && pkt.nsack > 0 {
+        super::sack::apply_sack(c, pkt);
+    }
+    if ack > c.snd_una && ack <= c.snd_max {
+        new_ack(m, c, now, pkt, rtt, out);
+    } else if ack == c.snd_una && c.snd_max > c.snd_una {
+        c.dupacks += 1;
+        if c.in_recovery {
+            m.on_dupack_in_recovery();
+        } else if c.dupacks >= c.p.dupthresh && c.snd_una >= c.recover {
+            enter_recovery(m, c, now, out);
+            return;
+        } else if c.p.limited_transmit && c.dupacks < c.p.dupthresh {
+            limited_transmit(c, now, out);
+            return;
+        }
+    }
+    m.send(c, now, out);
+}
+
+/// The retransmission timer fired (the controller has been told): go back to snd_una.
+pub(super) fn on_timeout<M: DupAck>(m: &mut M, c: &mut Core, now: Time, out: &mut Vec<Packet>) {
+    m.on_timeout();
+    for f in c.sb.iter_mut() {
+        *f = 0;
+    }
+    c.snd_nxt = c.snd_una;
+    m.send(c, now, out);
+}
