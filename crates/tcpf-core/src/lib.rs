@@ -9,6 +9,7 @@
 pub mod api;
 pub mod cc;
 pub mod engine;
+pub mod error;
 pub mod metrics;
 pub mod models;
 pub mod net;

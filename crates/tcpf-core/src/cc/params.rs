@@ -2,31 +2,10 @@
 
 use serde::Serialize;
 use serde_json::{Map, Value};
-use std::fmt;
 
-/// A bad parameter: which one, and what is allowed.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ParamError {
-    /// Parameter name (`alpha`), or empty when the algorithm itself is unknown.
-    pub field: String,
-    pub message: String,
-}
-
-impl ParamError {
-    pub fn new(field: &str, message: impl Into<String>) -> Self {
-        ParamError { field: field.to_string(), message: message.into() }
-    }
-}
-
-impl fmt::Display for ParamError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.field.is_empty() {
-            write!(f, "{}", self.message)
-        } else {
-            write!(f, "{}: {}", self.field, self.message)
-        }
-    }
-}
+/// A bad parameter: which one (`alpha`), or an empty field when the algorithm itself is
+/// unknown, and what is allowed.
+pub type ParamError = crate::error::FieldError;
 
 /// What kind of value a parameter takes.
 #[derive(Clone, Copy, Debug, PartialEq)]
