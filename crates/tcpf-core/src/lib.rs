@@ -13,6 +13,7 @@ pub mod error;
 pub mod metrics;
 pub mod models;
 pub mod net;
+pub mod registry;
 pub mod sim;
 pub mod scenario;
 pub mod transport;

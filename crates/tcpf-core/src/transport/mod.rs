@@ -22,9 +22,6 @@ pub mod rate;
 pub mod rtt;
 pub mod sink;
 pub mod tcp;
-pub mod tear;
-pub mod tfrc;
-pub mod tfrcp;
 
 pub use udp::{OnOff, UdpPattern, UdpSource};
 pub use sink::TcpSink;
