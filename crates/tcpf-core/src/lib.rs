@@ -3,8 +3,10 @@
 //!
 //! Modules, one job each: `sim` (event queue, clock, seeded RNG), `net` (links, queues, loss
 //! models, topologies), `transport` (TCP sender/receiver, UDP sources), `cc` (window
-//! controllers, pure), `metrics`, `models` (analytic), `scenario` (user-facing scenario
-//! files: validation, defaults, resolution into an engine configuration), `engine` (the run).
+//! controllers, pure), `registry` (one entry per algorithm: schema, source, constructor),
+//! `metrics`, `models` (analytic), `scenario` (user-facing scenario files: validation,
+//! defaults, resolution into an engine configuration), `engine` (the run), `error` (the one
+//! `FieldError` for bad input).
 
 pub mod api;
 pub mod cc;

@@ -235,11 +235,6 @@ pub fn alias(name: &str) -> Option<&'static Alias> {
     aliases().iter().find(|a| a.info.name == name)
 }
 
-/// Every alias.
-pub fn all_aliases() -> &'static [Alias] {
-    aliases()
-}
-
 /// The entry `name` stands for, canonical name or alias.
 pub fn resolve(name: &str) -> Option<&'static Entry> {
     lookup(name).or_else(|| alias(name).and_then(|a| lookup(a.canonical)))
