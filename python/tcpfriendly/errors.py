@@ -2,14 +2,9 @@
 
 from __future__ import annotations
 
-import re
 from typing import Optional
 
 __all__ = ["ScenarioError", "ScenarioFileError"]
-
-# A message from the engine starts with the field path: "flows[1].params.keep: must be ...".
-_FIELD_PREFIX = re.compile(r"^([A-Za-z_][\w]*(?:\[\d+\])*(?:\.[A-Za-z_][\w]*(?:\[\d+\])*)*):\s")
-
 
 def one_line(message: object) -> str:
     """Collapse a message onto a single line (CLI errors are always one line)."""
@@ -21,16 +16,26 @@ class ScenarioError(ValueError):
 
     The message names the offending field first, e.g.
     ``flows[1].params.keep: must be in (0, 1), got 1.5``; the field path is also
-    available as :attr:`field` (``None`` when the message does not start with one).
+    available as :attr:`field` (``None`` when the error is not about one field) and the
+    rest as :attr:`message`. Errors from the engine carry both as structured data.
     """
 
     def __init__(self, message: str, field: Optional[str] = None):
         message = one_line(message)
         super().__init__(message)
-        if field is None:
-            m = _FIELD_PREFIX.match(message)
-            field = m.group(1) if m else None
-        self.field = field
+        self.field = field or None
+        prefix = f"{field}: " if field else ""
+        self.message = message[len(prefix):] if prefix and message.startswith(prefix) else message
+
+    @classmethod
+    def at(cls, field: Optional[str], message: str) -> "ScenarioError":
+        """The error for ``field`` (a dotted path, or None) with ``message``."""
+        return cls(f"{field}: {message}" if field else message, field=field)
+
+    @classmethod
+    def from_engine(cls, exc: BaseException) -> "ScenarioError":
+        """The engine's ``_core.FieldError`` (its ``field`` and ``message``) as a ScenarioError."""
+        return cls.at(getattr(exc, "field", None), getattr(exc, "message", str(exc)))
 
 
 class ScenarioFileError(ScenarioError, OSError):

@@ -34,12 +34,15 @@ __all__ = [
 
 
 class ModelError(ValueError):
-    """An invalid model parameter. ``field`` is the parameter's name (``"beta"``, ``"W1"``...)."""
+    """An invalid model parameter. ``field`` is the parameter's name (``"beta"``, ``"W1"``...),
+    ``message`` what is wrong with it (the engine passes both as structured data)."""
 
     def __init__(self, message: str, field: Optional[str] = None):
         message = one_line(message)
         super().__init__(message)
-        self.field = field
+        self.field = field or None
+        prefix = f"{field}: " if field else ""
+        self.message = message[len(prefix):] if prefix and message.startswith(prefix) else message
 
 
 def _core():
@@ -58,12 +61,8 @@ def call(name: str, **params: Any) -> Dict[str, Any]:
     clean = {k: v for k, v in params.items() if v is not None}
     try:
         text = _core().model(name, json.dumps(clean))
-    except ValueError as exc:
-        msg = str(exc)
-        field, _, rest = msg.partition(": ")
-        if rest and field and " " not in field:
-            raise ModelError(msg, field=field) from None
-        raise ModelError(msg) from None
+    except _core().FieldError as exc:
+        raise ModelError(str(exc), field=exc.field) from None
     return json.loads(text)
 
 

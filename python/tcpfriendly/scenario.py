@@ -39,12 +39,15 @@ def native():
 
 
 def _call_engine(fn, *args):
-    """Call a ``_core`` function; its ValueError (a bad scenario) becomes ScenarioError."""
+    """Call a ``_core`` function; its FieldError (a bad scenario, with ``field`` and
+    ``message``) becomes ScenarioError."""
     try:
         return fn(*args)
     except ScenarioError:
         raise
-    except ValueError as exc:
+    except native().FieldError as exc:
+        raise ScenarioError.from_engine(exc) from None
+    except ValueError as exc:  # any other bad value the extension rejects: no field
         raise ScenarioError(str(exc)) from None
 
 
@@ -56,13 +59,13 @@ def _plain(value: Any, path: str) -> Any:
         return int(value)
     if isinstance(value, float):
         if not math.isfinite(value):
-            raise ScenarioError(f"{path}: must be a finite number, got {value}")
+            raise ScenarioError.at(path, f"must be a finite number, got {value}")
         return float(value)
     if isinstance(value, Mapping):
         out = {}
         for key, item in value.items():
             if not isinstance(key, str):
-                raise ScenarioError(f"{path or '<scenario>'}: keys must be strings, got {key!r}")
+                raise ScenarioError(f"{path or '<scenario>'}: keys must be strings, got {key!r}", field=path)
             out[key] = _plain(item, f"{path}.{key}" if path else key)
         return out
     if isinstance(value, (list, tuple)):
@@ -74,7 +77,7 @@ def _plain(value: Any, path: str) -> Any:
             pass
     raise ScenarioError(
         f"{path or '<scenario>'}: unsupported value {value!r} of type {type(value).__name__} "
-        "(use numbers, strings, booleans, tables and arrays)"
+        "(use numbers, strings, booleans, tables and arrays)", field=path
     )
 
 
@@ -195,7 +198,7 @@ class Scenario:
         """
         links = self._data.setdefault("links", [])
         if not isinstance(links, list):
-            raise ScenarioError("links: must be an array of tables")
+            raise ScenarioError.at("links", "must be an array of tables")
         link = {"from": from_, "to": to, "rate": rate, "delay": delay}
         link.update(_drop_none(fields))
         links.append(_plain(link, f"links[{len(links)}]"))
@@ -225,7 +228,7 @@ class Scenario:
         index = len(self._data.get("flows", []))
         flows = self._data.setdefault("flows", [])
         if not isinstance(flows, list):
-            raise ScenarioError("flows: must be an array of tables")
+            raise ScenarioError.at("flows", "must be an array of tables")
         flows.append(_plain(group, f"flows[{index}]"))
         return self
 
@@ -288,9 +291,9 @@ def check_seed(seed: Any, name: str = "seed") -> Optional[int]:
         if hasattr(seed, "item") and isinstance(getattr(seed, "item")(), int):
             seed = seed.item()
         else:
-            raise ScenarioError(f"{name}: must be a non-negative integer, got {seed!r}")
+            raise ScenarioError.at(name, f"must be a non-negative integer, got {seed!r}")
     if not 0 <= seed < 2**64:
-        raise ScenarioError(f"{name}: must be a non-negative integer, got {seed}")
+        raise ScenarioError.at(name, f"must be a non-negative integer, got {seed}")
     return int(seed)
 
 

@@ -12,6 +12,7 @@
 use serde_json::{json, Value};
 use std::time::Instant;
 use tcpf_core::cc::{self, Ack, LossEvent};
+use tcpf_core::registry;
 
 fn scenario(algorithm: &str, params: Value, duration: f64) -> String {
     json!({
@@ -41,7 +42,7 @@ fn counters(out: &str) -> Vec<Value> {
 }
 
 fn controller_ns_per_event(params: &cc::Params) -> f64 {
-    let mut c = cc::build(params, 2.0, 1e9);
+    let mut c = registry::build_window(params, 2.0, 1e9).expect("a registered controller");
     let n = 20_000_000u64;
     let t = Instant::now();
     let mut now = 0.0;
@@ -82,8 +83,8 @@ fn main() {
     println!("  formula log   {tb:.3} s (best of {repeats})");
     println!("  ratio formula/built-in {:.3}; every per-flow counter identical: {same}", tb / ta);
 
-    let pa = cc::params::validate("log", json!({}).as_object().unwrap()).unwrap();
-    let pb = cc::params::validate("formula", formula.as_object().unwrap()).unwrap();
+    let pa = registry::validate_window("log", json!({}).as_object().unwrap()).unwrap();
+    let pb = registry::validate_window("formula", formula.as_object().unwrap()).unwrap();
     let (ca, cb) = (controller_ns_per_event(&pa), controller_ns_per_event(&pb));
     println!("controller alone (20 M synthetic events, 1 loss per 500):");
     println!("  built-in log {ca:.1} ns/event, formula log {cb:.1} ns/event, ratio {:.2}", cb / ca);

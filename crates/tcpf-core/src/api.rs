@@ -99,22 +99,8 @@ pub fn run_with(scenario_json: &str, seed: Option<u64>, timeseries: Option<f64>,
     Ok(run_scenario_with(&s, Some(factory))?.to_string())
 }
 
-/// Every registered controller, with parameters, defaults and sources.
+/// Every registered algorithm (window controllers, rate-based schemes, UDP sources, then the
+/// aliases), with kind, parameters, defaults, sources and the ns-2 mapping.
 pub fn algorithms() -> String {
-    let mut all = crate::cc::registry();
-    all.extend(crate::transport::rate::registry());
-    let mut list = serde_json::to_value(&all).expect("registry serialises");
-    // Aliases are part of how users write parameters: list them beside the canonical ones.
-    if let Value::Array(items) = &mut list {
-        for (item, info) in items.iter_mut().zip(all) {
-            item["kind"] = json!(if info.family == "rate-based" { "rate" } else { "window" });
-            let aliases: Vec<Value> = info
-                .aliases
-                .iter()
-                .map(|a| json!({"name": a.name, "canonical": a.canonical, "doc": a.spec.doc, "min": a.spec.min, "max": a.spec.max}))
-                .collect();
-            item["aliases"] = Value::Array(aliases);
-        }
-    }
-    list.to_string()
+    crate::registry::to_json().to_string()
 }

@@ -6,7 +6,8 @@ use crate::metrics::{FlowResult, LinkResult, LossLog, RunResult, TimeSeries};
 use crate::net::{Link, LinkStats, LossModel, Packet, PacketKind};
 use crate::sim::{to_secs, EventQueue, Rng, Time};
 use crate::transport::tcp::TcpStats;
-use crate::transport::rate::{self, Feedback, RateReceiver, RateSender};
+use crate::registry;
+use crate::transport::rate::{Feedback, RateReceiver, RateSender};
 use crate::transport::tcp::LossRecord;
 use std::collections::VecDeque;
 use crate::transport::{TcpSender, TcpSink, UdpSource};
@@ -216,7 +217,7 @@ impl Simulation {
             let ep = match &f.kind {
                 FlowKind::Tcp { params, external, recovery, tcp, ack_size, delayed_ack, delack_timeout } => {
                     let ctl = match (external, factory) {
-                        (None, _) => cc::build(params, tcp.initial_window, tcp.max_window),
+                        (None, _) => registry::build_window(params, tcp.initial_window, tcp.max_window).map_err(|e| format!("flow {id}: {e}"))?,
                         (Some(p), Some(fac)) => fac.build(&params.algorithm, p, id, tcp.initial_window, tcp.max_window)?,
                         (Some(_), None) => return Err(format!("flow {id}: no factory for controller '{}'", params.algorithm)),
                     };
@@ -226,7 +227,7 @@ impl Simulation {
                     }
                 }
                 FlowKind::Rate { params, size, .. } => {
-                    let (snd, rcv) = rate::build(params, *size);
+                    let (snd, rcv) = registry::build_rate(params, *size).map_err(|e| format!("flow {id}: {e}"))?;
                     Endpoint::Rate { snd, rcv, sent: 0, feedback: VecDeque::new(), next_fb: 0, rtt_sum: 0.0, rtt_n: 0 }
                 }
                 FlowKind::Udp { size, pattern } => {

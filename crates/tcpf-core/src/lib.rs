@@ -3,16 +3,21 @@
 //!
 //! Modules, one job each: `sim` (event queue, clock, seeded RNG), `net` (links, queues, loss
 //! models, topologies), `transport` (TCP sender/receiver, UDP sources), `cc` (window
-//! controllers, pure), `config` (a run's configuration in engine units), `metrics`, `models` (analytic), `scenario` (user-facing scenario
-//! files: validation, defaults, resolution into an engine configuration), `engine` (the run).
+//! controllers, pure), `config` (a run's configuration in engine
+//! units), `registry` (one entry per algorithm: schema, source, constructor),
+//! `metrics`, `models` (analytic), `scenario` (user-facing scenario files: validation,
+//! defaults, resolution into an engine configuration), `engine` (the run), `error` (the one
+//! `FieldError` for bad input).
 
 pub mod api;
 pub mod cc;
 pub mod config;
 pub mod engine;
+pub mod error;
 pub mod metrics;
 pub mod models;
 pub mod net;
+pub mod registry;
 pub mod sim;
 pub mod scenario;
 pub mod transport;

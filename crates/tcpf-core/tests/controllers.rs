@@ -5,7 +5,7 @@ use serde_json::{json, Value};
 use std::time::Instant;
 use tcpf_core::api;
 use tcpf_core::cc::cyrf::{classify, classify_formulas, CyrfLaw, CyrfOptions, CyrfReport};
-use tcpf_core::cc::{self, params::validate};
+use tcpf_core::registry::{self, validate_window as validate, Kind};
 
 fn run(s: &Value) -> Value {
     serde_json::from_str(&api::run(&s.to_string(), None, None).expect("valid scenario")).unwrap()
@@ -213,7 +213,7 @@ fn runnable_params(name: &str) -> Value {
 #[test]
 fn every_preset_runs_in_a_32_flow_dumbbell_for_10_seeds() {
     let t0 = Instant::now();
-    let names: Vec<&str> = cc::registry().iter().map(|a| a.name).collect();
+    let names: Vec<&str> = registry::names(Kind::Window);
     assert!(names.len() >= 16, "{names:?}");
     for name in &names {
         let params = runnable_params(name);

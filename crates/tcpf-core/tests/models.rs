@@ -227,10 +227,10 @@ fn chiu_jain_aimd_converges() {
 
 /// jin2001 §4.2 / Table 6 experiment 2: from (W1, W2) = (10, 30) with W = 110, SIMD(1/16)
 /// reaches Jain's index 0.99 in fewer rounds than TCP-friendly AIMD(1/16); IIAD(1, 2/3) is the
-/// slowest. The controllers are the registered ones (cc::registry), driven through the trait.
+/// slowest. The controllers are the registered ones (tcpf_core::registry), driven through the trait.
 #[test]
 fn chiu_jain_simd_faster_than_aimd_iiad_slowest() {
-    let names: Vec<&str> = tcpf_core::cc::registry().iter().map(|a| a.name).collect();
+    let names: Vec<&str> = tcpf_core::registry::names(tcpf_core::registry::Kind::Window);
     assert!(names.contains(&"simd") && names.contains(&"iiad"), "{names:?}");
     let aimd = chiu_jain("gaimd", json!({"alpha": 3.0 / 31.0, "beta": 1.0 / 16.0}), 6000);
     let simd = chiu_jain("simd", json!({"beta": 1.0 / 16.0}), 6000);

@@ -8,9 +8,24 @@ use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use tcpf_core::api;
+use tcpf_core::error::FieldError as CoreFieldError;
 
-fn scenario_err(e: tcpf_core::scenario::ScenarioError) -> PyErr {
-    PyValueError::new_err(e.to_string())
+pyo3::create_exception!(
+    _core,
+    FieldError,
+    PyValueError,
+    "Bad input: `field` is the dotted path of the offending field (None when the error is about the input as a whole) and `message` says what is wrong; str() is \"field: message\"."
+);
+
+/// The engine's structured error as a Python `FieldError` carrying `field` and `message`.
+pub(crate) fn field_err(py: Python<'_>, e: CoreFieldError) -> PyErr {
+    let err = FieldError::new_err(e.to_string());
+    let value = err.value(py);
+    let field = if e.field.is_empty() { None } else { Some(e.field) };
+    if let Err(set) = value.setattr("field", field).and_then(|_| value.setattr("message", e.message)) {
+        return set;
+    }
+    err
 }
 
 /// Version of the engine.
@@ -19,9 +34,9 @@ fn version() -> &'static str {
     tcpf_core::VERSION
 }
 
-fn run_err(e: api::RunError) -> PyErr {
+fn run_err(py: Python<'_>, e: api::RunError) -> PyErr {
     match e {
-        api::RunError::Scenario(e) => scenario_err(e),
+        api::RunError::Scenario(e) => field_err(py, e),
         api::RunError::Runtime(m) => PyRuntimeError::new_err(m),
     }
 }
@@ -41,15 +56,15 @@ fn classes(controllers: Option<&Bound<'_, PyDict>>) -> PyResult<Vec<(String, Py<
 /// `controllers`: names of user-defined controllers that flow groups may use.
 #[pyfunction]
 #[pyo3(signature = (scenario_json, controllers=None))]
-fn normalize(scenario_json: &str, controllers: Option<Vec<String>>) -> PyResult<String> {
-    api::normalize_with(scenario_json, &controllers.unwrap_or_default()).map_err(scenario_err)
+fn normalize(py: Python<'_>, scenario_json: &str, controllers: Option<Vec<String>>) -> PyResult<String> {
+    api::normalize_with(scenario_json, &controllers.unwrap_or_default()).map_err(|e| field_err(py, e))
 }
 
 /// The normalised scenario plus per-flow resolved values (start times, delays).
 #[pyfunction]
 #[pyo3(signature = (scenario_json, seed=None))]
-fn expand(scenario_json: &str, seed: Option<u64>) -> PyResult<String> {
-    api::expand(scenario_json, seed).map_err(scenario_err)
+fn expand(py: Python<'_>, scenario_json: &str, seed: Option<u64>) -> PyResult<String> {
+    api::expand(scenario_json, seed).map_err(|e| field_err(py, e))
 }
 
 /// Run a scenario and return the result JSON. `controllers` maps algorithm names to Python
@@ -61,11 +76,11 @@ fn run(py: Python<'_>, scenario_json: &str, seed: Option<u64>, timeseries: Optio
     let owned = scenario_json.to_string();
     let classes = classes(controllers)?;
     if classes.is_empty() {
-        return py.allow_threads(move || api::run(&owned, seed, timeseries)).map_err(run_err);
+        return py.allow_threads(move || api::run(&owned, seed, timeseries)).map_err(|e| run_err(py, e));
     }
     let factory = controllers::PyFactory::new(py, classes)?;
     let names = factory.names();
-    py.allow_threads(move || api::run_with(&owned, seed, timeseries, &names, &factory)).map_err(run_err)
+    py.allow_threads(move || api::run_with(&owned, seed, timeseries, &names, &factory)).map_err(|e| run_err(py, e))
 }
 
 /// The controller registry as JSON.
@@ -76,6 +91,7 @@ fn algorithms() -> String {
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("FieldError", m.py().get_type::<FieldError>())?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(normalize, m)?)?;
     m.add_function(wrap_pyfunction!(expand, m)?)?;

@@ -1,7 +1,7 @@
 //! Bindings for `tcpf_core::models`: `_core.model(name, params_json) -> result_json`.
-//! Bad parameters raise ValueError("<parameter>: <why>"); `_core.model_names()` lists the models.
+//! Bad parameters raise `_core.FieldError` (a ValueError) with `field` (the parameter) and
+//! `message`; `_core.model_names()` lists the models.
 
-use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use tcpf_core::models::api;
 
@@ -9,7 +9,7 @@ use tcpf_core::models::api;
 #[pyfunction]
 fn model(py: Python<'_>, name: &str, params_json: &str) -> PyResult<String> {
     let (name, params) = (name.to_string(), params_json.to_string());
-    py.allow_threads(move || api::call_json(&name, &params)).map_err(|e| PyValueError::new_err(e.to_string()))
+    py.allow_threads(move || api::call_json(&name, &params)).map_err(|e| crate::field_err(py, e))
 }
 
 /// The names `model` accepts.

@@ -5,7 +5,7 @@
 //! converted (β = 1 − keep). As ns-2 does, the loss event that ends slow start halves the
 //! window whatever β says (the slow-start overshoot is not a steady-state sawtooth).
 
-use super::params::{keep_alias, AlgorithmInfo, ParamSpec, Params, Taxonomy};
+use super::params::{keep_alias, AlgorithmInfo, ParamSpec, Params, Taxonomy, ParamError};
 use super::{Ack, Controller, LossEvent, Window};
 
 pub fn tcp_info() -> AlgorithmInfo {
@@ -78,11 +78,11 @@ impl Aimd {
         Aimd { alpha, beta, w: Window::new(initial_window, cap) }
     }
 
-    pub fn from_params(p: &Params, initial_window: f64, cap: f64) -> Self {
+    pub fn from_params(p: &Params, initial_window: f64, cap: f64) -> Result<Self, ParamError> {
         if p.algorithm == "tcp" {
-            Self::new(1.0, 0.5, initial_window, cap)
+            Ok(Self::new(1.0, 0.5, initial_window, cap))
         } else {
-            Self::new(p.get("alpha"), p.get("beta"), initial_window, cap)
+            Ok(Self::new(p.get("alpha")?, p.get("beta")?, initial_window, cap))
         }
     }
 }

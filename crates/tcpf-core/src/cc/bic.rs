@@ -35,7 +35,7 @@
 //! Not modelled: Linux's `tcp_is_cwnd_limited` test (no growth unless the flight fills the
 //! window; ns-2 reduces it to in_flight ≥ cwnd, which a bulk sender always meets).
 
-use super::params::{ON_OFF, keep_alias, AlgorithmInfo, ParamKind, ParamSpec, Params, Taxonomy};
+use super::params::{ON_OFF, keep_alias, AlgorithmInfo, ParamKind, ParamSpec, Params, Taxonomy, ParamError};
 use super::{Ack, Controller, LossEvent, Timeout, Window, MIN_SSTHRESH};
 
 /// BIC's parameters (Linux tcp_bic defaults).
@@ -55,15 +55,15 @@ pub struct BicParams {
 impl BicParams {
     pub const LINUX: BicParams = BicParams { beta: 205.0 / 1024.0, max_increment: 16.0, low_window: 14.0, b: 4.0, smooth_part: 20.0, fast_convergence: true };
 
-    pub fn from_params(p: &Params) -> Self {
-        BicParams {
-            beta: p.get("beta"),
-            max_increment: p.get("max_increment"),
-            low_window: p.get("low_window"),
-            b: p.get("b"),
-            smooth_part: p.get("smooth_part"),
-            fast_convergence: p.text("fast_convergence") != Some("off"),
-        }
+    pub fn from_params(p: &Params) -> Result<Self, ParamError> {
+        Ok(BicParams {
+            beta: p.get("beta")?,
+            max_increment: p.get("max_increment")?,
+            low_window: p.get("low_window")?,
+            b: p.get("b")?,
+            smooth_part: p.get("smooth_part")?,
+            fast_convergence: p.text("fast_convergence")? != Some("off"),
+        })
     }
 
     pub fn keep(&self) -> f64 {
@@ -196,8 +196,8 @@ impl Bic {
         }
     }
 
-    pub fn from_params(p: &Params, initial_window: f64, cap: f64) -> Self {
-        Self::new(BicParams::from_params(p), initial_window, cap)
+    pub fn from_params(p: &Params, initial_window: f64, cap: f64) -> Result<Self, ParamError> {
+        Ok(Self::new(BicParams::from_params(p)?, initial_window, cap))
     }
 
     /// ACKs per packet of growth (Linux's cnt) at the current window and ACK ratio.
@@ -420,10 +420,10 @@ mod tests {
         assert_eq!(c.delayed_ack, 31);
         // Slow start while W ≤ ssthresh: one packet per ACK.
         assert_eq!(c.window(), 10.0);
-        let v = |j: serde_json::Value| crate::cc::params::validate("bic", j.as_object().unwrap());
-        assert_eq!(BicParams::from_params(&v(json!({})).unwrap()), BicParams::LINUX);
+        let v = |j: serde_json::Value| crate::registry::validate_window("bic", j.as_object().unwrap());
+        assert_eq!(BicParams::from_params(&v(json!({})).unwrap()).unwrap(), BicParams::LINUX);
         let p = v(json!({"keep": 0.875, "fast_convergence": "off"})).unwrap();
-        let bp = BicParams::from_params(&p);
+        let bp = BicParams::from_params(&p).unwrap();
         assert!((bp.beta - 0.125).abs() < 1e-12 && !bp.fast_convergence);
         assert_eq!(v(json!({"b": 1})).unwrap_err().field, "b");
         assert_eq!(v(json!({"fast_convergence": "yes"})).unwrap_err().field, "fast_convergence");

@@ -60,7 +60,7 @@ pub fn check_kl(k: f64, l: f64, warnings: &mut Vec<String>) -> Result<(), ParamE
 }
 
 fn check_binomial(p: &mut Params) -> Result<(), ParamError> {
-    let (k, l) = (p.get("k"), p.get("l"));
+    let (k, l) = (p.get("k")?, p.get("l")?);
     check_kl(k, l, &mut p.warnings)
 }
 
@@ -126,13 +126,13 @@ impl Binomial {
         Binomial { k, l, alpha, beta, w: Window::new(initial_window, cap) }
     }
 
-    pub fn from_params(p: &Params, initial_window: f64, cap: f64) -> Self {
+    pub fn from_params(p: &Params, initial_window: f64, cap: f64) -> Result<Self, ParamError> {
         let (k, l) = match p.algorithm.as_str() {
             "iiad" => (1.0, 0.0),
             "sqrt" => (0.5, 0.5),
-            _ => (p.get("k"), p.get("l")),
+            _ => (p.get("k")?, p.get("l")?),
         };
-        Self::new(k, l, p.get("alpha"), p.get("beta"), initial_window, cap)
+        Ok(Self::new(k, l, p.get("alpha")?, p.get("beta")?, initial_window, cap))
     }
 
     /// Per-RTT increment at window `w`: α/w^k.
@@ -217,10 +217,10 @@ mod tests {
     fn presets_and_validation() {
         let p = iiad_info().validate(&json!({}).as_object().unwrap().clone()).unwrap();
         assert_eq!(p.to_json(), json!({"alpha": 1.0, "beta": 0.67}));
-        let c = Binomial::from_params(&p, 2.0, 100.0);
+        let c = Binomial::from_params(&p, 2.0, 100.0).unwrap();
         assert_eq!((c.k, c.l), (1.0, 0.0));
         let p = sqrt_info().validate(json!({"beta": 0.5}).as_object().unwrap()).unwrap();
-        let c = Binomial::from_params(&p, 2.0, 100.0);
+        let c = Binomial::from_params(&p, 2.0, 100.0).unwrap();
         assert_eq!((c.k, c.l, c.beta), (0.5, 0.5, 0.5));
         assert!(p.warnings.is_empty());
         // TCP-friendly binomial: no warning.

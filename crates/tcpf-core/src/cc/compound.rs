@@ -20,7 +20,7 @@
 //! Defaults α = 1/8, β = 1/2, k = 3/4, γ = 30 packets, ζ = 1 (the paper; also ns-2's
 //! tcp_compound module, a Linux 2.6.22 port, which liu2008 ran).
 
-use super::params::{AlgorithmInfo, ParamKind, ParamSpec, Params};
+use super::params::{AlgorithmInfo, ParamKind, ParamSpec, Params, ParamError};
 
 const VARIANT: &[&str] = &["paper", "ns2-module"];
 use super::vegas::{RoundEnd, Rounds};
@@ -47,16 +47,16 @@ pub struct CompoundParams {
 impl CompoundParams {
     pub const PAPER: CompoundParams = CompoundParams { alpha: 0.125, beta: 0.5, k: 0.75, gamma: 30.0, zeta: 1.0, low_window: 0.0, ns2_module: false };
 
-    pub fn from_params(p: &Params) -> Self {
-        CompoundParams {
-            alpha: p.get("alpha"),
-            beta: p.get("beta"),
-            k: p.get("k"),
-            gamma: p.get("gamma"),
-            zeta: p.get("zeta"),
-            low_window: p.get("low_window"),
-            ns2_module: p.text("variant") == Some("ns2-module"),
-        }
+    pub fn from_params(p: &Params) -> Result<Self, ParamError> {
+        Ok(CompoundParams {
+            alpha: p.get("alpha")?,
+            beta: p.get("beta")?,
+            k: p.get("k")?,
+            gamma: p.get("gamma")?,
+            zeta: p.get("zeta")?,
+            low_window: p.get("low_window")?,
+            ns2_module: p.text("variant")? == Some("ns2-module"),
+        })
     }
 
     /// ns-2's module: dwnd's increase at the end of a round in which `old_wnd` packets were
@@ -215,8 +215,8 @@ impl Compound {
         Compound { p, dwnd: 0.0, growing: false, rounds: Rounds::new(), mrounds: ModuleRounds::new(), w: Window::new(initial_window, cap) }
     }
 
-    pub fn from_params(p: &Params, initial_window: f64, cap: f64) -> Self {
-        Self::new(CompoundParams::from_params(p), initial_window, cap)
+    pub fn from_params(p: &Params, initial_window: f64, cap: f64) -> Result<Self, ParamError> {
+        Ok(Self::new(CompoundParams::from_params(p)?, initial_window, cap))
     }
 
     /// The loss-based window.
@@ -457,8 +457,8 @@ mod tests {
 
     #[test]
     fn validation() {
-        let v = |j: serde_json::Value| crate::cc::params::validate("compound", j.as_object().unwrap());
-        assert_eq!(CompoundParams::from_params(&v(json!({})).unwrap()), CompoundParams::PAPER);
+        let v = |j: serde_json::Value| crate::registry::validate_window("compound", j.as_object().unwrap());
+        assert_eq!(CompoundParams::from_params(&v(json!({})).unwrap()).unwrap(), CompoundParams::PAPER);
         assert_eq!(v(json!({"k": 1.5})).unwrap_err().field, "k");
         assert_eq!(v(json!({"gamma": 0})).unwrap_err().field, "gamma");
     }
@@ -472,9 +472,9 @@ mod tests {
         assert_eq!(module.increase(100.0), 2.0);
         assert_eq!(module.increase(346.7), 9.0); // 346^0.75 = 80.2 -> 80/8 - 1 (paper: 9.03)
         assert_eq!(module.increase(20.0), 0.0); // 20^0.75 = 9.46 -> 9/8 = 1 -> 0
-        let v = |j: serde_json::Value| crate::cc::params::validate("compound", j.as_object().unwrap());
-        assert_eq!(CompoundParams::from_params(&v(json!({"variant": "ns2-module"})).unwrap()), module);
-        assert_eq!(CompoundParams::from_params(&v(json!({})).unwrap()), paper);
+        let v = |j: serde_json::Value| crate::registry::validate_window("compound", j.as_object().unwrap());
+        assert_eq!(CompoundParams::from_params(&v(json!({"variant": "ns2-module"})).unwrap()).unwrap(), module);
+        assert_eq!(CompoundParams::from_params(&v(json!({})).unwrap()).unwrap(), paper);
         assert_eq!(v(json!({"variant": "linux"})).unwrap_err().field, "variant");
         // The module's loss reaction: the reduced total window all in cwnd, dwnd = 0.
         let mut c = Compound::new(module, 2.0, f64::INFINITY);

@@ -18,7 +18,7 @@
 //! accepted. Slow start is standard (RFC 9438 allows HyStart++; it is not modelled).
 
 use super::aimd::td_alpha;
-use super::params::{ON_OFF, keep_alias, AlgorithmInfo, ParamKind, ParamSpec, Params, Taxonomy};
+use super::params::{ON_OFF, keep_alias, AlgorithmInfo, ParamKind, ParamSpec, Params, Taxonomy, ParamError};
 use super::{Ack, Controller, LossEvent, Timeout, Window, MIN_SSTHRESH};
 
 /// CUBIC's parameters.
@@ -35,8 +35,8 @@ pub struct CubicParams {
 impl CubicParams {
     pub const RFC9438: CubicParams = CubicParams { c: 0.4, beta: 0.3, fast_convergence: true, reno_friendly: true };
 
-    pub fn from_params(p: &Params) -> Self {
-        CubicParams { c: p.get("c"), beta: p.get("beta"), fast_convergence: p.text("fast_convergence") != Some("off"), reno_friendly: p.text("reno_friendly") != Some("off") }
+    pub fn from_params(p: &Params) -> Result<Self, ParamError> {
+        Ok(CubicParams { c: p.get("c")?, beta: p.get("beta")?, fast_convergence: p.text("fast_convergence")? != Some("off"), reno_friendly: p.text("reno_friendly")? != Some("off") })
     }
 
     /// β_cubic, the fraction kept.
@@ -118,8 +118,8 @@ impl Cubic {
         Cubic { p, w_max: 0.0, cwnd_prior: 0.0, epoch_start: None, k: 0.0, origin: 0.0, w_est: 0.0, srtt: None, after_timeout: false, w: Window::new(initial_window, cap) }
     }
 
-    pub fn from_params(p: &Params, initial_window: f64, cap: f64) -> Self {
-        Self::new(CubicParams::from_params(p), initial_window, cap)
+    pub fn from_params(p: &Params, initial_window: f64, cap: f64) -> Result<Self, ParamError> {
+        Ok(Self::new(CubicParams::from_params(p)?, initial_window, cap))
     }
 
     /// W_cubic(t) of the current stage, t seconds after it began.
@@ -327,9 +327,9 @@ mod tests {
 
     #[test]
     fn validation() {
-        let v = |j: serde_json::Value| crate::cc::params::validate("cubic", j.as_object().unwrap());
-        assert_eq!(CubicParams::from_params(&v(json!({})).unwrap()), CubicParams::RFC9438);
-        let p = CubicParams::from_params(&v(json!({"keep": 0.8, "reno_friendly": "off"})).unwrap());
+        let v = |j: serde_json::Value| crate::registry::validate_window("cubic", j.as_object().unwrap());
+        assert_eq!(CubicParams::from_params(&v(json!({})).unwrap()).unwrap(), CubicParams::RFC9438);
+        let p = CubicParams::from_params(&v(json!({"keep": 0.8, "reno_friendly": "off"})).unwrap()).unwrap();
         assert!((p.beta - 0.2).abs() < 1e-12 && !p.reno_friendly);
         assert_eq!(v(json!({"c": 0})).unwrap_err().field, "c");
         assert!(v(json!({"beta": 0.3, "keep": 0.7})).is_err());

@@ -10,7 +10,7 @@
 //! f = x^(k+1)/α, g = β·x^(l−1).
 
 use super::formula::{FormulaError, Program};
-use super::params::{AlgorithmInfo, ParamSpec, Params};
+use super::params::{AlgorithmInfo, ParamSpec, Params, ParamError};
 use super::{Ack, Controller, LossEvent, Window, MIN_SSTHRESH};
 use serde::Serialize;
 
@@ -352,12 +352,12 @@ impl Cyrf {
         Cyrf { law, w: Window::new(initial_window, cap) }
     }
 
-    pub fn from_params(p: &Params, initial_window: f64, cap: f64) -> Self {
+    pub fn from_params(p: &Params, initial_window: f64, cap: f64) -> Result<Self, ParamError> {
         let law = match p.algorithm.as_str() {
-            "log" => CyrfLaw::Log { c: p.get("c") },
-            _ => CyrfLaw::Sigmoid { c: p.get("c"), a: p.get("a"), k: p.get("k"), s: p.get("s") },
+            "log" => CyrfLaw::Log { c: p.get("c")? },
+            _ => CyrfLaw::Sigmoid { c: p.get("c")?, a: p.get("a")?, k: p.get("k")?, s: p.get("s")? },
         };
-        Self::new(law, initial_window, cap)
+        Ok(Self::new(law, initial_window, cap))
     }
 
     #[cfg(test)]

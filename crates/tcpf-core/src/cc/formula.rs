@@ -530,8 +530,8 @@ fn check_formula(p: &mut Params) -> Result<(), ParamError> {
             return Err(ParamError::new(name, format!("'{name}' is a variable or function name; choose another name for the constant")));
         }
     }
-    let has = |n: &str| p.text(n).is_some();
-    let (a, b) = match (has("increase"), has("decrease"), has("f"), has("g")) {
+    let has = |n: &str| p.text(n).map(|t| t.is_some());
+    let (a, b) = match (has("increase")?, has("decrease")?, has("f")?, has("g")?) {
         (true, true, false, false) => ("increase", "decrease"),
         (false, false, true, true) => ("f", "g"),
         (true, false, false, false) => return Err(ParamError::new("decrease", "is required with increase (packets removed per loss event)")),
@@ -540,13 +540,13 @@ fn check_formula(p: &mut Params) -> Result<(), ParamError> {
         (false, false, false, true) => return Err(ParamError::new("f", "is required with g (CYRF: W <- W + W/f(W) per RTT)")),
         (false, false, false, false) => return Err(ParamError::new("increase", "give increase and decrease, or the CYRF pair f and g")),
         _ => {
-            let f = if has("f") { "f" } else { "g" };
+            let f = if has("f")? { "f" } else { "g" };
             return Err(ParamError::new(f, "give either increase and decrease, or f and g, not both forms"));
         }
     };
     let mut used = vec![false; p.named.len()];
     for field in [a, b] {
-        let text = p.text(field).unwrap();
+        let text = p.text(field)?.expect("present: checked above");
         let (_, u) = Program::compile_checked(text, VARIABLES, &p.named).map_err(|e| ParamError::new(field, e.to_string()))?;
         for (x, y) in used.iter_mut().zip(u) {
             *x |= y;
@@ -580,10 +580,10 @@ pub struct Formula {
 impl Formula {
     /// Build from validated parameters (formulas already compiled once by validation).
     pub fn from_params(p: &Params, initial_window: f64, cap: f64) -> Result<Self, ParamError> {
-        let cyrf = p.text("f").is_some();
+        let cyrf = p.text("f")?.is_some();
         let (a, b) = if cyrf { ("f", "g") } else { ("increase", "decrease") };
         let compile = |field: &str| {
-            let text = p.text(field).ok_or_else(|| ParamError::new(field, "is missing"))?;
+            let text = p.text(field)?.ok_or_else(|| ParamError::new(field, "is missing"))?;
             Program::compile(text, VARIABLES, &p.named).map_err(|e| ParamError::new(field, e.to_string()))
         };
         Ok(Self::new(compile(a)?, compile(b)?, cyrf, initial_window, cap))
@@ -764,7 +764,7 @@ mod tests {
 
     #[test]
     fn validation_reports_field_and_column() {
-        let v = |j: serde_json::Value| crate::cc::params::validate("formula", j.as_object().unwrap());
+        let v = |j: serde_json::Value| crate::registry::validate_window("formula", j.as_object().unwrap());
         let e = v(json!({"increase": "log(w))", "decrease": "1"})).unwrap_err();
         assert_eq!((e.field.as_str(), e.message.as_str()), ("increase", "unexpected ')' at column 7"));
         let e = v(json!({"increase": "1"})).unwrap_err();

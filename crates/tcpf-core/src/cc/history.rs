@@ -99,7 +99,7 @@ fn check_region(k: f64, l: f64, warnings: &mut Vec<String>) {
 }
 
 fn check_history(p: &mut Params) -> Result<(), ParamError> {
-    let (k, l) = (p.get("k"), p.get("l"));
+    let (k, l) = (p.get("k")?, p.get("l")?);
     check_region(k, l, &mut p.warnings);
     Ok(())
 }
@@ -199,9 +199,9 @@ pub fn infos() -> Vec<AlgorithmInfo> {
     v
 }
 
-/// Whether `name` is a history-spectrum algorithm.
-pub fn is_history(name: &str) -> bool {
-    name == "history" || PRESETS.iter().any(|p| p.name == name)
+/// One history-spectrum algorithm (`history` or a preset) by name.
+pub fn info(name: &str) -> Option<AlgorithmInfo> {
+    infos().into_iter().find(|a| a.name == name)
 }
 
 /// A history-spectrum controller.
@@ -230,13 +230,13 @@ impl History {
         History { k, l, beta, exact, w_max: f64::NAN, w0: f64::NAN, alpha: f64::NAN, c: f64::NAN, first: true, fresh: true, w: Window::new(initial_window, cap) }
     }
 
-    pub fn from_params(p: &Params, initial_window: f64, cap: f64) -> Self {
-        let exact = p.text("alpha_rule") != Some("approx");
+    pub fn from_params(p: &Params, initial_window: f64, cap: f64) -> Result<Self, ParamError> {
+        let exact = p.text("alpha_rule")? != Some("approx");
         let (k, l) = match PRESETS.iter().find(|q| q.name == p.algorithm) {
             Some(q) => (q.k, q.l),
-            None => (p.get("k"), p.get("l")),
+            None => (p.get("k")?, p.get("l")?),
         };
-        Self::new(k, l, p.get("beta"), exact, initial_window, cap)
+        Ok(Self::new(k, l, p.get("beta")?, exact, initial_window, cap))
     }
 
     /// Record a decrease: the window before (`w_max`) and after (`w0`); recompute α and c.
@@ -305,7 +305,7 @@ mod tests {
     use serde_json::json;
 
     fn params(name: &str, given: serde_json::Value) -> Params {
-        crate::cc::params::validate(name, given.as_object().unwrap()).unwrap()
+        crate::registry::validate_window(name, given.as_object().unwrap()).unwrap()
     }
 
     #[test]
@@ -463,10 +463,10 @@ mod tests {
     fn presets_validate() {
         let p = params("simd", json!({}));
         assert_eq!(p.to_json(), json!({"beta": 0.0625, "alpha_rule": "exact"}));
-        let c = History::from_params(&p, 2.0, 128.0);
+        let c = History::from_params(&p, 2.0, 128.0).unwrap();
         assert_eq!((c.k, c.l, c.exact), (-0.5, 1.0, true));
         let p = params("aiad_h", json!({"alpha_rule": "approx"}));
-        let c = History::from_params(&p, 2.0, 128.0);
+        let c = History::from_params(&p, 2.0, 128.0).unwrap();
         assert_eq!((c.k, c.l, c.exact), (0.0, 0.0, false));
         assert!((c.beta - 2.0 / 3.0).abs() < 1e-15);
         let p = params("history", json!({"k": -0.5, "l": 1}));
@@ -474,10 +474,10 @@ mod tests {
         let p = params("history", json!({"k": 1, "l": 1}));
         assert_eq!(p.warnings.len(), 1, "outside the convergence region");
         for (k, l, field) in [(-1.0, 1.0, "k"), (0.0, 1.5, "l")] {
-            let e = crate::cc::params::validate("history", json!({"k": k, "l": l}).as_object().unwrap()).unwrap_err();
+            let e = crate::registry::validate_window("history", json!({"k": k, "l": l}).as_object().unwrap()).unwrap_err();
             assert_eq!(e.field, field);
         }
-        let e = crate::cc::params::validate("simd", json!({"alpha_rule": "eq5"}).as_object().unwrap()).unwrap_err();
+        let e = crate::registry::validate_window("simd", json!({"alpha_rule": "eq5"}).as_object().unwrap()).unwrap_err();
         assert_eq!(e.field, "alpha_rule");
         assert!(e.message.contains("exact, approx"), "{}", e.message);
     }

@@ -53,14 +53,14 @@ pub struct HsParams {
 impl HsParams {
     pub const RFC3649: HsParams = HsParams { low_window: 38.0, high_window: 83000.0, high_p: 1e-7, high_decrease: 0.1, table: true };
 
-    pub fn from_params(p: &Params) -> Self {
-        HsParams {
-            low_window: p.get("low_window"),
-            high_window: p.get("high_window"),
-            high_p: p.get("high_p"),
-            high_decrease: p.get("high_decrease"),
-            table: p.text("response") != Some("formula"),
-        }
+    pub fn from_params(p: &Params) -> Result<Self, ParamError> {
+        Ok(HsParams {
+            low_window: p.get("low_window")?,
+            high_window: p.get("high_window")?,
+            high_p: p.get("high_p")?,
+            high_decrease: p.get("high_decrease")?,
+            table: p.text("response")? != Some("formula"),
+        })
     }
 
     /// Standard TCP's drop rate at Low_Window (w = 1.2/√p).
@@ -136,11 +136,11 @@ fn specs() -> Vec<ParamSpec> {
 }
 
 fn check(p: &mut Params) -> Result<(), ParamError> {
-    if p.get("high_window") <= p.get("low_window") {
-        return Err(ParamError::new("high_window", format!("must exceed low_window ({}); got {}", p.get("low_window"), p.get("high_window"))));
+    if p.get("high_window")? <= p.get("low_window")? {
+        return Err(ParamError::new("high_window", format!("must exceed low_window ({}); got {}", p.get("low_window")?, p.get("high_window")?)));
     }
     let d = HsParams::RFC3649;
-    let hp = HsParams::from_params(p);
+    let hp = HsParams::from_params(p).unwrap();
     if hp.table {
         for (name, v, dv) in [("low_window", hp.low_window, d.low_window), ("high_window", hp.high_window, d.high_window), ("high_p", hp.high_p, d.high_p), ("high_decrease", hp.high_decrease, d.high_decrease)] {
             if v != dv {
@@ -181,8 +181,8 @@ impl HsTcp {
         HsTcp { p, w: Window::new(initial_window, cap) }
     }
 
-    pub fn from_params(p: &Params, initial_window: f64, cap: f64) -> Self {
-        Self::new(HsParams::from_params(p), initial_window, cap)
+    pub fn from_params(p: &Params, initial_window: f64, cap: f64) -> Result<Self, ParamError> {
+        Ok(Self::new(HsParams::from_params(p)?, initial_window, cap))
     }
 }
 
@@ -303,12 +303,12 @@ mod tests {
 
     #[test]
     fn validation() {
-        let v = |j: serde_json::Value| crate::cc::params::validate("hstcp", j.as_object().unwrap());
+        let v = |j: serde_json::Value| crate::registry::validate_window("hstcp", j.as_object().unwrap());
         let p = v(json!({})).unwrap();
-        assert_eq!(HsParams::from_params(&p), HsParams::RFC3649);
+        assert_eq!(HsParams::from_params(&p).unwrap(), HsParams::RFC3649);
         assert_eq!(v(json!({"low_window": 50})).unwrap_err().field, "low_window");
         let p = v(json!({"low_window": 50, "response": "formula"})).unwrap();
-        assert!(!HsParams::from_params(&p).table);
+        assert!(!HsParams::from_params(&p).unwrap().table);
         assert_eq!(v(json!({"high_window": 30, "response": "formula"})).unwrap_err().field, "high_window");
         assert_eq!(v(json!({"high_p": 0.01, "response": "formula"})).unwrap_err().field, "high_p");
         assert_eq!(v(json!({"response": "curve"})).unwrap_err().field, "response");

@@ -39,16 +39,16 @@ pub struct HtcpParams {
 impl HtcpParams {
     pub const DEFAULT: HtcpParams = HtcpParams { delta_l: 1.0, beta_min: 0.2, beta_max: 0.5, adaptive_backoff: true, rtt_scaling: true, rtt_ref: 0.1, bandwidth_switch: true };
 
-    pub fn from_params(p: &Params) -> Self {
-        HtcpParams {
-            delta_l: p.get("delta_l"),
-            beta_min: p.get("beta_min"),
-            beta_max: p.get("beta_max"),
-            adaptive_backoff: p.text("adaptive_backoff") != Some("off"),
-            rtt_scaling: p.text("rtt_scaling") != Some("off"),
-            rtt_ref: p.get("rtt_ref"),
-            bandwidth_switch: p.text("bandwidth_switch") != Some("off"),
-        }
+    pub fn from_params(p: &Params) -> Result<Self, ParamError> {
+        Ok(HtcpParams {
+            delta_l: p.get("delta_l")?,
+            beta_min: p.get("beta_min")?,
+            beta_max: p.get("beta_max")?,
+            adaptive_backoff: p.text("adaptive_backoff")? != Some("off"),
+            rtt_scaling: p.text("rtt_scaling")? != Some("off"),
+            rtt_ref: p.get("rtt_ref")?,
+            bandwidth_switch: p.text("bandwidth_switch")? != Some("off"),
+        })
     }
 
     /// α(Δ) before scaling and backoff adjustment.
@@ -93,8 +93,8 @@ fn specs() -> Vec<ParamSpec> {
 }
 
 fn check(p: &mut Params) -> Result<(), ParamError> {
-    if p.get("beta_min") > p.get("beta_max") {
-        return Err(ParamError::new("beta_min", format!("must be <= beta_max ({}); got {}", p.get("beta_max"), p.get("beta_min"))));
+    if p.get("beta_min")? > p.get("beta_max")? {
+        return Err(ParamError::new("beta_min", format!("must be <= beta_max ({}); got {}", p.get("beta_max")?, p.get("beta_min")?)));
     }
     Ok(())
 }
@@ -155,8 +155,8 @@ impl Htcp {
         }
     }
 
-    pub fn from_params(p: &Params, initial_window: f64, cap: f64) -> Self {
-        Self::new(HtcpParams::from_params(p), initial_window, cap)
+    pub fn from_params(p: &Params, initial_window: f64, cap: f64) -> Result<Self, ParamError> {
+        Ok(Self::new(HtcpParams::from_params(p)?, initial_window, cap))
     }
 
     /// Increase per RTT at time `now`.
@@ -429,9 +429,9 @@ mod tests {
         assert_eq!(c.window(), 10.0);
         c.on_timeout(&timeout(10.0));
         assert_eq!((c.window(), c.ssthresh()), (1.0, 5.0));
-        let v = |j: serde_json::Value| crate::cc::params::validate("htcp", j.as_object().unwrap());
-        assert_eq!(HtcpParams::from_params(&v(json!({})).unwrap()), HtcpParams::DEFAULT);
+        let v = |j: serde_json::Value| crate::registry::validate_window("htcp", j.as_object().unwrap());
+        assert_eq!(HtcpParams::from_params(&v(json!({})).unwrap()).unwrap(), HtcpParams::DEFAULT);
         assert_eq!(v(json!({"beta_min": 0.6})).unwrap_err().field, "beta_min");
-        assert!(!HtcpParams::from_params(&v(json!({"rtt_scaling": "off"})).unwrap()).rtt_scaling);
+        assert!(!HtcpParams::from_params(&v(json!({"rtt_scaling": "off"})).unwrap()).unwrap().rtt_scaling);
     }
 }

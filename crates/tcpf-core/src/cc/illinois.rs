@@ -51,21 +51,21 @@ impl IllinoisParams {
     /// reset by a round with d_a > d1).
     pub const LINUX: IllinoisParams = IllinoisParams { alpha_min: 0.3, w_thresh: 15.0, instantaneous: true, theta_cumulative: true, ..Self::PAPER };
 
-    pub fn from_params(p: &Params) -> Self {
-        IllinoisParams {
-            alpha_max: p.get("alpha_max"),
-            alpha_min: p.get("alpha_min"),
-            beta_max: p.get("beta_max"),
-            beta_min: p.get("beta_min"),
-            w_thresh: p.get("w_thresh"),
-            eta1: p.get("eta1"),
-            eta2: p.get("eta2"),
-            eta3: p.get("eta3"),
-            theta: p.get("theta"),
-            instantaneous: p.text("extremes") == Some("instantaneous"),
-            theta_cumulative: p.text("theta_count") == Some("cumulative"),
-            keep_beta: p.text("decrease") == Some("linux-2.6.22"),
-        }
+    pub fn from_params(p: &Params) -> Result<Self, ParamError> {
+        Ok(IllinoisParams {
+            alpha_max: p.get("alpha_max")?,
+            alpha_min: p.get("alpha_min")?,
+            beta_max: p.get("beta_max")?,
+            beta_min: p.get("beta_min")?,
+            w_thresh: p.get("w_thresh")?,
+            eta1: p.get("eta1")?,
+            eta2: p.get("eta2")?,
+            eta3: p.get("eta3")?,
+            theta: p.get("theta")?,
+            instantaneous: p.text("extremes")? == Some("instantaneous"),
+            theta_cumulative: p.text("theta_count")? == Some("cumulative"),
+            keep_beta: p.text("decrease")? == Some("linux-2.6.22"),
+        })
     }
 
     /// d1, d2, d3 for a maximum average queueing delay `d_m`.
@@ -151,11 +151,11 @@ fn specs(d: IllinoisParams) -> Vec<ParamSpec> {
 }
 
 fn check(p: &mut Params) -> Result<(), ParamError> {
-    if p.get("beta_min") > p.get("beta_max") {
-        return Err(ParamError::new("beta_min", format!("must be <= beta_max ({}); got {}", p.get("beta_max"), p.get("beta_min"))));
+    if p.get("beta_min")? > p.get("beta_max")? {
+        return Err(ParamError::new("beta_min", format!("must be <= beta_max ({}); got {}", p.get("beta_max")?, p.get("beta_min")?)));
     }
-    if p.get("eta2") > p.get("eta3") {
-        return Err(ParamError::new("eta2", format!("must be <= eta3 ({}); got {}", p.get("eta3"), p.get("eta2"))));
+    if p.get("eta2")? > p.get("eta3")? {
+        return Err(ParamError::new("eta2", format!("must be <= eta3 ({}); got {}", p.get("eta3")?, p.get("eta2")?)));
     }
     Ok(())
 }
@@ -242,8 +242,8 @@ impl Illinois {
         }
     }
 
-    pub fn from_params(p: &Params, initial_window: f64, cap: f64) -> Self {
-        Self::new(IllinoisParams::from_params(p), initial_window, cap)
+    pub fn from_params(p: &Params, initial_window: f64, cap: f64) -> Result<Self, ParamError> {
+        Ok(Self::new(IllinoisParams::from_params(p)?, initial_window, cap))
     }
 
     fn base(&self, w: f64) -> bool {
@@ -551,18 +551,18 @@ mod tests {
 
     #[test]
     fn validation() {
-        let v = |j: serde_json::Value| crate::cc::params::validate("illinois", j.as_object().unwrap());
+        let v = |j: serde_json::Value| crate::registry::validate_window("illinois", j.as_object().unwrap());
         let p = v(json!({})).unwrap();
-        assert_eq!(IllinoisParams::from_params(&p), IllinoisParams::PAPER);
-        let p = crate::cc::params::validate("illinois_linux", json!({}).as_object().unwrap()).unwrap();
-        assert_eq!(IllinoisParams::from_params(&p), IllinoisParams::LINUX);
+        assert_eq!(IllinoisParams::from_params(&p).unwrap(), IllinoisParams::PAPER);
+        let p = crate::registry::validate_window("illinois_linux", json!({}).as_object().unwrap()).unwrap();
+        assert_eq!(IllinoisParams::from_params(&p).unwrap(), IllinoisParams::LINUX);
         assert_eq!(v(json!({"beta_min": 0.4, "beta_max": 0.3})).unwrap_err().field, "beta_min");
         assert_eq!(v(json!({"eta2": 0.9})).unwrap_err().field, "eta2");
         assert_eq!(v(json!({"alpha_min": 1.5})).unwrap_err().field, "alpha_min");
         assert_eq!(v(json!({"beta_max": 0.6})).unwrap_err().field, "beta_max");
         assert_eq!(v(json!({"eta1": 1})).unwrap_err().field, "eta1");
         assert_eq!(v(json!({"extremes": "median"})).unwrap_err().field, "extremes");
-        assert!(IllinoisParams::from_params(&v(json!({"extremes": "instantaneous"})).unwrap()).instantaneous);
+        assert!(IllinoisParams::from_params(&v(json!({"extremes": "instantaneous"})).unwrap()).unwrap().instantaneous);
     }
 
     /// Linux 2.6.22's tcp_illinois_ssthresh keeps beta*W: at beta = beta_min = 1/8 (low delay)
@@ -570,9 +570,9 @@ mod tests {
     /// at beta = 1/2 both halve.
     #[test]
     fn linux_2_6_22_decrease_keeps_beta_times_w() {
-        let v = |j: serde_json::Value| crate::cc::params::validate("illinois_linux", j.as_object().unwrap());
+        let v = |j: serde_json::Value| crate::registry::validate_window("illinois_linux", j.as_object().unwrap());
         for (decrease, expect) in [("standard", 87.5), ("linux-2.6.22", 12.5)] {
-            let p = IllinoisParams::from_params(&v(json!({"decrease": decrease})).unwrap());
+            let p = IllinoisParams::from_params(&v(json!({"decrease": decrease})).unwrap()).unwrap();
             let mut c = in_ca(p, 100.0);
             c.beta = 0.125;
             c.on_loss_event(&loss(100.0));

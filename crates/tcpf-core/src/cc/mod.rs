@@ -5,13 +5,26 @@
 //! and the slow-start threshold. Loss recovery (which packets to resend) stays in the
 //! transport, so the same controller can drive a real transport.
 //!
-//! One file per family; each has a validated `Params` (defaults and the paper they come from):
+//! One file per family; each has a validated `Params` (defaults and the paper they come from),
+//! its `AlgorithmInfo` and its `from_params`. The families (14 with the rate-based schemes of
+//! `transport::rate`):
 //! - `aimd`: TCP, GAIMD, and the TD/TO-curve α helpers (yang2000);
 //! - `binomial`: Binomial(k, l), IIAD, SQRT (Bansal–Balakrishnan; sastry2005, tsao2007);
 //! - `history`: jin2001's history spectrum — SIMD, AIAD/H and the other Table 1 members;
 //! - `cyrf`: sastry2005's LOG and SIGMOID, and the CYRF / 1-CYRF / TCP-friendly classifier;
 //! - `illinois`: TCP-Illinois (liu2008), paper and Linux presets;
+//! - `hstcp`: HighSpeed TCP (RFC 3649);
+//! - `scalable`: Scalable TCP (Kelly 2003);
+//! - `bic`: BIC-TCP (Xu, Harfoush, Rhee 2004) as Linux's tcp_bic;
+//! - `cubic`: CUBIC (RFC 9438);
+//! - `htcp`: H-TCP (Leith & Shorten 2004) as Linux's tcp_htcp;
+//! - `compound`: Compound TCP (Tan et al. 2006);
+//! - `vegas`: TCP Vegas (Brakmo & Peterson 1995) as Linux's tcp_vegas, and the per-RTT rounds
+//!   Vegas and Compound share;
 //! - `formula`: user formulas (increase/decrease or CYRF f/g) and their expression language.
+//!
+//! The names users write (`tcp`, `gaimd`, `simd`, ...) and each name's constructor are
+//! registered in `crate::registry`; adding a law is its file here plus one registry line.
 //!
 //! Conventions shared by every family: β is the amount removed; per-RTT increases are applied
 //! per ACK as `increment/W`; slow start adds one packet per ACK and the loss event that ends it
@@ -179,47 +192,6 @@ impl Window {
     pub fn timeout(&mut self, window: f64) {
         self.ssthresh = (window / 2.0).max(MIN_SSTHRESH);
         self.cwnd = 1.0;
-    }
-}
-
-/// Every registered algorithm.
-pub fn registry() -> Vec<AlgorithmInfo> {
-    let mut v = vec![aimd::tcp_info(), aimd::gaimd_info(), binomial::binomial_info(), binomial::iiad_info(), binomial::sqrt_info()];
-    v.extend(history::infos());
-    v.push(cyrf::log_info());
-    v.push(cyrf::sigmoid_info());
-    v.push(illinois::illinois_info());
-    v.push(illinois::illinois_linux_info());
-    v.extend([hstcp::hstcp_info(), scalable::scalable_info(), bic::bic_info(), cubic::cubic_info(), htcp::htcp_info(), compound::compound_info(), vegas::vegas_info()]);
-    v.push(formula::formula_info());
-    v
-}
-
-/// Look an algorithm up by name.
-pub fn info(name: &str) -> Option<AlgorithmInfo> {
-    registry().into_iter().find(|a| a.name == name)
-}
-
-/// Build a controller from validated parameters.
-pub fn build(params: &Params, initial_window: f64, cap: f64) -> Box<dyn Controller> {
-    match params.algorithm.as_str() {
-        "tcp" | "gaimd" => Box::new(aimd::Aimd::from_params(params, initial_window, cap)),
-        "binomial" | "iiad" | "sqrt" => Box::new(binomial::Binomial::from_params(params, initial_window, cap)),
-        h if history::is_history(h) => Box::new(history::History::from_params(params, initial_window, cap)),
-        "log" | "sigmoid" => Box::new(cyrf::Cyrf::from_params(params, initial_window, cap)),
-        "illinois" | "illinois_linux" => Box::new(illinois::Illinois::from_params(params, initial_window, cap)),
-        "hstcp" => Box::new(hstcp::HsTcp::from_params(params, initial_window, cap)),
-        "scalable" => Box::new(scalable::Scalable::from_params(params, initial_window, cap)),
-        "bic" => Box::new(bic::Bic::from_params(params, initial_window, cap)),
-        "cubic" => Box::new(cubic::Cubic::from_params(params, initial_window, cap)),
-        "htcp" => Box::new(htcp::Htcp::from_params(params, initial_window, cap)),
-        "compound" => Box::new(compound::Compound::from_params(params, initial_window, cap)),
-        "vegas" => Box::new(vegas::Vegas::from_params(params, initial_window, cap)),
-        "formula" => match formula::Formula::from_params(params, initial_window, cap) {
-            Ok(c) => Box::new(c),
-            Err(e) => unreachable!("unvalidated formula: {e}"),
-        },
-        other => unreachable!("unvalidated algorithm {other}"),
     }
 }
 

@@ -2,31 +2,10 @@
 
 use serde::Serialize;
 use serde_json::{Map, Value};
-use std::fmt;
 
-/// A bad parameter: which one, and what is allowed.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ParamError {
-    /// Parameter name (`alpha`), or empty when the algorithm itself is unknown.
-    pub field: String,
-    pub message: String,
-}
-
-impl ParamError {
-    pub fn new(field: &str, message: impl Into<String>) -> Self {
-        ParamError { field: field.to_string(), message: message.into() }
-    }
-}
-
-impl fmt::Display for ParamError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.field.is_empty() {
-            write!(f, "{}", self.message)
-        } else {
-            write!(f, "{}: {}", self.field, self.message)
-        }
-    }
-}
+/// A bad parameter: which one (`alpha`), or an empty field when the algorithm itself is
+/// unknown, and what is allowed.
+pub type ParamError = crate::error::FieldError;
 
 /// What kind of value a parameter takes.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -197,14 +176,16 @@ pub fn keep_alias(canonical: &'static str, doc: &'static str) -> Alias {
     Alias { name: "keep", canonical, spec, to_canonical: |k| 1.0 - k }
 }
 
-/// Validated parameters in canonical form.
+/// Validated parameters in canonical form. Every parameter of the schema has a slot, so a
+/// lookup of a name the schema does not have is an error, never a silent NaN.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Params {
     pub algorithm: String,
     /// Number parameters, in schema order.
     pub values: Vec<(&'static str, f64)>,
-    /// Formula and choice parameters that were given (or have a default), in schema order.
-    pub texts: Vec<(&'static str, String)>,
+    /// Formula and choice parameters, in schema order: the value given (or the default), or
+    /// None for an optional formula that was not given.
+    pub texts: Vec<(&'static str, Option<String>)>,
     /// User-named constants (algorithms with `named_numbers`), sorted by name.
     pub named: Vec<(String, f64)>,
     /// Valid but questionable settings (e.g. a binomial control that is not TCP-friendly);
@@ -213,14 +194,25 @@ pub struct Params {
 }
 
 impl Params {
-    /// A number parameter (NaN when absent).
-    pub fn get(&self, name: &str) -> f64 {
-        self.values.iter().find(|(n, _)| *n == name).map(|(_, v)| *v).unwrap_or(f64::NAN)
+    /// Parameters of an algorithm with no schema (a controller defined outside the registry,
+    /// whose parameters are passed through as given).
+    pub fn opaque(algorithm: &str) -> Params {
+        Params { algorithm: algorithm.to_string(), values: vec![], texts: vec![], named: vec![], warnings: vec![] }
     }
 
-    /// A formula or choice parameter, if present.
-    pub fn text(&self, name: &str) -> Option<&str> {
-        self.texts.iter().find(|(n, _)| *n == name).map(|(_, v)| v.as_str())
+    fn unknown(&self, name: &str, what: &str) -> ParamError {
+        ParamError::new(name, format!("'{}' has no {what} parameter of this name", self.algorithm))
+    }
+
+    /// A number parameter; an error for a name that is not a number parameter of the schema.
+    pub fn get(&self, name: &str) -> Result<f64, ParamError> {
+        self.values.iter().find(|(n, _)| *n == name).map(|(_, v)| *v).ok_or_else(|| self.unknown(name, "number"))
+    }
+
+    /// A formula or choice parameter (None: an optional formula that was not given); an error
+    /// for a name that is not a formula or choice parameter of the schema.
+    pub fn text(&self, name: &str) -> Result<Option<&str>, ParamError> {
+        self.texts.iter().find(|(n, _)| *n == name).map(|(_, v)| v.as_deref()).ok_or_else(|| self.unknown(name, "formula or choice"))
     }
 
     /// Canonical form as a JSON object (what every output prints).
@@ -230,7 +222,9 @@ impl Params {
             m.insert((*k).to_string(), number(*v));
         }
         for (k, v) in &self.texts {
-            m.insert((*k).to_string(), Value::String(v.clone()));
+            if let Some(v) = v {
+                m.insert((*k).to_string(), Value::String(v.clone()));
+            }
         }
         for (k, v) in &self.named {
             m.insert(k.clone(), number(*v));
@@ -320,8 +314,8 @@ impl AlgorithmInfo {
                 ParamKind::Formula | ParamKind::Choice(_) => {
                     let v = texts.iter_mut().find(|(n, _)| *n == spec.name).unwrap().1.take();
                     match v.or(spec.default_text.map(str::to_string)) {
-                        Some(v) => out_texts.push((spec.name, v)),
-                        None if spec.kind == ParamKind::Formula => {}
+                        Some(v) => out_texts.push((spec.name, Some(v))),
+                        None if spec.kind == ParamKind::Formula => out_texts.push((spec.name, None)),
                         None => return Err(ParamError::new(spec.name, format!("is required for '{}' ({})", self.name, spec.doc))),
                     }
                 }
@@ -333,16 +327,5 @@ impl AlgorithmInfo {
             check(&mut p)?;
         }
         Ok(p)
-    }
-}
-
-/// Validate `params` for algorithm `name`.
-pub fn validate(name: &str, given: &Map<String, Value>) -> Result<Params, ParamError> {
-    match super::info(name) {
-        Some(info) => info.validate(given),
-        None => {
-            let names: Vec<&str> = super::registry().iter().map(|a| a.name).collect();
-            Err(ParamError::new("", format!("unknown algorithm '{name}' (known: {})", names.join(", "))))
-        }
     }
 }

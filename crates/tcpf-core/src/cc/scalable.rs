@@ -10,7 +10,7 @@
 //! account for delayed ACKs") and Reno-like growth below; it removes 1/8 at every window and uses
 //! that for the timeout's ssthresh too. Set a = 0.0196 and low_window = 50 to approximate it.
 
-use super::params::{keep_alias, AlgorithmInfo, ParamSpec, Params, Taxonomy};
+use super::params::{keep_alias, AlgorithmInfo, ParamSpec, Params, Taxonomy, ParamError};
 use super::{Ack, Controller, LossEvent, Window};
 
 const A: ParamSpec = ParamSpec {
@@ -63,8 +63,8 @@ impl Scalable {
         Scalable { a, b, low_window, w: Window::new(initial_window, cap) }
     }
 
-    pub fn from_params(p: &Params, initial_window: f64, cap: f64) -> Self {
-        Self::new(p.get("a"), p.get("b"), p.get("low_window"), initial_window, cap)
+    pub fn from_params(p: &Params, initial_window: f64, cap: f64) -> Result<Self, ParamError> {
+        Ok(Self::new(p.get("a")?, p.get("b")?, p.get("low_window")?, initial_window, cap))
     }
 }
 
@@ -144,9 +144,9 @@ mod tests {
         assert_eq!(c.window(), 175.0);
         c.on_timeout(&timeout(175.0));
         assert_eq!((c.window(), c.ssthresh()), (1.0, 87.5));
-        let p = crate::cc::params::validate("scalable", json!({"keep": 0.75}).as_object().unwrap()).unwrap();
+        let p = crate::registry::validate_window("scalable", json!({"keep": 0.75}).as_object().unwrap()).unwrap();
         assert_eq!(p.to_json(), json!({"a": 0.01, "b": 0.25, "low_window": 16.0}));
-        let e = crate::cc::params::validate("scalable", json!({"a": 0}).as_object().unwrap()).unwrap_err();
+        let e = crate::registry::validate_window("scalable", json!({"a": 0}).as_object().unwrap()).unwrap_err();
         assert_eq!(e.field, "a");
     }
 }

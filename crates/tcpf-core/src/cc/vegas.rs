@@ -120,8 +120,8 @@ pub struct VegasParams {
 impl VegasParams {
     pub const LINUX: VegasParams = VegasParams { alpha: 2.0, beta: 4.0, gamma: 1.0, lower_ssthresh: true };
 
-    pub fn from_params(p: &Params) -> Self {
-        VegasParams { alpha: p.get("alpha"), beta: p.get("beta"), gamma: p.get("gamma"), lower_ssthresh: p.text("lower_ssthresh") != Some("off") }
+    pub fn from_params(p: &Params) -> Result<Self, ParamError> {
+        Ok(VegasParams { alpha: p.get("alpha")?, beta: p.get("beta")?, gamma: p.get("gamma")?, lower_ssthresh: p.text("lower_ssthresh")? != Some("off") })
     }
 }
 
@@ -143,8 +143,8 @@ fn specs() -> Vec<ParamSpec> {
 }
 
 fn check(p: &mut Params) -> Result<(), ParamError> {
-    if p.get("alpha") > p.get("beta") {
-        return Err(ParamError::new("alpha", format!("must be <= beta ({}); got {}", p.get("beta"), p.get("alpha"))));
+    if p.get("alpha")? > p.get("beta")? {
+        return Err(ParamError::new("alpha", format!("must be <= beta ({}); got {}", p.get("beta")?, p.get("alpha")?)));
     }
     Ok(())
 }
@@ -179,8 +179,8 @@ impl Vegas {
         Vegas { p, rounds: Rounds::new(), round_cwnd: initial_window, w: Window::new(initial_window, cap) }
     }
 
-    pub fn from_params(p: &Params, initial_window: f64, cap: f64) -> Self {
-        Self::new(VegasParams::from_params(p), initial_window, cap)
+    pub fn from_params(p: &Params, initial_window: f64, cap: f64) -> Result<Self, ParamError> {
+        Ok(Self::new(VegasParams::from_params(p)?, initial_window, cap))
     }
 
     /// Slow start: cwnd < ssthresh, or cwnd <= ssthresh in Linux 2.6.22's module.
@@ -413,11 +413,11 @@ pub(crate) mod tests {
         assert!(c.window() <= 16.0 && c.ssthresh() < c.window());
         c.on_timeout(&timeout(20.0));
         assert_eq!((c.window(), c.ssthresh()), (1.0, 10.0));
-        let v = |j: serde_json::Value| crate::cc::params::validate("vegas", j.as_object().unwrap());
-        assert_eq!(VegasParams::from_params(&v(json!({})).unwrap()), VegasParams::LINUX);
+        let v = |j: serde_json::Value| crate::registry::validate_window("vegas", j.as_object().unwrap());
+        assert_eq!(VegasParams::from_params(&v(json!({})).unwrap()).unwrap(), VegasParams::LINUX);
         assert_eq!(v(json!({"alpha": 5, "beta": 3})).unwrap_err().field, "alpha");
         assert!(v(json!({"alpha": 5, "beta": 5, "gamma": 5})).is_ok());
-        assert!(!VegasParams::from_params(&v(json!({"lower_ssthresh": "off"})).unwrap()).lower_ssthresh);
+        assert!(!VegasParams::from_params(&v(json!({"lower_ssthresh": "off"})).unwrap()).unwrap().lower_ssthresh);
         assert_eq!(v(json!({"lower_ssthresh": "maybe"})).unwrap_err().field, "lower_ssthresh");
     }
 

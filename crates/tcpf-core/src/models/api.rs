@@ -376,10 +376,10 @@ fn alg_beta(a: &mut Args, allowed: &[&str]) -> R<(spectrum::Alg, f64)> {
     let alg = spectrum::Alg::parse(&s).expect("checked");
     let (beta, _) = a.beta_keep(Some(alg.default_beta()))?;
     if alg == spectrum::Alg::Tcp && a.used.contains("beta") && (beta - 0.5).abs() > 1e-12 {
-        return Err(ModelError::new("beta", "tcp is AIMD(1, 1/2): its beta is fixed at 0.5 (use --alg aimd)"));
+        return Err(ModelError::new("beta", "tcp is AIMD(1, 1/2): its beta is fixed at 0.5 (use alg = aimd)"));
     }
     if alg == spectrum::Alg::Tcp && a.used.contains("keep") && (beta - 0.5).abs() > 1e-12 {
-        return Err(ModelError::new("keep", "tcp is AIMD(1, 1/2): its keep is fixed at 0.5 (use --alg aimd)"));
+        return Err(ModelError::new("keep", "tcp is AIMD(1, 1/2): its keep is fixed at 0.5 (use alg = aimd)"));
     }
     if alg == spectrum::Alg::Simd && beta >= 0.5 {
         return Err(ModelError::new("beta", format!("SIMD's fairness factor 1 − 2β needs beta < 0.5; got {beta}")));

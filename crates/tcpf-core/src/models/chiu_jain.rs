@@ -23,11 +23,12 @@
 //!   the target (0.99 by default).
 
 use crate::cc::{self, Ack, Controller, LossEvent};
+use crate::registry;
 use serde_json::{Map, Value};
 
 use super::ModelError;
 
-/// One flow: an algorithm name from `cc::registry()`, its parameters, and its initial window.
+/// One flow: an algorithm name from the registry (`crate::registry`), its parameters, and its initial window.
 #[derive(Clone, Debug)]
 pub struct FlowSpec {
     pub algorithm: String,
@@ -86,17 +87,17 @@ fn loss(now: f64, w: f64) -> LossEvent {
 
 /// Build a controller for `params` that starts a congestion epoch at window `target`.
 fn primed(params: &cc::Params, target: f64, cap: f64) -> Result<Box<dyn Controller>, String> {
-    let after = |x: f64| -> Box<dyn Controller> {
-        let mut c = cc::build(params, 2.0 * x, cap);
+    let after = |x: f64| -> Result<Box<dyn Controller>, String> {
+        let mut c = registry::build_window(params, 2.0 * x, cap).map_err(|e| e.to_string())?;
         let w = c.window();
         c.on_loss_event(&loss(0.0, w));
         let w = c.window();
         c.on_loss_event(&loss(0.0, w));
-        c
+        Ok(c)
     };
     let (mut lo, mut hi) = (target, 2.0 * target + 1.0);
     let mut tries = 0;
-    while after(hi).window() < target {
+    while after(hi)?.window() < target {
         lo = hi;
         hi *= 2.0;
         tries += 1;
@@ -106,13 +107,13 @@ fn primed(params: &cc::Params, target: f64, cap: f64) -> Result<Box<dyn Controll
     }
     for _ in 0..100 {
         let mid = 0.5 * (lo + hi);
-        if after(mid).window() < target {
+        if after(mid)?.window() < target {
             lo = mid;
         } else {
             hi = mid;
         }
     }
-    let c = after(hi);
+    let c = after(hi)?;
     if (c.window() - target).abs() > 1e-6 * target.max(1.0) {
         return Err(format!("a decrease cannot leave this controller at {target} packets (it reaches {:.6})", c.window()));
     }
@@ -122,7 +123,7 @@ fn primed(params: &cc::Params, target: f64, cap: f64) -> Result<Box<dyn Controll
 /// Command-line values arrive untyped: a number given for a formula or choice parameter becomes
 /// its text, and a numeric text given for a number parameter becomes the number.
 fn coerce(algorithm: &str, params: &Map<String, Value>) -> Map<String, Value> {
-    let Some(info) = cc::info(algorithm) else { return params.clone() };
+    let Some(info) = registry::resolve(algorithm).map(|e| &e.info) else { return params.clone() };
     let mut out = params.clone();
     for (k, v) in out.iter_mut() {
         let spec = info.params.iter().find(|p| p.name == k).or_else(|| info.aliases.iter().find(|a| a.name == k).map(|a| &a.spec));
@@ -145,12 +146,12 @@ fn coerce(algorithm: &str, params: &Map<String, Value>) -> Map<String, Value> {
     out
 }
 
-/// Validate every flow's algorithm and parameters (`cc::params::validate`).
+/// Validate every flow's algorithm and parameters (`registry::validate_window`).
 pub fn validate_flows(flows: &[FlowSpec]) -> Result<Vec<cc::Params>, ModelError> {
     flows
         .iter()
         .map(|f| {
-            cc::params::validate(&f.algorithm, &coerce(&f.algorithm, &f.params)).map_err(|e| {
+            registry::validate_window(&f.algorithm, &coerce(&f.algorithm, &f.params)).map_err(|e| {
                 if e.field.is_empty() {
                     ModelError::new("alg", e.message)
                 } else {

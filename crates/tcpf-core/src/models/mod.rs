@@ -31,29 +31,5 @@ pub mod markov;
 pub mod rate;
 pub mod spectrum;
 
-use std::fmt;
-
-/// A bad model parameter: which one (named as the `tcpf model` option, without dashes), and why.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ModelError {
-    pub field: String,
-    pub message: String,
-}
-
-impl ModelError {
-    pub fn new(field: &str, message: impl Into<String>) -> Self {
-        ModelError { field: field.to_string(), message: message.into() }
-    }
-}
-
-impl fmt::Display for ModelError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.field.is_empty() {
-            write!(f, "{}", self.message)
-        } else {
-            write!(f, "{}: {}", self.field, self.message)
-        }
-    }
-}
-
-impl std::error::Error for ModelError {}
+/// A bad model parameter: which one (named as the model's parameter, e.g. `beta`, `W1`), and why.
+pub type ModelError = crate::error::FieldError;

@@ -5,7 +5,8 @@ use super::network::GraphDef;
 use super::table::{err, Table};
 use super::units;
 use super::ScenarioError;
-use crate::cc::{self, Params};
+use crate::cc::{ParamError, Params};
+use crate::registry::{self, Entry, Kind};
 use crate::sim::Rng;
 use crate::transport::{OnOff, Recovery, UdpPattern};
 use serde_json::{json, Map, Value};
@@ -117,8 +118,6 @@ const FLOW_KEYS: &[&str] = &[
     "direction", "rate", "on", "off", "phase", "steps", "repeat", "shape", "path", "from", "to", "rtt_noise",
 ];
 
-const UDP_ALGORITHMS: &[&str] = &["cbr", "pareto"];
-
 /// Parse group `gi`. `graph` is the topology when it is not a dumbbell; `ref_rate` gives the
 /// rate that "Nx" multiples refer to for a route (the bottleneck, or the path's first link).
 pub fn group(gi: usize, v: &Value, graph: Option<&GraphDef>, dumbbell_rate: f64, duration: f64, external: &[String]) -> Result<Group, ScenarioError> {
@@ -182,63 +181,64 @@ pub fn group(gi: usize, v: &Value, graph: Option<&GraphDef>, dumbbell_rate: f64,
         }
     };
 
-    let kind = if let Some(info) = crate::transport::rate::info(&algorithm) {
-        for k in ["recovery", "rtt_noise", "rate", "on", "off", "phase", "steps", "repeat", "shape"] {
-            if t.get(k).is_some() {
-                return err(t.field(k), format!("does not apply to the rate-based scheme '{algorithm}'"));
-            }
-        }
-        let empty = Map::new();
-        let given = match t.get("params") {
-            None => &empty,
-            Some(Value::Object(m)) => m,
-            Some(other) => return err(t.field("params"), format!("must be a table of parameters; got {other}")),
-        };
-        let params = info.validate(given).map_err(|e| ScenarioError { field: format!("{path}.params.{}", e.field), message: e.message })?;
-        GroupKind::Rate { params }
-    } else if UDP_ALGORITHMS.contains(&algorithm.as_str()) {
-        for k in ["recovery", "params", "rtt_noise"] {
-            if t.get(k).is_some() {
-                return err(t.field(k), format!("does not apply to a UDP source ('{algorithm}')"));
-            }
-        }
-        GroupKind::Udp { pattern: udp_pattern(&t, &algorithm, ref_rate)? }
-    } else {
-        for k in ["rate", "on", "off", "phase", "steps", "repeat", "shape"] {
-            if t.get(k).is_some() {
-                return err(t.field(k), format!("applies to UDP sources ({}) only, not '{algorithm}'", UDP_ALGORITHMS.join(", ")));
-            }
-        }
-        let recovery = match t.string("recovery", "sack", &["reno", "newreno", "sack", "linux"])?.as_str() {
-            "reno" => Recovery::Reno,
-            "newreno" => Recovery::NewReno,
-            "linux" => Recovery::Linux,
-            _ => Recovery::Sack,
-        };
-        let empty = Map::new();
-        let given = match t.get("params") {
-            None => &empty,
-            Some(Value::Object(m)) => m,
-            Some(other) => return err(t.field("params"), format!("must be a table of parameters; got {other}")),
-        };
-        if external.contains(&algorithm) {
-            let params = Params { algorithm: algorithm.clone(), values: vec![], texts: vec![], named: vec![], warnings: vec![] };
-            GroupKind::Tcp { params, recovery, external: Some(Value::Object(given.clone())) }
-        } else {
-            let params = cc::params::validate(&algorithm, given).map_err(|e| {
-                if e.field.is_empty() {
-                    // The window controllers' registry named its own; add the other kinds.
-                    let rate: Vec<&str> = crate::transport::rate::registry().iter().map(|a| a.name).collect();
-                    let mut message = format!("{}; rate-based: {}; UDP sources: {}", e.message, rate.join(", "), UDP_ALGORITHMS.join(", "));
-                    if !external.is_empty() {
-                        message.push_str(&format!("; user-defined: {}", external.join(", ")));
-                    }
-                    ScenarioError { field: t.field("algorithm"), message }
-                } else {
-                    ScenarioError { field: format!("{path}.params.{}", e.field), message: e.message }
+    let entry = registry::resolve(&algorithm);
+    let empty = Map::new();
+    let given = || match t.get("params") {
+        None => Ok(&empty),
+        Some(Value::Object(m)) => Ok(m),
+        Some(other) => err(t.field("params"), format!("must be a table of parameters; got {other}")),
+    };
+    let params_error = |e: ParamError| e.under(&format!("{path}.params"));
+    let (algorithm, kind) = match entry.map(Entry::kind) {
+        Some(Kind::Rate) => {
+            for k in ["recovery", "rtt_noise", "rate", "on", "off", "phase", "steps", "repeat", "shape"] {
+                if t.get(k).is_some() {
+                    return err(t.field(k), format!("does not apply to the rate-based scheme '{algorithm}'"));
                 }
-            })?;
-            GroupKind::Tcp { params, recovery, external: None }
+            }
+            let (_, params) = registry::validate(&algorithm, given()?).map_err(params_error)?;
+            (params.algorithm.clone(), GroupKind::Rate { params })
+        }
+        Some(Kind::Udp) => {
+            for k in ["recovery", "params", "rtt_noise"] {
+                if t.get(k).is_some() {
+                    return err(t.field(k), format!("does not apply to a UDP source ('{algorithm}')"));
+                }
+            }
+            let pattern = udp_pattern(&t, &algorithm, ref_rate)?;
+            (algorithm, GroupKind::Udp { pattern })
+        }
+        _ => {
+            for k in ["rate", "on", "off", "phase", "steps", "repeat", "shape"] {
+                if t.get(k).is_some() {
+                    return err(t.field(k), format!("applies to UDP sources ({}) only, not '{algorithm}'", registry::names(Kind::Udp).join(", ")));
+                }
+            }
+            let recovery = match t.string("recovery", "sack", &["reno", "newreno", "sack", "linux"])?.as_str() {
+                "reno" => Recovery::Reno,
+                "newreno" => Recovery::NewReno,
+                "linux" => Recovery::Linux,
+                _ => Recovery::Sack,
+            };
+            let given = given()?;
+            if external.contains(&algorithm) {
+                let params = Params::opaque(&algorithm);
+                (algorithm, GroupKind::Tcp { params, recovery, external: Some(Value::Object(given.clone())) })
+            } else {
+                let params = registry::validate_window(&algorithm, given).map_err(|e| {
+                    if e.field.is_empty() {
+                        // The message names the window controllers; add the other kinds.
+                        let mut message = format!("{}; rate-based: {}; UDP sources: {}", e.message, registry::names(Kind::Rate).join(", "), registry::names(Kind::Udp).join(", "));
+                        if !external.is_empty() {
+                            message.push_str(&format!("; user-defined: {}", external.join(", ")));
+                        }
+                        ScenarioError::new(t.field("algorithm"), message)
+                    } else {
+                        params_error(e)
+                    }
+                })?;
+                (params.algorithm.clone(), GroupKind::Tcp { params, recovery, external: None })
+            }
         }
     };
 

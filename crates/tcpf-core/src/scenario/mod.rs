@@ -21,27 +21,10 @@ use crate::transport::{TcpParams, Window};
 use flows::{Group, GroupKind, RouteDef};
 use network::{DumbbellDef, GraphDef, QueueDef};
 use serde_json::{json, Map, Value};
-use std::fmt;
 use table::{err, Table};
 
 /// A bad scenario: the dotted path of the field and what is wrong with it.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ScenarioError {
-    pub field: String,
-    pub message: String,
-}
-
-impl fmt::Display for ScenarioError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.field.is_empty() {
-            write!(f, "{}", self.message)
-        } else {
-            write!(f, "{}: {}", self.field, self.message)
-        }
-    }
-}
-
-impl std::error::Error for ScenarioError {}
+pub type ScenarioError = crate::error::FieldError;
 
 /// The network after validation, queues resolved.
 #[derive(Clone, Debug)]

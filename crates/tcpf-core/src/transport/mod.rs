@@ -1,5 +1,6 @@
 //! Transport endpoints: the TCP sender (slow start, loss recovery, RTO) with congestion
-//! avoidance delegated to a `cc::Controller`, the TCP receiver, and UDP sources.
+//! avoidance delegated to a `cc::Controller`, the TCP receiver, the rate-based senders and
+//! receivers (`rate`: TFRC, TFRCP, TEAR), and UDP sources.
 //!
 //! Endpoints are driven by the engine: each call takes the current time and appends the
 //! packets to send to an output buffer; timers are exposed as deadlines the engine arms.
@@ -22,9 +23,6 @@ pub mod rate;
 pub mod rtt;
 pub mod sink;
 pub mod tcp;
-pub mod tear;
-pub mod tfrc;
-pub mod tfrcp;
 
 pub use udp::{OnOff, UdpPattern, UdpSource};
 pub use sink::TcpSink;

@@ -2,8 +2,41 @@
 //! of rate steps, and Pareto ON/OFF sources (exponential-free, heavy-tailed bursts as in
 //! yang2000's background traffic). Packets go to a sink that only counts them.
 
+use crate::cc::params::AlgorithmInfo;
 use crate::net::packet::Packet;
 use crate::sim::{secs, Rng, Time};
+
+/// The registry's entry for constant-bit-rate sources (constant, square wave or steps).
+pub fn cbr_info() -> AlgorithmInfo {
+    AlgorithmInfo {
+        name: "cbr",
+        family: "udp",
+        summary: "Constant bit rate: a constant rate, an on/off square wave (rate, on, off, phase) or a list of rate steps (steps, repeat)",
+        source: "ns-2 Application/Traffic/CBR; on/off and stepped CBR as in jin2001 Fig. 19, sastry2005 Table I and tsao2007 S4",
+        params: vec![],
+        aliases: vec![],
+        taxonomy: None,
+        notes: "No params table: the pattern is given by the flow group's rate, on, off, phase, steps and repeat keys.",
+        named_numbers: false,
+        check: None,
+    }
+}
+
+/// The registry's entry for Pareto ON/OFF sources.
+pub fn pareto_info() -> AlgorithmInfo {
+    AlgorithmInfo {
+        name: "pareto",
+        family: "udp",
+        summary: "Pareto ON/OFF: bursts at rate with Pareto-distributed ON and OFF periods (means on, off; shape)",
+        source: "ns-2 Application/Traffic/Pareto; yang2000's background traffic (shape 1.5)",
+        params: vec![],
+        aliases: vec![],
+        taxonomy: None,
+        notes: "No params table: the source is given by the flow group's rate, on, off and shape keys.",
+        named_numbers: false,
+        check: None,
+    }
+}
 
 /// On for `on` seconds, off for `off` seconds; `phase` seconds into the cycle at the start.
 #[derive(Clone, Copy, Debug, PartialEq)]

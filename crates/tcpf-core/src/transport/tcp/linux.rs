@@ -330,7 +330,6 @@ impl Linux {
 #[cfg(test)]
 mod tests {
     use super::super::{Mode, Recovery, TcpParams, TcpSender};
-    use crate::cc;
     use crate::net::packet::Packet;
     use crate::sim::{secs, Rng, Time};
     use serde_json::{json, Map, Value};
@@ -357,8 +356,8 @@ mod tests {
 
     fn sender(algorithm: &str, given: Value, w: f64) -> TcpSender {
         let given: Map<String, Value> = given.as_object().unwrap().clone();
-        let p = cc::params::validate(algorithm, &given).unwrap();
-        let ctl = cc::build(&p, w, f64::INFINITY);
+        let p = crate::registry::validate_window(algorithm, &given).unwrap();
+        let ctl = crate::registry::build_window(&p, w, f64::INFINITY).unwrap();
         TcpSender::new(0, params(w), Recovery::Linux, ctl, Rng::new(1))
     }
 

@@ -6,10 +6,37 @@
 //! sequence is a loss as soon as it is seen (no NDUPACK wait); history discounting (§5.5) is
 //! not applied; the sender is never data-limited.
 
-use super::rate::{equation_inverse, interval_weights, tcp_equation, Feedback, Pacer, RateReceiver, RateSender};
+use super::{equation_inverse, interval_weights, num, tcp_equation, Endpoints, Feedback, Pacer, RateReceiver, RateSender};
+use crate::cc::params::{AlgorithmInfo, ParamError, Params, Taxonomy};
 use crate::net::packet::Packet;
 use crate::sim::{secs, to_secs, Time};
 use std::collections::VecDeque;
+
+/// TFRC's parameters, source and tsao2007 Table 3 class.
+pub fn info() -> AlgorithmInfo {
+    AlgorithmInfo {
+        name: "tfrc",
+        family: "rate-based",
+        summary: "TCP-Friendly Rate Control: paces at the TCP throughput equation's rate for the measured loss event rate and RTT",
+        source: "RFC 5348 (Floyd et al. 2000); tsao2007 uses 8 loss intervals",
+        params: vec![
+            num("history", 8.0, 1.0, Some(64.0), "loss intervals", "loss intervals averaged for the loss event rate (weights 1,1,1,1,0.8,0.6,0.4,0.2 for 8)"),
+            num("t_rto_rtts", 4.0, 0.0, None, "RTTs", "t_RTO in the equation, as a multiple of the RTT (RFC 5348: 4R)"),
+            num("t_mbi", 64.0, 0.0, None, "s", "maximum back-off interval: the rate never falls below one packet per t_mbi"),
+        ],
+        aliases: vec![],
+        taxonomy: Some(Taxonomy { fairness: "rate-based", increase: "historical", curve: "linear", history: "fixed" }),
+        notes: "Slow start doubles per RTT until the first loss, limited to twice the receive rate; a no-feedback timer halves the rate.",
+        check: None,
+        named_numbers: false,
+    }
+}
+
+/// Sender and receiver for validated parameters; `s` is the packet size (bytes).
+pub fn build(p: &Params, s: u32) -> Result<Endpoints, ParamError> {
+    let t_rto_rtts = p.get("t_rto_rtts")?;
+    Ok((Box::new(Tfrc::new(s as f64, t_rto_rtts, p.get("t_mbi")?)), Box::new(TfrcReceiver::new(s as f64, p.get("history")? as usize, t_rto_rtts))))
+}
 
 /// The sender (RFC 5348 §4).
 pub struct Tfrc {

@@ -2,9 +2,31 @@
 //! rate from the TCP equation with the loss rate and mean RTT measured over the interval, or
 //! doubles it after an interval without loss. The receiver acknowledges every packet.
 
-use super::rate::{tcp_equation, Feedback, Pacer, RateReceiver, RateSender};
+use super::{num, tcp_equation, Endpoints, Feedback, Pacer, RateReceiver, RateSender};
+use crate::cc::params::{AlgorithmInfo, ParamError, Params, Taxonomy};
 use crate::net::packet::Packet;
 use crate::sim::{secs, Time};
+
+/// TFRCP's parameters, source and tsao2007 Table 3 class.
+pub fn info() -> AlgorithmInfo {
+    AlgorithmInfo {
+        name: "tfrcp",
+        family: "rate-based",
+        summary: "TFRCP: every interval, set the rate from the TCP equation with the loss rate and RTT measured over it; double it after a loss-free interval",
+        source: "Padhye, Kurose, Towsley, Koodli 1999; tsao2007 uses a 5 s interval",
+        params: vec![num("interval", 5.0, 0.0, None, "s", "how often the rate is recomputed")],
+        aliases: vec![],
+        taxonomy: Some(Taxonomy { fairness: "rate-based", increase: "non-historical", curve: "superlinear", history: "fixed" }),
+        notes: "The receiver acknowledges every packet; the sender measures loss rate and RTT from the acknowledgements.",
+        check: None,
+        named_numbers: false,
+    }
+}
+
+/// Sender and receiver for validated parameters; `s` is the packet size (bytes).
+pub fn build(p: &Params, s: u32) -> Result<Endpoints, ParamError> {
+    Ok((Box::new(Tfrcp::new(s as f64, p.get("interval")?)), Box::new(TfrcpReceiver::new())))
+}
 
 pub struct Tfrcp {
     pace: Pacer,

@@ -2,11 +2,17 @@
 //! them on ACKs, and their receivers: TFRC (RFC 5348), TFRCP (Padhye et al. 1999) and TEAR
 //! (Rhee et al. 2000). The engine drives them through these traits; feedback travels as
 //! ACK-kind packets whose contents the engine hands over beside the packet.
+//!
+//! This module is the kit every scheme shares (feedback, pacing, the traits, TCP's equation);
+//! each scheme is one file (`tfrc`, `tfrcp`, `tear`) with its `info()` (parameters, source,
+//! taxonomy) and `build()`, and depends only on this kit. The schemes are registered in
+//! `crate::registry`.
 
-use super::tear::{Tear, TearReceiver};
-use super::tfrc::{Tfrc, TfrcReceiver};
-use super::tfrcp::{Tfrcp, TfrcpReceiver};
-use crate::cc::params::{AlgorithmInfo, ParamSpec, Params, Taxonomy};
+pub mod tear;
+pub mod tfrc;
+pub mod tfrcp;
+
+use crate::cc::params::ParamSpec;
 use crate::net::packet::Packet;
 use crate::sim::{secs, to_secs, Time};
 
@@ -161,72 +167,13 @@ pub fn equation_inverse(s: f64, r: f64, x: f64, b: f64, t_rto: f64) -> f64 {
     (lo * hi).sqrt()
 }
 
-const fn num(name: &'static str, default: f64, min: f64, max: Option<f64>, unit: &'static str, doc: &'static str) -> ParamSpec {
+/// A number parameter of a rate-based scheme: `default`, in (`min`, `max`].
+pub(crate) const fn num(name: &'static str, default: f64, min: f64, max: Option<f64>, unit: &'static str, doc: &'static str) -> ParamSpec {
     ParamSpec { name, default: Some(default), min: Some(min), max, min_open: true, max_open: false, unit, doc, ..ParamSpec::NUMBER }
 }
 
-/// The rate-based schemes, with their parameters and tsao2007 Table 3 classes.
-pub fn registry() -> Vec<AlgorithmInfo> {
-    vec![
-        AlgorithmInfo {
-            name: "tfrc",
-            family: "rate-based",
-            summary: "TCP-Friendly Rate Control: paces at the TCP throughput equation's rate for the measured loss event rate and RTT",
-            source: "RFC 5348 (Floyd et al. 2000); tsao2007 uses 8 loss intervals",
-            params: vec![
-                num("history", 8.0, 1.0, Some(64.0), "loss intervals", "loss intervals averaged for the loss event rate (weights 1,1,1,1,0.8,0.6,0.4,0.2 for 8)"),
-                num("t_rto_rtts", 4.0, 0.0, None, "RTTs", "t_RTO in the equation, as a multiple of the RTT (RFC 5348: 4R)"),
-                num("t_mbi", 64.0, 0.0, None, "s", "maximum back-off interval: the rate never falls below one packet per t_mbi"),
-            ],
-            aliases: vec![],
-            taxonomy: Some(Taxonomy { fairness: "rate-based", increase: "historical", curve: "linear", history: "fixed" }),
-            notes: "Slow start doubles per RTT until the first loss, limited to twice the receive rate; a no-feedback timer halves the rate.",
-            check: None,
-            named_numbers: false,
-        },
-        AlgorithmInfo {
-            name: "tfrcp",
-            family: "rate-based",
-            summary: "TFRCP: every interval, set the rate from the TCP equation with the loss rate and RTT measured over it; double it after a loss-free interval",
-            source: "Padhye, Kurose, Towsley, Koodli 1999; tsao2007 uses a 5 s interval",
-            params: vec![num("interval", 5.0, 0.0, None, "s", "how often the rate is recomputed")],
-            aliases: vec![],
-            taxonomy: Some(Taxonomy { fairness: "rate-based", increase: "non-historical", curve: "superlinear", history: "fixed" }),
-            notes: "The receiver acknowledges every packet; the sender measures loss rate and RTT from the acknowledgements.",
-            check: None,
-            named_numbers: false,
-        },
-        AlgorithmInfo {
-            name: "tear",
-            family: "rate-based",
-            summary: "TEAR: the receiver emulates TCP's window per round and reports the weighted average window over the last epochs divided by the RTT",
-            source: "Rhee, Ozdemir, Yi 2000; tsao2007 uses 8 epochs",
-            params: vec![num("history", 8.0, 1.0, Some(64.0), "epochs", "epochs (loss-free periods) averaged, with TFRC's weights")],
-            aliases: vec![],
-            taxonomy: Some(Taxonomy { fairness: "rate-based", increase: "historical", curve: "linear", history: "fixed" }),
-            notes: "The sender paces at the reported rate; the receiver reports once per RTT.",
-            check: None,
-            named_numbers: false,
-        },
-    ]
-}
-
-pub fn info(name: &str) -> Option<AlgorithmInfo> {
-    registry().into_iter().find(|a| a.name == name)
-}
-
-/// Sender and receiver for validated parameters; `s` is the packet size (bytes).
-pub fn build(p: &Params, s: u32) -> (Box<dyn RateSender>, Box<dyn RateReceiver>) {
-    match p.algorithm.as_str() {
-        "tfrc" => (
-            Box::new(Tfrc::new(s as f64, p.get("t_rto_rtts"), p.get("t_mbi"))),
-            Box::new(TfrcReceiver::new(s as f64, p.get("history") as usize, p.get("t_rto_rtts"))),
-        ),
-        "tfrcp" => (Box::new(Tfrcp::new(s as f64, p.get("interval"))), Box::new(TfrcpReceiver::new())),
-        "tear" => (Box::new(Tear::new(s as f64)), Box::new(TearReceiver::new(s as f64, p.get("history") as usize))),
-        other => unreachable!("unvalidated rate-based scheme {other}"),
-    }
-}
+/// A scheme's sender and receiver, as the registry's constructors return them.
+pub type Endpoints = (Box<dyn RateSender>, Box<dyn RateReceiver>);
 
 /// Weights of the last `n` intervals (RFC 5348 §5.4): 1 for the newer half, then falling.
 pub fn interval_weights(n: usize) -> Vec<f64> {

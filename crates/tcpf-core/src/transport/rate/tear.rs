@@ -4,10 +4,32 @@
 //! Once per RTT it reports rate = weighted average of the last epochs' windows × s / RTT,
 //! and the sender paces at that rate.
 
-use super::rate::{interval_weights, Feedback, Pacer, RateReceiver, RateSender};
+use super::{interval_weights, num, Endpoints, Feedback, Pacer, RateReceiver, RateSender};
+use crate::cc::params::{AlgorithmInfo, ParamError, Params, Taxonomy};
 use crate::net::packet::Packet;
 use crate::sim::{secs, to_secs, Time};
 use std::collections::VecDeque;
+
+/// TEAR's parameters, source and tsao2007 Table 3 class.
+pub fn info() -> AlgorithmInfo {
+    AlgorithmInfo {
+        name: "tear",
+        family: "rate-based",
+        summary: "TEAR: the receiver emulates TCP's window per round and reports the weighted average window over the last epochs divided by the RTT",
+        source: "Rhee, Ozdemir, Yi 2000; tsao2007 uses 8 epochs",
+        params: vec![num("history", 8.0, 1.0, Some(64.0), "epochs", "epochs (loss-free periods) averaged, with TFRC's weights")],
+        aliases: vec![],
+        taxonomy: Some(Taxonomy { fairness: "rate-based", increase: "historical", curve: "linear", history: "fixed" }),
+        notes: "The sender paces at the reported rate; the receiver reports once per RTT.",
+        check: None,
+        named_numbers: false,
+    }
+}
+
+/// Sender and receiver for validated parameters; `s` is the packet size (bytes).
+pub fn build(p: &Params, s: u32) -> Result<Endpoints, ParamError> {
+    Ok((Box::new(Tear::new(s as f64)), Box::new(TearReceiver::new(s as f64, p.get("history")? as usize))))
+}
 
 pub struct Tear {
     pace: Pacer,
