@@ -85,8 +85,8 @@ def export_command(
     "compare",
     help=(
         "Run FILE.toml in tcpfriendly and in ns-2 for several seeds and print, per flow group "
-        "and bottleneck link, both simulators' means side by side: mean per-flow goodput, goodput "
-        "share, loss event rate, timeouts, utilisation, queue drops and ECN marks, with the "
+        "and bottleneck link, both simulators' means side by side: mean per-flow goodput, the "
+        "group's fraction of its direction's goodput, loss event rate, timeouts, utilisation, queue drops and ECN marks, with the "
         "difference and pass/fail against the tolerances stated in the validation bank "
         "(validation/ns2/bank.toml). A difference the bank records as expected, with its reason, "
         "shows as xfail.\n\n"

@@ -5,7 +5,8 @@
 such as start times, identically for both, but the random draws inside the two simulators are
 unrelated) and compares the means over seeds, per flow group and per bottleneck link:
 
-    per group: mean per-flow goodput, goodput share, loss event rate, timeouts
+    per group: mean per-flow goodput, fraction of the direction's goodput, loss event rate,
+               timeouts (tcpfriendly.metrics defines each)
     per link:  utilisation, queue drops, ECN marks
 
 against the tolerances stated once in the validation bank (`validation/ns2/bank.toml`).
@@ -33,7 +34,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-from . import ns2
+from . import metrics, ns2
 from .errors import ScenarioError
 
 __all__ = [
@@ -49,7 +50,7 @@ __all__ = [
 # metric key -> (label, scope, how to print a value)
 METRICS: Dict[str, Tuple[str, str]] = {
     "goodput": ("mean per-flow goodput", "group"),
-    "share": ("goodput share", "group"),
+    "fraction": ("fraction of the direction's goodput", "group"),
     "loss_event_rate": ("loss event rate", "group"),
     "timeouts": ("timeouts per run", "group"),
     "utilization": ("utilisation", "link"),
@@ -91,7 +92,7 @@ class Tolerance:
 # The issue's defaults; the bank file states them again and is what the comparator uses.
 DEFAULT_TOLERANCES: Dict[str, Tolerance] = {
     "goodput": Tolerance(rel=0.10),
-    "share": Tolerance(abs=0.05),
+    "fraction": Tolerance(abs=0.05),
     "loss_event_rate": Tolerance(rel=0.25),
     "utilization": Tolerance(abs=0.03),
 }
@@ -251,30 +252,28 @@ def _defaults(algorithm: str) -> Dict[str, Any]:
     return {}
 
 
+# compare's row name -> the tcpfriendly.metrics group metric it reports
+GROUP_METRIC_OF = {"goodput": "goodput_bps_mean", "fraction": "fraction",
+                   "loss_event_rate": "loss_event_rate", "timeouts": "timeouts"}
+
+
 def summarize_run(raw: Dict[str, Any], groups: List[Dict[str, Any]]) -> Dict[str, Any]:
-    """Group and link values of one run (engine or ns-2 result schema)."""
+    """Group and link values of one run (engine or ns-2 result schema). The group values are
+    :func:`tcpfriendly.metrics.group_metrics` (every metric, plus compare's row names of
+    :data:`GROUP_METRIC_OF`); window- and rate-based groups only get a loss event rate and
+    timeouts."""
     flows = raw["flows"]
-    by_dir: Dict[str, float] = {}
-    for f in flows:
-        by_dir[f.get("direction", "forward")] = by_dir.get(f.get("direction", "forward"), 0.0) + f["goodput_bps"]
+    values = metrics.group_metrics(flows)
     gout: Dict[int, Dict[str, float]] = {}
     for meta in groups:
-        fs = [f for f in flows if int(f["group"]) == meta["group"]]
-        if not fs:
+        vals = values.get(meta["group"])
+        if vals is None:
             continue
-        total = sum(f["goodput_bps"] for f in fs)
-        d = by_dir.get(meta["direction"], 0.0)
-        vals = {"goodput": total / len(fs), "share": total / d if d > 0 else float("nan")}
-        if meta["kind"] in ("tcp", "rate"):
-            sent = sum(f["packets_sent"] for f in fs)
-            if any(f["loss_events"] is None for f in fs):
-                vals["loss_event_rate"] = float("nan")
-            else:
-                events = sum(f["loss_events"] for f in fs)
-                vals["loss_event_rate"] = events / sent if sent else float("nan")
-            # ns-2 cannot report TFRC's no-feedback timeouts: None there, shown as "-"
-            tos = [f["timeouts"] for f in fs if f["timeouts"] is not None]
-            vals["timeouts"] = float(sum(tos)) if tos else float("nan")
+        vals = {k: (float("nan") if v is None else float(v)) for k, v in vals.items()}
+        for row, name in GROUP_METRIC_OF.items():
+            if row in ("loss_event_rate", "timeouts") and meta["kind"] not in ("tcp", "rate"):
+                continue
+            vals[row] = vals[name]
         gout[meta["group"]] = vals
     lout: Dict[str, Dict[str, float]] = {}
     for lk in raw["links"]:
@@ -384,7 +383,7 @@ def _evaluate(job: _Job, engine_runs: List[Dict[str, Any]], ns2_runs: List[Dict[
         add(scope, g, None, "goodput", ev("goodput"), nv("goodput"))
         same_dir = [m for m in groups if m["direction"] == meta["direction"]]
         if len(same_dir) > 1:
-            add(scope, g, None, "share", ev("share"), nv("share"))
+            add(scope, g, None, "fraction", ev("fraction"), nv("fraction"))
         if meta["kind"] in ("tcp", "rate"):
             add(scope, g, None, "loss_event_rate", ev("loss_event_rate"), nv("loss_event_rate"))
             add(scope, g, None, "timeouts", ev("timeouts"), nv("timeouts"))
@@ -493,7 +492,7 @@ def _fmt_value(metric: str, v: float) -> str:
         return "-"
     if metric == "goodput":
         return f"{v / 1e6:.4g} Mb/s"
-    if metric == "share":
+    if metric == "fraction":
         return f"{v:.3f}"
     if metric == "loss_event_rate":
         return f"{v * 100:.3g}%"

@@ -55,6 +55,7 @@ import threading
 import time
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
+from . import metrics as _metrics
 from .errors import ScenarioError, ScenarioFileError
 from .scenario import Scenario, _call_engine, _read_toml, as_scenario, native
 
@@ -63,26 +64,12 @@ __all__ = [
     "load_results", "run_key",
 ]
 
-# Per-group aggregates of the flow table (one row per run x flow group).
-GROUP_METRICS = [
-    "n_flows",              # flows in the group
-    "goodput_bps_mean",     # mean goodput of the group's flows
-    "goodput_bps_sum",      # aggregate goodput of the group
-    "goodput_bps_min",
-    "goodput_bps_max",
-    "throughput_bps_mean",
-    "share",                # group mean goodput / mean goodput of all flows in the same direction
-    "jain",                 # Jain's fairness index of goodput within the group
-    "loss_event_rate",      # mean of the flows' loss-event rates
-    "loss_events",          # sums over the group
-    "retransmissions",
-    "timeouts",
-    "mean_rtt_s",           # means over the group's flows
-    "mean_cwnd",
-]
+# Per-group aggregates of the flow table (one row per run x flow group): the metrics of
+# tcpfriendly.metrics, defined there once.
+GROUP_METRICS = list(_metrics.GROUP_METRICS)
 # Per-link metrics, as columns link.<name>.<metric> on every row of the run.
 LINK_METRICS = ["utilization", "drops", "marks", "mean_queue_pkts"]
-_INT_METRICS = {"n_flows", "loss_events", "retransmissions", "timeouts", "drops", "marks"}
+_INT_METRICS = _metrics.INT_METRICS
 # Identity columns of a run file (before the metrics).
 _RUN_ID_COLUMNS = ["run", "seed", "group", "algorithm", "recovery", "params", "direction"]
 _SPEC_KEYS = ["scenario", "seeds", "base_seed", "metrics", "set", "axes", "zip", "name",
@@ -253,7 +240,8 @@ def run_key(normalized: Mapping[str, Any], seed: int, version: Optional[str] = N
     """(key, canonical text): the content hash of a run and the JSON it hashes."""
     if version is None:
         from . import __version__ as version
-    canonical = json.dumps({"scenario": normalized, "seed": int(seed), "version": version},
+    canonical = json.dumps({"scenario": normalized, "seed": int(seed), "version": version,
+                            "metrics": _metrics.VERSION},
                            sort_keys=True, separators=(",", ":"), allow_nan=False)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:32], canonical
 
@@ -482,61 +470,33 @@ class Sweep:
 
 
 # ----- one run: engine -> per-group rows ----------------------------------------------------
-def _mean(xs: List[float]) -> float:
-    xs = [x for x in xs if x is not None]
-    return math.fsum(xs) / len(xs) if xs else float("nan")
-
-
 def _num(x: Any) -> float:
     return float("nan") if x is None else float(x)
 
 
 def run_rows(raw: Mapping[str, Any], key: str, seed: int) -> List[Dict[str, Any]]:
     """The per-group rows of one engine result (dict): identity columns, the group metrics
-    and ``link.<name>.<metric>`` for every link."""
+    (:func:`tcpfriendly.metrics.group_metrics`) and ``link.<name>.<metric>`` for every link."""
     flows = raw.get("flows") or []
-    by_dir: Dict[str, List[float]] = {}
-    groups: Dict[int, List[Mapping[str, Any]]] = {}
-    for f in flows:
-        by_dir.setdefault(f.get("direction", "forward"), []).append(_num(f.get("goodput_bps")))
-        groups.setdefault(int(f.get("group", 0)), []).append(f)
     link_cols: Dict[str, Any] = {}
     for link in raw.get("links") or []:
         for m in LINK_METRICS:
             v = link.get(m)
             link_cols[f"link.{link.get('name')}.{m}"] = (
                 (int(v) if v is not None else None) if m in _INT_METRICS else _num(v))
+    values = _metrics.group_metrics(flows)
     rows = []
-    for group in sorted(groups):
-        fs = groups[group]
+    for group, fs in _metrics.by_group(flows).items():
         first = fs[0]
-        direction = first.get("direction", "forward")
-        good = [_num(f.get("goodput_bps")) for f in fs]
-        total = math.fsum(good)
-        squares = math.fsum(g * g for g in good)
-        dir_mean = _mean(by_dir.get(direction, []))
-        mean_good = total / len(good)
         row: Dict[str, Any] = {
             "run": key, "seed": int(seed), "group": group,
             "algorithm": str(first.get("algorithm")),
             "recovery": first.get("recovery"),
             "params": json.dumps(first.get("params") or {}, sort_keys=True, separators=(",", ":")),
-            "direction": str(direction),
-            "n_flows": len(fs),
-            "goodput_bps_mean": mean_good,
-            "goodput_bps_sum": total,
-            "goodput_bps_min": min(good),
-            "goodput_bps_max": max(good),
-            "throughput_bps_mean": _mean([_num(f.get("throughput_bps")) for f in fs]),
-            "share": mean_good / dir_mean if dir_mean > 0 else float("nan"),
-            "jain": total * total / (len(good) * squares) if squares > 0 else float("nan"),
-            "loss_event_rate": _mean([f.get("loss_event_rate") for f in fs]),
-            "loss_events": sum(int(f.get("loss_events") or 0) for f in fs),
-            "retransmissions": sum(int(f.get("retransmissions") or 0) for f in fs),
-            "timeouts": sum(int(f.get("timeouts") or 0) for f in fs),
-            "mean_rtt_s": _mean([f.get("mean_rtt_s") for f in fs]),
-            "mean_cwnd": _mean([f.get("mean_cwnd") for f in fs]),
+            "direction": _metrics.direction(first),
         }
+        row.update({m: (None if v is None else int(v)) if m in _INT_METRICS else float(v)
+                    for m, v in values[group].items()})
         row.update(link_cols)
         rows.append(row)
     return rows
