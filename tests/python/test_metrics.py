@@ -10,7 +10,7 @@ import pytest
 
 import tcpfriendly as tf
 from tcpfriendly import metrics
-from tcpfriendly import ns2_compare as cmp
+from tcpfriendly.ns2 import compare as cmp
 from tcpfriendly.ns2 import ns2_available
 
 

@@ -1,4 +1,4 @@
-"""The ns-2 validation bank (validation/ns2/), the comparator (tcpfriendly.ns2_compare) and
+"""The ns-2 validation bank (validation/ns2/), the comparator (tcpfriendly.ns2.compare) and
 `tcpf ns2 export | compare`.
 
 The bank's CI subset runs against ns-2 here (`test_ci_subset_agrees_with_ns2`); it is skipped
@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from tcpfriendly import ns2, ns2_compare as cmp
+from tcpfriendly import ns2
+from tcpfriendly.ns2 import compare as cmp
 from tcpfriendly.ns2 import Ns2Unsupported, export_tcl
 
 REPO = Path(__file__).resolve().parents[2]

@@ -15,7 +15,7 @@ import pytest
 import tcpfriendly as tf
 from tcpfriendly import sweep as sw
 from tcpfriendly.sweep import Sweep, SweepError, run_key, set_path
-from tcpfriendly.sweep_plot import summarize, t975
+from tcpfriendly.sweep.plot import summarize, t975
 
 from conftest import REPO, _tcpf_command
 
@@ -286,12 +286,13 @@ def test_failed_runs_are_reported_and_retried_on_rerun(tiny, tmp_path, monkeypat
             raise RuntimeError("engine exploded")
         return real(scenario_json, seed, key)
 
-    monkeypatch.setattr(sw, "execute", flaky)
+    from tcpfriendly.sweep import executors  # where the thread executor looks it up
+    monkeypatch.setattr(executors, "execute", flaky)
     res = grid_sweep(tiny).run(out=tmp_path / "o", workers=2, quiet=True)
     assert len(res.failures) == 2 and res.ran == 16 and res.missing == 2
     assert "seed 4: engine exploded" in res.failure_label(0)
     assert len(res.table) == 16 * 2
-    monkeypatch.setattr(sw, "execute", real)
+    monkeypatch.setattr(executors, "execute", real)
     again = grid_sweep(tiny).run(out=tmp_path / "o", quiet=True)
     assert (again.ran, again.cached, again.failures) == (2, 16, [])
 
@@ -355,7 +356,7 @@ def test_cli_sweep_writes_table_and_is_quiet_without_a_tty(tcpf, spec_path, tmp_
 
 
 def test_cli_plot_line_and_heatmap(tcpf, spec_path, tmp_path):
-    from tcpfriendly.sweep_plot import plot
+    from tcpfriendly.sweep.plot import plot
 
     out = tmp_path / "o"
     assert tcpf("sweep", spec_path, "--out", out).returncode == 0

@@ -4,7 +4,7 @@
     tcpf sweep plot DIR --x AXIS --y METRIC [--hue AXIS] [--kind line|heatmap] --out FILE.png
 
 ``tcpf sweep FILE.toml`` is short for ``tcpf sweep run FILE.toml``. Exit codes follow the
-`tcpf` policy (cli.main): 2 for a bad spec (before any run starts), 1 when a run fails, 130
+`tcpf` policy (cli/errors.py): 2 for a bad spec (before any run starts), 1 when a run fails, 130
 when interrupted (finished runs are kept: rerun to finish).
 """
 
@@ -17,7 +17,7 @@ from typing import List, Optional
 import typer
 from typer.core import TyperGroup
 
-from .errors import ScenarioError
+from ..errors import ScenarioError
 
 
 class _DefaultRunGroup(TyperGroup):
@@ -106,7 +106,7 @@ def run_command(
         None, "--progress/--no-progress",
         help="Progress bar on stderr (default: when stderr is a terminal)."),
 ) -> None:
-    from .sweep import Sweep, SweepError, SweepInterrupted, run_sweep
+    from ..sweep import Sweep, SweepError, SweepInterrupted, run_sweep
 
     if workers is not None and workers < 1:
         raise SweepError(f"--workers: must be a positive integer, got {workers}", field="--workers")
@@ -190,7 +190,7 @@ def plot_command(
     logx: bool = typer.Option(False, "--logx", help="Logarithmic x axis (line plots)."),
     logy: bool = typer.Option(False, "--logy", help="Logarithmic y axis (line plots)."),
 ) -> None:
-    from .sweep_plot import plot
+    from ..sweep.plot import plot
 
     fixed = {}
     for item in where or []:
