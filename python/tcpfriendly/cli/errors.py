@@ -26,7 +26,8 @@ EXIT_RUNTIME = 1
 EXIT_INTERRUPTED = 130
 
 
-def _fail(code: int, message: str) -> NoReturn:
+def fail(code: int, message: str) -> NoReturn:
+    """Exit with ``code`` after the one line ``error: <message>`` on stderr."""
     sys.stdout.flush()
     sys.stderr.write(f"error: {one_line(message)}\n")
     sys.stderr.flush()
@@ -41,17 +42,17 @@ def run_app(app: typer.Typer, argv: Optional[List[str]], prog_name: str) -> NoRe
     except (typer.Exit, SystemExit):
         raise
     except typer.Abort:
-        _fail(EXIT_RUNTIME, "aborted")
+        fail(EXIT_RUNTIME, "aborted")
     except _UsageError as exc:
         hint = ""
         ctx = getattr(exc, "ctx", None)
         if ctx is not None:
             hint = f" (see '{ctx.command_path} --help')"
-        _fail(exc.exit_code, exc.format_message() + hint)
+        fail(exc.exit_code, exc.format_message() + hint)
     except _ClickException as exc:
-        _fail(exc.exit_code, exc.format_message())
+        fail(exc.exit_code, exc.format_message())
     except KeyboardInterrupt:
-        _fail(EXIT_INTERRUPTED, "interrupted")
+        fail(EXIT_INTERRUPTED, "interrupted")
     except BrokenPipeError:
         # The reader went away (e.g. `tcpf algorithms | head`): stop quietly.
         devnull = os.open(os.devnull, os.O_WRONLY)
@@ -61,13 +62,13 @@ def run_app(app: typer.Typer, argv: Optional[List[str]], prog_name: str) -> NoRe
         if debug:
             raise
         if isinstance(exc, ValueError):  # ScenarioError and other bad-input errors
-            _fail(EXIT_BAD_INPUT, str(exc))
+            fail(EXIT_BAD_INPUT, str(exc))
         if isinstance(exc, RuntimeError):
-            _fail(EXIT_RUNTIME, str(exc))
+            fail(EXIT_RUNTIME, str(exc))
         if isinstance(exc, ImportError):
-            _fail(EXIT_RUNTIME, str(exc))
+            fail(EXIT_RUNTIME, str(exc))
         if isinstance(exc, OSError):
             where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
-            _fail(EXIT_RUNTIME, f"{where}{exc.strerror or exc}")
-        _fail(EXIT_RUNTIME, f"internal error: {type(exc).__name__}: {exc}")
+            fail(EXIT_RUNTIME, f"{where}{exc.strerror or exc}")
+        fail(EXIT_RUNTIME, f"internal error: {type(exc).__name__}: {exc}")
     raise SystemExit(code if isinstance(code, int) else 0)

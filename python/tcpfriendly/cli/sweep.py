@@ -11,13 +11,13 @@ when interrupted (finished runs are kept: rerun to finish).
 from __future__ import annotations
 
 import os
-import sys
 from typing import List, Optional
 
 import typer
 from typer.core import TyperGroup
 
 from ..errors import ScenarioError
+from .errors import EXIT_INTERRUPTED, fail
 
 
 class _DefaultRunGroup(TyperGroup):
@@ -134,12 +134,9 @@ def run_command(
     except SweepInterrupted as stop:
         result = stop.result
         _summary(result)
-        sys.stdout.flush()
-        sys.stderr.write(
-            f"error: interrupted: {result.cached + result.ran} of {result.total} runs done and "
-            f"kept in {result.out}; rerun to finish the {result.missing} missing\n")
-        sys.stderr.flush()
-        raise SystemExit(130)
+        fail(EXIT_INTERRUPTED,
+             f"interrupted: {result.cached + result.ran} of {result.total} runs done and "
+             f"kept in {result.out}; rerun to finish the {result.missing} missing")
     _summary(result)
     if result.failures:
         n = len(result.failures)
