@@ -9,7 +9,7 @@ import json
 import os
 import queue
 import threading
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Protocol, Dict, List, Mapping, Optional, Tuple
 
 from .. import metrics as _metrics
 from ..scenario import _call_engine, native
@@ -18,11 +18,6 @@ from .store import RunStore, rows_table
 
 if TYPE_CHECKING:  # annotations only
     from .runner import Progress
-
-try:
-    from typing import Protocol
-except ImportError:  # pragma: no cover - Python < 3.8
-    Protocol = object  # type: ignore
 
 
 class Executor(Protocol):
