@@ -16,6 +16,7 @@ from .controller import Controller
 from .errors import ScenarioError, ScenarioFileError
 from .results import Result, run
 from .scenario import Scenario, algorithms, expand, normalize
+from .version import __version__
 
 __all__ = [
     "Scenario", "Result", "Controller", "ScenarioError", "ScenarioFileError",
@@ -30,18 +31,3 @@ def __getattr__(name: str):
         return Sweep
     raise AttributeError(f"module 'tcpfriendly' has no attribute {name!r}")
 
-
-def _version() -> str:
-    try:
-        from ._core import version
-        return version()
-    except ImportError:
-        pass
-    try:
-        from importlib.metadata import PackageNotFoundError, version as dist_version
-        return dist_version("tcpfriendly")
-    except (ImportError, PackageNotFoundError):
-        return "0+unknown"
-
-
-__version__ = _version()

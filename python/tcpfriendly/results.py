@@ -9,6 +9,7 @@ from typing import Any, Dict, List, Optional, Sequence
 
 import pandas as pd
 
+from . import metrics
 from .errors import ScenarioError
 from .scenario import ScenarioLike, _call_engine, as_scenario, check_seed, native
 
@@ -126,37 +127,21 @@ class Result:
 
     # ----- readable summary ---------------------------------------------------------------
     def group_summary(self) -> pd.DataFrame:
-        """One row per flow group: flows, mean/min/max goodput, the group's share relative
-        to the mean flow in the same direction (1 = fair share), aggregate loss-event rate
-        (loss events / packets sent), mean RTT and cwnd, retransmissions and timeouts."""
-        df = self.flows
-        if df.empty:
+        """One row per flow group: its algorithm, params, direction and every group metric of
+        :mod:`tcpfriendly.metrics` (``goodput_bps_mean``, ``share`` = group mean goodput /
+        mean flow goodput in the same direction, pooled ``loss_event_rate`` = loss events /
+        packets sent, ``jain``, ``mean_rtt_s``, ``retransmissions``, ``timeouts``, ...)."""
+        flows = self.raw.get("flows") or []
+        if not flows:
             return pd.DataFrame()
-        direction = df["direction"] if "direction" in df.columns else pd.Series("forward", index=df.index)
-        dir_mean = df.groupby(direction, sort=False)["goodput_bps"].transform("mean")
+        groups = metrics.by_group(flows)
+        values = metrics.group_metrics(flows)
         rows = []
-        for group, g in df.groupby("group", sort=False):
-            first = g.iloc[0]
-            sent = g["packets_sent"].sum()
-            mean_goodput = g["goodput_bps"].mean()
-            share_base = dir_mean.loc[g.index].iloc[0]
-            row = {
-                "group": group,
-                "algorithm": _algorithm_label(first),
-                "params": _params_label(first.get("params")),
-                "direction": direction.loc[g.index[0]],
-                "flows": len(g),
-                "goodput_bps": mean_goodput,
-                "goodput_min_bps": g["goodput_bps"].min(),
-                "goodput_max_bps": g["goodput_bps"].max(),
-                "share": mean_goodput / share_base if share_base > 0 else float("nan"),
-                "loss_event_rate": g["loss_events"].sum() / sent if sent > 0 else float("nan"),
-                "mean_rtt_s": g["mean_rtt_s"].mean(),
-                "mean_cwnd": g["mean_cwnd"].mean(),
-                "retransmissions": int(g["retransmissions"].sum()),
-                "timeouts": int(g["timeouts"].sum()),
-            }
-            rows.append(row)
+        for group, fs in groups.items():
+            first = fs[0]
+            rows.append({"group": group, "algorithm": _algorithm_label(first),
+                         "params": _params_label(first.get("params")),
+                         "direction": metrics.direction(first), **values[group]})
         return pd.DataFrame(rows)
 
     def summary(self) -> str:
@@ -186,15 +171,15 @@ class Result:
             for _, r in groups.iterrows():
                 rows.append([str(r["group"]), r["algorithm"], r["params"]]
                             + ([str(r["direction"])] if show_dir else []) + [
-                    str(r["flows"]),
-                    _fixed(r["goodput_bps"] / 1e6, 3),
-                    f"{_fixed(r['goodput_min_bps'] / 1e6, 3)}..{_fixed(r['goodput_max_bps'] / 1e6, 3)}",
+                    str(r["n_flows"]),
+                    _fixed(r["goodput_bps_mean"] / 1e6, 3),
+                    f"{_fixed(r['goodput_bps_min'] / 1e6, 3)}..{_fixed(r['goodput_bps_max'] / 1e6, 3)}",
                     _fixed(r["share"], 2),
                     _fixed(r["loss_event_rate"], 5),
                     _fixed(r["mean_rtt_s"] * 1e3, 1),
                     _fixed(r["mean_cwnd"], 1),
-                    str(r["retransmissions"]),
-                    str(r["timeouts"]),
+                    _int(r["retransmissions"]),
+                    _int(r["timeouts"]),
                 ])
             lines.append("flows (per group; share = group mean goodput / mean flow goodput in the same direction, 1 = fair)")
             lines.extend(_table(headers, rows, left=3 + (1 if show_dir else 0)))

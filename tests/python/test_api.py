@@ -146,9 +146,11 @@ def test_timeseries(result):
 def test_summary_has_a_row_per_group(result):
     groups = result.group_summary()
     assert len(groups) == 2
-    assert groups["flows"].tolist() == [2, 2]
+    assert groups["n_flows"].tolist() == [2, 2]
     # shares are relative to the mean flow: the flow-weighted mean share is 1
-    assert (groups["share"] * groups["flows"]).sum() / groups["flows"].sum() == pytest.approx(1)
+    assert (groups["share"] * groups["n_flows"]).sum() / groups["n_flows"].sum() == pytest.approx(1)
+    # fractions of the direction's goodput add up to 1
+    assert groups["fraction"].sum() == pytest.approx(1)
     text = result.summary()
     assert "gaimd" in text and "bottleneck" in text
 

@@ -1,8 +1,8 @@
 """`tcpfriendly.models` and `tcpf model ...`: values, --json keys, --help examples, plots, errors.
 
-Most CLI checks run the sub-app in-process through `tcpfriendly.cli_model.main` (the same
+Most CLI checks run the sub-app in-process through `tcpfriendly.cli.model.main` (the same
 one-line error policy as `tcpf`); a few run the real command (`tcpf model` once it is wired
-into `tcpf`, `python -m tcpfriendly.cli_model` before).
+into `tcpf`, `python -m tcpfriendly.cli.model` before).
 """
 
 import json
@@ -14,7 +14,8 @@ import pytest
 
 from conftest import REPO
 
-from tcpfriendly import cli_model, models
+from tcpfriendly import models
+from tcpfriendly.cli import model as cli_model
 
 
 # ----- helpers --------------------------------------------------------------------------------
@@ -50,13 +51,13 @@ def assert_one_line_error(code, out, err, *fragments):
 
 @pytest.fixture(scope="module")
 def model_cmd(tcpf):
-    """The real command line: `tcpf model` if wired, else `python -m tcpfriendly.cli_model`."""
+    """The real command line: `tcpf model` if wired, else `python -m tcpfriendly.cli.model`."""
     probe = tcpf("model", "--help")
     if probe.returncode == 0 and "rate" in probe.stdout:
         return lambda *a, **kw: tcpf("model", *a, **kw)
 
     def call(*args, timeout=120):
-        return subprocess.run([sys.executable, "-m", "tcpfriendly.cli_model"] + [str(a) for a in args],
+        return subprocess.run([sys.executable, "-m", "tcpfriendly.cli.model"] + [str(a) for a in args],
                               capture_output=True, text=True, timeout=timeout, cwd=str(REPO))
 
     return call

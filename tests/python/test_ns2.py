@@ -13,6 +13,8 @@ import statistics
 import pytest
 
 from tcpfriendly import ns2
+from tcpfriendly.ns2 import export as ns2_export
+from tcpfriendly.ns2 import run as ns2_run
 from tcpfriendly.ns2 import Ns2Unsupported, export_tcl, ns2_available
 
 NS_MISSING = "ns-2 (`ns`) is not installed here (Debian/Ubuntu: apt-get install ns2)"
@@ -177,7 +179,7 @@ def test_parse_output_and_result_schema():
            "ntimeouts=0 necn=0 mean_cwnd=null mean_srtt=null\n"
            "LINK name=bottleneck bytes=2500000 pkts=3000 drops=15 marks=0 qint=200.0\n"
            "TOTAL delivered_pkts=1485 t=20\n")
-    r = ns2._results(e, ns2.parse_output(out), 1.5)
+    r = ns2_run._results(e, ns2.parse_output(out), 1.5)
     f0, f1 = r["flows"]
     assert f0["throughput_bps"] == pytest.approx(1000 * 1000 * 8 / 20.0)
     assert f0["goodput_bps"] == pytest.approx(990 * 1000 * 8 / 20.0)
@@ -282,7 +284,7 @@ def test_results_of_rate_flows():
            "TOTAL delivered_pkts=1485 t=20\n")
     # flow 0's data dropped at 3, 3.05 (one event) and 9 s; its feedback's drop is ignored
     drops = {0: [(3.0, 1040), (3.05, 1040), (9.0, 1040), (9.5, 40)], 1: [(4.0, 1040)]}
-    r = ns2._results(e, ns2.parse_output(out), 1.0, drops)
+    r = ns2_run._results(e, ns2.parse_output(out), 1.0, drops)
     f0, f1 = r["flows"]
     assert f0["loss_events"] == 2 and f0["loss_event_rate"] == pytest.approx(2 / 1000)
     assert f0["timeouts"] is None and f0["retransmissions"] == 0
@@ -319,7 +321,7 @@ def test_export_pareto_periodic_loss_and_cbr_phase():
     starts = re.findall(r'\$ns at (\S+) "\$app\(5\) start"', s)
     stops = re.findall(r'\$ns at (\S+) "\$app\(5\) stop"', s)
     assert starts == ["0.0", "45.0"] and stops == ["15.0", "75.0"]
-    assert ns2._on_intervals(10.0, 200.0, 30.0, 30.0, 40.0) == [(30.0, 60.0), (90.0, 120.0), (150.0, 180.0)]
+    assert ns2_export._on_intervals(10.0, 200.0, 30.0, 30.0, 40.0) == [(30.0, 60.0), (90.0, 120.0), (150.0, 180.0)]
     # one packet every 2 s: time mode
     e["bottleneck"]["loss"] = {"model": "periodic", "interval": 2.0}
     s = export_tcl(e)

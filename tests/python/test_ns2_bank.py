@@ -1,4 +1,4 @@
-"""The ns-2 validation bank (validation/ns2/), the comparator (tcpfriendly.ns2_compare) and
+"""The ns-2 validation bank (validation/ns2/), the comparator (tcpfriendly.ns2.compare) and
 `tcpf ns2 export | compare`.
 
 The bank's CI subset runs against ns-2 here (`test_ci_subset_agrees_with_ns2`); it is skipped
@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from tcpfriendly import ns2, ns2_compare as cmp
+from tcpfriendly import ns2
+from tcpfriendly.ns2 import compare as cmp
 from tcpfriendly.ns2 import Ns2Unsupported, export_tcl
 
 REPO = Path(__file__).resolve().parents[2]
@@ -46,7 +47,7 @@ needs_engine = pytest.mark.skipif(not _engine(), reason="tcpfriendly._core is no
 def test_bank_states_the_issue_tolerances_once():
     bank = cmp.load_bank(str(BANK))
     assert bank.tolerances == {
-        "goodput": cmp.Tolerance(rel=0.10), "share": cmp.Tolerance(abs=0.05),
+        "goodput": cmp.Tolerance(rel=0.10), "fraction": cmp.Tolerance(abs=0.05),
         "loss_event_rate": cmp.Tolerance(rel=0.25), "utilization": cmp.Tolerance(abs=0.03)}
     assert bank.tolerances == cmp.DEFAULT_TOLERANCES
 
@@ -147,7 +148,7 @@ def test_judging_against_tolerances():
     close = _run([(0, 1.05e6), (0, 1.05e6), (1, 1.0e6), (1, 1.0e6)], events=12, util=0.92)
     res = cmp._evaluate(_job(), [close, close], [ref, ref], 0.0)
     assert _status(res, "group 0", "goodput")["status"] == "pass"          # +5 % within ±10 %
-    assert _status(res, "group 0", "share")["status"] == "pass"            # 0.512 vs 0.5
+    assert _status(res, "group 0", "fraction")["status"] == "pass"            # 0.512 vs 0.5
     assert _status(res, "group 0", "loss_event_rate")["status"] == "pass"  # +20 % within ±25 %
     assert _status(res, "group 0", "timeouts")["status"] == "info"
     assert _status(res, "link", "utilization")["status"] == "pass"         # +2 pt within ±3
@@ -158,7 +159,7 @@ def test_judging_against_tolerances():
     far = _run([(0, 1.3e6), (0, 1.3e6), (1, 1.0e6), (1, 1.0e6)], events=13, util=0.85)
     res = cmp._evaluate(_job(), [far, far], [ref, ref], 0.0)
     assert _status(res, "group 0", "goodput")["status"] == "fail"          # +30 %
-    assert _status(res, "group 0", "share")["status"] == "fail"            # 0.565 vs 0.5
+    assert _status(res, "group 0", "fraction")["status"] == "fail"            # 0.565 vs 0.5
     assert _status(res, "group 0", "loss_event_rate")["status"] == "fail"  # +30 %
     assert _status(res, "link", "utilization")["status"] == "fail"         # -5 pt
     assert not res["passed"]
@@ -170,12 +171,12 @@ def test_expected_failures_are_reported_not_failed():
     ref = _run([(0, 1e6), (0, 1e6), (1, 1e6), (1, 1e6)])
     far = _run([(0, 1.3e6), (0, 1.3e6), (1, 1.0e6), (1, 1.0e6)])
     xf = [cmp.ExpectedFailure(metric="goodput", group=0, reason="a physical reason, stated here"),
-          cmp.ExpectedFailure(metric="share", reason="the same reason seen as a share")]
+          cmp.ExpectedFailure(metric="fraction", reason="the same reason seen as a fraction")]
     res = cmp._evaluate(_job(xf), [far, far], [ref, ref], 0.0)
     assert _status(res, "group 0", "goodput")["status"] == "xfail"
     assert _status(res, "group 1", "goodput")["status"] == "pass"
-    assert _status(res, "group 0", "share")["status"] == "xfail"
-    assert _status(res, "group 1", "share")["status"] == "xfail"
+    assert _status(res, "group 0", "fraction")["status"] == "xfail"
+    assert _status(res, "group 1", "fraction")["status"] == "xfail"
     assert res["passed"]
     text = cmp.format_comparison(res)
     assert "xfail" in text and "a physical reason, stated here" in text
@@ -184,14 +185,14 @@ def test_expected_failures_are_reported_not_failed():
     assert _status(res, "group 0", "goodput")["status"] == "xpass" and res["passed"]
 
 
-def test_share_is_per_direction_and_engine_drops_exclude_random_losses():
+def test_fraction_is_per_direction_and_engine_drops_exclude_random_losses():
     groups = [{"algorithm": "tcp", "recovery": "sack", "count": 1, "params": {}},
               {"algorithm": "tcp", "recovery": "sack", "count": 1, "params": {}, "direction": "reverse"}]
     meta = cmp._group_meta({"flows": groups})
     run = _run([(0, 3e6), (1, 1e6)], direction={1: "reverse"})
     run["links"][0].update({"drops": 50, "random_drops": 30})
     s = cmp.summarize_run(run, meta)
-    assert s["groups"][0]["share"] == 1.0 and s["groups"][1]["share"] == 1.0
+    assert s["groups"][0]["fraction"] == 1.0 and s["groups"][1]["fraction"] == 1.0
     assert s["links"]["bottleneck"]["drops"] == 20.0
 
 

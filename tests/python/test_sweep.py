@@ -15,7 +15,7 @@ import pytest
 import tcpfriendly as tf
 from tcpfriendly import sweep as sw
 from tcpfriendly.sweep import Sweep, SweepError, run_key, set_path
-from tcpfriendly.sweep_plot import summarize, t975
+from tcpfriendly.sweep.plot import summarize, t975
 
 from conftest import REPO, _tcpf_command
 
@@ -148,10 +148,13 @@ def test_bad_specs_are_named(tmp_path, tiny, spec, message):
         Sweep.from_toml(tmp_path / "bad.toml").plan()
 
 
-def test_run_key_covers_scenario_seed_and_version(tiny):
+def test_run_key_covers_scenario_seed_version_and_metric_definitions(tiny):
+    from tcpfriendly import metrics
     n = tf.normalize(tiny)
     k, canonical = run_key(n, 1, "0.1.0")
-    assert json.loads(canonical) == {"scenario": n, "seed": 1, "version": "0.1.0"}
+    # a run file computed under older metric definitions is never reused
+    assert json.loads(canonical) == {"scenario": n, "seed": 1, "version": "0.1.0",
+                                     "metrics": metrics.VERSION}
     assert run_key(n, 2, "0.1.0")[0] != k
     assert run_key(n, 1, "0.1.1")[0] != k
     assert run_key(dict(n, duration=6.0), 1, "0.1.0")[0] != k
@@ -229,7 +232,8 @@ def test_local_sweep_table_matches_direct_runs(tiny, tmp_path):
     assert row["goodput_bps_sum"] == pytest.approx(g["goodput_bps"].sum(), rel=1e-12)
     assert row["share"] == pytest.approx(g["goodput_bps"].mean() / r.flows["goodput_bps"].mean())
     assert row["timeouts"] == g["timeouts"].sum()
-    assert row["loss_event_rate"] == pytest.approx(g["loss_event_rate"].mean())
+    # pooled over the group (loss events / packets sent), as tcpf run's summary reports it
+    assert row["loss_event_rate"] == g["loss_events"].sum() / g["packets_sent"].sum()
     x = g["goodput_bps"]
     assert row["jain"] == pytest.approx(x.sum() ** 2 / (len(x) * (x ** 2).sum()))
     link = r.links.iloc[0]
@@ -282,12 +286,13 @@ def test_failed_runs_are_reported_and_retried_on_rerun(tiny, tmp_path, monkeypat
             raise RuntimeError("engine exploded")
         return real(scenario_json, seed, key)
 
-    monkeypatch.setattr(sw, "execute", flaky)
+    from tcpfriendly.sweep import executors  # where the thread executor looks it up
+    monkeypatch.setattr(executors, "execute", flaky)
     res = grid_sweep(tiny).run(out=tmp_path / "o", workers=2, quiet=True)
     assert len(res.failures) == 2 and res.ran == 16 and res.missing == 2
     assert "seed 4: engine exploded" in res.failure_label(0)
     assert len(res.table) == 16 * 2
-    monkeypatch.setattr(sw, "execute", real)
+    monkeypatch.setattr(executors, "execute", real)
     again = grid_sweep(tiny).run(out=tmp_path / "o", quiet=True)
     assert (again.ran, again.cached, again.failures) == (2, 16, [])
 
@@ -351,7 +356,7 @@ def test_cli_sweep_writes_table_and_is_quiet_without_a_tty(tcpf, spec_path, tmp_
 
 
 def test_cli_plot_line_and_heatmap(tcpf, spec_path, tmp_path):
-    from tcpfriendly.sweep_plot import plot
+    from tcpfriendly.sweep.plot import plot
 
     out = tmp_path / "o"
     assert tcpf("sweep", spec_path, "--out", out).returncode == 0

@@ -64,7 +64,7 @@ def test_cli_dask_address(tcpf, client, tiny, tmp_path):
 
 
 def test_unreachable_scheduler(tiny, tmp_path, monkeypatch):
-    from tcpfriendly import sweep_dask
+    from tcpfriendly.sweep import dask_executor as sweep_dask
 
     monkeypatch.setattr(sweep_dask, "DASK_CONNECT_TIMEOUT", "1s")
     with pytest.raises(RuntimeError, match="^cannot connect to the Dask scheduler at tcp://127.0.0.1:9"):

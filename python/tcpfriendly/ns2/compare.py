@@ -5,7 +5,8 @@
 such as start times, identically for both, but the random draws inside the two simulators are
 unrelated) and compares the means over seeds, per flow group and per bottleneck link:
 
-    per group: mean per-flow goodput, goodput share, loss event rate, timeouts
+    per group: mean per-flow goodput, fraction of the direction's goodput, loss event rate,
+               timeouts (tcpfriendly.metrics defines each)
     per link:  utilisation, queue drops, ECN marks
 
 against the tolerances stated once in the validation bank (`validation/ns2/bank.toml`).
@@ -13,7 +14,7 @@ A metric without a tolerance is reported (``info``) but never fails. A differenc
 records as expected (with its physical reason) is ``xfail``; if it then agrees, ``xpass``.
 
 `run_bank(...)` runs every bank scenario (or the CI subset) and `bank_markdown(...)` writes the
-report (`validation/ns2/REPORT.md`). The command line is `tcpf ns2 compare` (cli_ns2.py).
+report (`validation/ns2/REPORT.md`). The command line is `tcpf ns2 compare` (cli/ns2.py).
 """
 
 from __future__ import annotations
@@ -33,8 +34,10 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-from . import ns2
-from .errors import ScenarioError
+from .. import metrics
+from ..errors import ScenarioError
+from .export import export_tcl
+from .run import ns2_available, run_ns2
 
 __all__ = [
     "Tolerance", "ExpectedFailure", "BankEntry", "Bank", "DEFAULT_TOLERANCES",
@@ -49,7 +52,7 @@ __all__ = [
 # metric key -> (label, scope, how to print a value)
 METRICS: Dict[str, Tuple[str, str]] = {
     "goodput": ("mean per-flow goodput", "group"),
-    "share": ("goodput share", "group"),
+    "fraction": ("fraction of the direction's goodput", "group"),
     "loss_event_rate": ("loss event rate", "group"),
     "timeouts": ("timeouts per run", "group"),
     "utilization": ("utilisation", "link"),
@@ -91,7 +94,7 @@ class Tolerance:
 # The issue's defaults; the bank file states them again and is what the comparator uses.
 DEFAULT_TOLERANCES: Dict[str, Tolerance] = {
     "goodput": Tolerance(rel=0.10),
-    "share": Tolerance(abs=0.05),
+    "fraction": Tolerance(abs=0.05),
     "loss_event_rate": Tolerance(rel=0.25),
     "utilization": Tolerance(abs=0.03),
 }
@@ -149,7 +152,7 @@ def default_bank_path() -> str:
     """validation/ns2/bank.toml of the source tree this package lives in, else of the
     current directory."""
     here = os.path.dirname(os.path.abspath(__file__))
-    for root in (os.path.join(here, "..", ".."), os.getcwd()):
+    for root in (os.path.join(here, "..", "..", ".."), os.getcwd()):
         p = os.path.normpath(os.path.join(root, "validation", "ns2", "bank.toml"))
         if os.path.exists(p):
             return p
@@ -242,7 +245,7 @@ def _group_meta(normalized: Dict[str, Any]) -> List[Dict[str, Any]]:
 
 def _defaults(algorithm: str) -> Dict[str, Any]:
     try:
-        from .scenario import algorithms
+        from ..scenario import algorithms
         for a in algorithms():
             if a.get("name") == algorithm:
                 return {p["name"]: p.get("default", p.get("default_text")) for p in a.get("params", [])}
@@ -251,30 +254,28 @@ def _defaults(algorithm: str) -> Dict[str, Any]:
     return {}
 
 
+# compare's row name -> the tcpfriendly.metrics group metric it reports
+GROUP_METRIC_OF = {"goodput": "goodput_bps_mean", "fraction": "fraction",
+                   "loss_event_rate": "loss_event_rate", "timeouts": "timeouts"}
+
+
 def summarize_run(raw: Dict[str, Any], groups: List[Dict[str, Any]]) -> Dict[str, Any]:
-    """Group and link values of one run (engine or ns-2 result schema)."""
+    """Group and link values of one run (engine or ns-2 result schema). The group values are
+    :func:`tcpfriendly.metrics.group_metrics` (every metric, plus compare's row names of
+    :data:`GROUP_METRIC_OF`); window- and rate-based groups only get a loss event rate and
+    timeouts."""
     flows = raw["flows"]
-    by_dir: Dict[str, float] = {}
-    for f in flows:
-        by_dir[f.get("direction", "forward")] = by_dir.get(f.get("direction", "forward"), 0.0) + f["goodput_bps"]
+    values = metrics.group_metrics(flows)
     gout: Dict[int, Dict[str, float]] = {}
     for meta in groups:
-        fs = [f for f in flows if int(f["group"]) == meta["group"]]
-        if not fs:
+        vals = values.get(meta["group"])
+        if vals is None:
             continue
-        total = sum(f["goodput_bps"] for f in fs)
-        d = by_dir.get(meta["direction"], 0.0)
-        vals = {"goodput": total / len(fs), "share": total / d if d > 0 else float("nan")}
-        if meta["kind"] in ("tcp", "rate"):
-            sent = sum(f["packets_sent"] for f in fs)
-            if any(f["loss_events"] is None for f in fs):
-                vals["loss_event_rate"] = float("nan")
-            else:
-                events = sum(f["loss_events"] for f in fs)
-                vals["loss_event_rate"] = events / sent if sent else float("nan")
-            # ns-2 cannot report TFRC's no-feedback timeouts: None there, shown as "-"
-            tos = [f["timeouts"] for f in fs if f["timeouts"] is not None]
-            vals["timeouts"] = float(sum(tos)) if tos else float("nan")
+        vals = {k: (float("nan") if v is None else float(v)) for k, v in vals.items()}
+        for row, name in GROUP_METRIC_OF.items():
+            if row in ("loss_event_rate", "timeouts") and meta["kind"] not in ("tcp", "rate"):
+                continue
+            vals[row] = vals[name]
         gout[meta["group"]] = vals
     lout: Dict[str, Dict[str, float]] = {}
     for lk in raw["links"]:
@@ -302,7 +303,7 @@ def _sd(xs: Sequence[float]) -> float:
 
 def _engine_task(scenario, seed: int) -> Callable[[], Dict[str, Any]]:
     def run() -> Dict[str, Any]:
-        from .results import run as run_engine
+        from ..results import run as run_engine
         t0 = time.perf_counter()
         raw = run_engine(scenario, seed=seed).raw
         raw["wall_s"] = time.perf_counter() - t0
@@ -313,7 +314,7 @@ def _engine_task(scenario, seed: int) -> Callable[[], Dict[str, Any]]:
 def _ns2_task(scenario, seed: int, ns_binary: str) -> Callable[[], Dict[str, Any]]:
     def run() -> Dict[str, Any]:
         expanded = scenario.expand(seed)
-        return ns2.run_ns2(expanded, ns_binary=ns_binary, sample_interval_s=None, timeout_s=3600)
+        return run_ns2(expanded, ns_binary=ns_binary, sample_interval_s=None, timeout_s=3600)
     return run
 
 
@@ -328,10 +329,10 @@ class _Job:
 
 
 def _prepare(path: str, seeds: Optional[int], bank: Optional[Bank], entry: Optional[BankEntry]):
-    from .scenario import Scenario
+    from ..scenario import Scenario
     sc = Scenario.from_toml(path)
     expanded = sc.expand(None)
-    ns2.export_tcl(expanded, sample_interval_s=None)  # Ns2Unsupported names the element
+    export_tcl(expanded, sample_interval_s=None)  # Ns2Unsupported names the element
     base = int(sc.normalized().get("seed", 1))
     if entry is None:
         entry = BankEntry(name=os.path.splitext(os.path.basename(path))[0], path=path,
@@ -384,7 +385,7 @@ def _evaluate(job: _Job, engine_runs: List[Dict[str, Any]], ns2_runs: List[Dict[
         add(scope, g, None, "goodput", ev("goodput"), nv("goodput"))
         same_dir = [m for m in groups if m["direction"] == meta["direction"]]
         if len(same_dir) > 1:
-            add(scope, g, None, "share", ev("share"), nv("share"))
+            add(scope, g, None, "fraction", ev("fraction"), nv("fraction"))
         if meta["kind"] in ("tcp", "rate"):
             add(scope, g, None, "loss_event_rate", ev("loss_event_rate"), nv("loss_event_rate"))
             add(scope, g, None, "timeouts", ev("timeouts"), nv("timeouts"))
@@ -440,7 +441,7 @@ def _run_jobs(jobs: List[_Job], workers: int, ns_binary: str,
 
 
 def _check_ns(ns_binary: str) -> None:
-    if not ns2.ns2_available(ns_binary):
+    if not ns2_available(ns_binary):
         raise RuntimeError(f"ns-2 binary {ns_binary!r} not found (Debian/Ubuntu: apt-get install ns2, "
                            "or run scripts/setup.sh)")
 
@@ -493,7 +494,7 @@ def _fmt_value(metric: str, v: float) -> str:
         return "-"
     if metric == "goodput":
         return f"{v / 1e6:.4g} Mb/s"
-    if metric == "share":
+    if metric == "fraction":
         return f"{v:.3f}"
     if metric == "loss_event_rate":
         return f"{v * 100:.3g}%"
@@ -585,7 +586,7 @@ def bank_markdown(result: Dict[str, Any], command: str = "tcpf ns2 compare --ban
     a("")
     a(f"Generated by `{command}` (see `validation/ns2/README.md`); do not edit by hand.")
     try:
-        from . import __version__
+        from ..version import __version__
     except ImportError:  # pragma: no cover
         __version__ = "?"
     a(f"tcpfriendly {__version__}, ns-2 `{_ns_version()}`, "

@@ -1,33 +1,22 @@
-"""The `tcpf` command line.
-
-Structure: ``app`` is the root Typer app; every command lives in a function below and
-sub-apps (``tcpf ns2 ...`` today; ``tcpf model ...``, ``tcpf sweep ...`` later) are attached
-with ``app.add_typer(sub_app, name=...)`` in :func:`_add_optional_commands`.
-
-Error policy (enforced once, in :func:`main`): bad input -- an invalid scenario, malformed
-TOML, a missing file, a bad option -- exits 2; a failure while running exits 1. Either way
-stderr gets exactly one line, ``error: <message>``, and never a traceback (set
-``TCPF_TRACEBACK=1`` to see one while debugging).
+"""The `tcpf` root command: ``app`` with ``tcpf run`` and ``tcpf algorithms``; the sub-apps
+``tcpf model`` (:mod:`.model`), ``tcpf sweep`` (:mod:`.sweep`), ``tcpf ns2`` (:mod:`.ns2`) and,
+in a source tree, ``tcpf bench`` are attached below. The error policy (exit codes, one-line
+errors) is :mod:`.errors`, applied by :func:`main`.
 """
 
 import importlib.util
 import json
 import os
 import sys
-from typing import Any, Dict, List, NoReturn, Optional
+from typing import Any, Dict, List, Optional
 
 import typer
 
-from .errors import ScenarioError, one_line
-
-# Click's exception classes, found through typer's public BadParameter so this works with
-# typer versions that vendor click and with those that depend on it.
-_CLICK_MRO = {cls.__name__: cls for cls in typer.BadParameter.__mro__}
-_UsageError = _CLICK_MRO["UsageError"]
-_ClickException = _CLICK_MRO["ClickException"]
-
-EXIT_BAD_INPUT = 2
-EXIT_RUNTIME = 1
+from ..errors import ScenarioError, one_line
+from . import model as model_cli
+from . import ns2 as ns2_cli
+from . import sweep as sweep_cli
+from .errors import run_app
 
 app = typer.Typer(
     name="tcpf",
@@ -56,7 +45,7 @@ def _root(
     version: bool = typer.Option(False, "--version", help="Print the version and exit."),
 ) -> None:
     if version:
-        from . import __version__
+        from ..version import __version__
 
         typer.echo(f"tcpf {__version__}")
         raise typer.Exit(0)
@@ -104,8 +93,8 @@ def run_command(
              "flow groups use as `algorithm = \"NAME\"`; MODULE is an importable module or a "
              ".py file. Repeat for several. Example: --controller halving=mylaws.py:Halving"),
 ) -> None:
-    from .results import run
-    from .scenario import Scenario, check_seed
+    from ..results import run
+    from ..scenario import Scenario, check_seed
 
     check_seed(seed, "--seed")
     if timeseries is not None and not timeseries > 0:
@@ -216,7 +205,7 @@ def algorithms_command(
     name: Optional[str] = typer.Argument(None, metavar="NAME", help="One algorithm to describe."),
     as_json: bool = typer.Option(False, "--json", help="Print the registry as JSON."),
 ) -> None:
-    from .scenario import algorithms
+    from ..scenario import algorithms
 
     registry = algorithms()
     if name is not None:
@@ -232,25 +221,11 @@ def algorithms_command(
     typer.echo("\n\n".join(blocks))
 
 
-# ----- optional sub-apps ------------------------------------------------------------------------
-def _has_module(name: str) -> bool:
-    try:
-        return importlib.util.find_spec(name) is not None
-    except (ImportError, ValueError):
-        return False
-
-
-def _add_optional_commands(root: typer.Typer) -> None:
-    """Attach commands whose implementation lives in optional modules (imported lazily)."""
-    if not _has_module("tcpfriendly.ns2"):
-        return
-
-    from . import cli_ns2  # tcpf ns2 export | compare
-
-    root.add_typer(cli_ns2.app, name="ns2")
-
+# ----- sub-apps ---------------------------------------------------------------------------------
+def _add_bench(root: typer.Typer) -> None:
+    """``tcpf bench`` runs benchmarks/vs_ns2.py of the source tree (absent when installed)."""
     bench_script = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir,
-                                "benchmarks", "vs_ns2.py")
+                                os.pardir, "benchmarks", "vs_ns2.py")
     if not os.path.isfile(bench_script):
         return  # installed without the source tree
 
@@ -269,57 +244,16 @@ def _add_optional_commands(root: typer.Typer) -> None:
         raise typer.Exit(module.main(list(ctx.args)) or 0)
 
 
-_add_optional_commands(app)
-app.add_typer(importlib.import_module(".cli_model", __package__).app, name="model", short_help="Analytic models from the papers: rates, TCP-friendly curves, spectrum, CYRF, Illinois, Markov, Chiu-Jain.")
-app.add_typer(importlib.import_module(".cli_sweep", __package__).app, name="sweep")
+app.add_typer(ns2_cli.app, name="ns2")  # tcpf ns2 export | compare
+_add_bench(app)
+app.add_typer(model_cli.app, name="model", short_help="Analytic models from the papers: rates, TCP-friendly curves, spectrum, CYRF, Illinois, Markov, Chiu-Jain.")
+app.add_typer(sweep_cli.app, name="sweep")
 
 
 # ----- entry point ------------------------------------------------------------------------------
-def _fail(code: int, message: str) -> NoReturn:
-    sys.stdout.flush()
-    sys.stderr.write(f"error: {one_line(message)}\n")
-    sys.stderr.flush()
-    raise SystemExit(code)
-
-
 def main(argv: Optional[List[str]] = None) -> None:
-    """Console-script entry point (`tcpf`)."""
-    debug = os.environ.get("TCPF_TRACEBACK") == "1"
-    try:
-        code = app(args=argv, prog_name="tcpf", standalone_mode=False)
-    except (typer.Exit, SystemExit):
-        raise
-    except typer.Abort:
-        _fail(EXIT_RUNTIME, "aborted")
-    except _UsageError as exc:
-        hint = ""
-        ctx = getattr(exc, "ctx", None)
-        if ctx is not None:
-            hint = f" (see '{ctx.command_path} --help')"
-        _fail(exc.exit_code, exc.format_message() + hint)
-    except _ClickException as exc:
-        _fail(exc.exit_code, exc.format_message())
-    except KeyboardInterrupt:
-        _fail(130, "interrupted")
-    except BrokenPipeError:
-        # The reader went away (e.g. `tcpf algorithms | head`): stop quietly.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        raise SystemExit(EXIT_RUNTIME)
-    except Exception as exc:  # noqa: BLE001 - the CLI never shows a traceback
-        if debug:
-            raise
-        if isinstance(exc, ValueError):  # ScenarioError and other bad-input errors
-            _fail(EXIT_BAD_INPUT, str(exc))
-        if isinstance(exc, RuntimeError):
-            _fail(EXIT_RUNTIME, str(exc))
-        if isinstance(exc, ImportError):
-            _fail(EXIT_RUNTIME, str(exc))
-        if isinstance(exc, OSError):
-            where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
-            _fail(EXIT_RUNTIME, f"{where}{exc.strerror or exc}")
-        _fail(EXIT_RUNTIME, f"internal error: {type(exc).__name__}: {exc}")
-    raise SystemExit(code if isinstance(code, int) else 0)
+    """Console-script entry point (`tcpf`), with the error policy of :mod:`.errors`."""
+    run_app(app, argv, "tcpf")
 
 
 if __name__ == "__main__":

@@ -4,20 +4,20 @@
     tcpf sweep plot DIR --x AXIS --y METRIC [--hue AXIS] [--kind line|heatmap] --out FILE.png
 
 ``tcpf sweep FILE.toml`` is short for ``tcpf sweep run FILE.toml``. Exit codes follow the
-`tcpf` policy (cli.main): 2 for a bad spec (before any run starts), 1 when a run fails, 130
+`tcpf` policy (cli/errors.py): 2 for a bad spec (before any run starts), 1 when a run fails, 130
 when interrupted (finished runs are kept: rerun to finish).
 """
 
 from __future__ import annotations
 
 import os
-import sys
 from typing import List, Optional
 
 import typer
 from typer.core import TyperGroup
 
-from .errors import ScenarioError
+from ..errors import ScenarioError
+from .errors import EXIT_INTERRUPTED, fail
 
 
 class _DefaultRunGroup(TyperGroup):
@@ -106,7 +106,7 @@ def run_command(
         None, "--progress/--no-progress",
         help="Progress bar on stderr (default: when stderr is a terminal)."),
 ) -> None:
-    from .sweep import Sweep, SweepError, SweepInterrupted, run_sweep
+    from ..sweep import Sweep, SweepError, SweepInterrupted, run_sweep
 
     if workers is not None and workers < 1:
         raise SweepError(f"--workers: must be a positive integer, got {workers}", field="--workers")
@@ -134,12 +134,9 @@ def run_command(
     except SweepInterrupted as stop:
         result = stop.result
         _summary(result)
-        sys.stdout.flush()
-        sys.stderr.write(
-            f"error: interrupted: {result.cached + result.ran} of {result.total} runs done and "
-            f"kept in {result.out}; rerun to finish the {result.missing} missing\n")
-        sys.stderr.flush()
-        raise SystemExit(130)
+        fail(EXIT_INTERRUPTED,
+             f"interrupted: {result.cached + result.ran} of {result.total} runs done and "
+             f"kept in {result.out}; rerun to finish the {result.missing} missing")
     _summary(result)
     if result.failures:
         n = len(result.failures)
@@ -190,7 +187,7 @@ def plot_command(
     logx: bool = typer.Option(False, "--logx", help="Logarithmic x axis (line plots)."),
     logy: bool = typer.Option(False, "--logy", help="Logarithmic y axis (line plots)."),
 ) -> None:
-    from .sweep_plot import plot
+    from ..sweep.plot import plot
 
     fixed = {}
     for item in where or []:

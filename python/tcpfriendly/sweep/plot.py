@@ -1,6 +1,6 @@
 """Summaries and plots of a sweep's tidy table: mean and 95% confidence interval over seeds.
 
-    from tcpfriendly.sweep_plot import summarize, plot
+    from tcpfriendly.sweep.plot import summarize, plot
     summarize(table, ["flows[1].params.beta", "group"], "share")   # mean, ci95, std, n
     plot("out/beta", x="flows[1].params.beta", y="share", hue="group", out="share.png")
 
@@ -15,7 +15,7 @@ import math
 import os
 from typing import Any, Dict, List, Optional, Sequence
 
-from .errors import ScenarioError
+from ..errors import ScenarioError
 
 __all__ = ["summarize", "plot", "t975"]
 
@@ -68,7 +68,7 @@ def _load(source) -> "tuple[Any, List[str]]":
             if c not in ident:
                 axes.append(c)
         return source, axes
-    from .sweep import load_results
+    from .store import load_results
 
     directory = os.fspath(source)
     table = load_results(directory)
@@ -197,31 +197,7 @@ def plot(source, x: str, y: str, hue: Optional[str] = None, kind: str = "line",
             ax.legend(fontsize="small")
         ax.grid(True, alpha=0.3)
     else:
-        rows = _order(table[hue])
-        grid = [[float("nan")] * len(xs) for _ in rows]
-        half = [[float("nan")] * len(xs) for _ in rows]
-        for _, r in stats.iterrows():
-            i, j = rows.index(r[hue]), xs.index(r[x])
-            grid[i][j], half[i][j] = r["mean"], r["ci95"]
-        fig, ax = plt.subplots(figsize=(1.2 * len(xs) + 2.8, 0.7 * len(rows) + 2.0))
-        image = ax.imshow(grid, aspect="auto", cmap="viridis", origin="lower")
-        fig.colorbar(image, ax=ax, label=y)
-        ax.set_xticks(range(len(xs)))
-        ax.set_xticklabels([show(x, v) for v in xs])
-        ax.set_yticks(range(len(rows)))
-        ax.set_yticklabels([show(hue, v) for v in rows])
-        ax.set_xlabel(x)
-        ax.set_ylabel(hue)
-        finite = [v for row in grid for v in row if math.isfinite(v)]
-        mid = (min(finite) + max(finite)) / 2 if finite else 0.0
-        for i in range(len(rows)):
-            for j in range(len(xs)):
-                if math.isfinite(grid[i][j]):
-                    text = f"{grid[i][j]:.3g}"
-                    if math.isfinite(half[i][j]):
-                        text += f"\n±{half[i][j]:.2g}"
-                    ax.text(j, i, text, ha="center", va="center", fontsize="small",
-                            color="black" if grid[i][j] > mid else "white")
+        fig, ax = _heatmap(plt, table, stats, x, y, hue, xs, show)
     what = f"group {group}, " if group is not None and not y.startswith("link.") else ""
     fixed_text = ", ".join(f"{k}={v}" for k, v in (where or {}).items())
     ax.set_title(f"{y}: mean and 95% CI over {seeds} seed{'s' if seeds != 1 else ''}"
@@ -235,6 +211,36 @@ def plot(source, x: str, y: str, hue: Optional[str] = None, kind: str = "line",
         fig.savefig(os.fspath(out), dpi=120)
         plt.close(fig)
     return fig
+
+
+def _heatmap(plt, table, stats, x: str, y: str, hue: str, xs: List[Any], show):
+    """``y`` (mean, ±CI95 in each cell) by ``x`` (columns) and ``hue`` (rows)."""
+    rows = _order(table[hue])
+    grid = [[float("nan")] * len(xs) for _ in rows]
+    half = [[float("nan")] * len(xs) for _ in rows]
+    for _, r in stats.iterrows():
+        i, j = rows.index(r[hue]), xs.index(r[x])
+        grid[i][j], half[i][j] = r["mean"], r["ci95"]
+    fig, ax = plt.subplots(figsize=(1.2 * len(xs) + 2.8, 0.7 * len(rows) + 2.0))
+    image = ax.imshow(grid, aspect="auto", cmap="viridis", origin="lower")
+    fig.colorbar(image, ax=ax, label=y)
+    ax.set_xticks(range(len(xs)))
+    ax.set_xticklabels([show(x, v) for v in xs])
+    ax.set_yticks(range(len(rows)))
+    ax.set_yticklabels([show(hue, v) for v in rows])
+    ax.set_xlabel(x)
+    ax.set_ylabel(hue)
+    finite = [v for row in grid for v in row if math.isfinite(v)]
+    mid = (min(finite) + max(finite)) / 2 if finite else 0.0
+    for i in range(len(rows)):
+        for j in range(len(xs)):
+            if math.isfinite(grid[i][j]):
+                text = f"{grid[i][j]:.3g}"
+                if math.isfinite(half[i][j]):
+                    text += f"\n±{half[i][j]:.2g}"
+                ax.text(j, i, text, ha="center", va="center", fontsize="small",
+                        color="black" if grid[i][j] > mid else "white")
+    return fig, ax
 
 
 def _group_labels(table) -> Dict[Any, str]:

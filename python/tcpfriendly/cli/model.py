@@ -4,7 +4,7 @@
 ``name = value`` table, or with ``--json`` one flat JSON object of named numbers, and with
 ``--plot FILE.png|svg`` also draws the model's figure. Numbers may be written as fractions
 (``--beta 1/16``). Bad parameters exit 2 with one line ``error: --option: why`` (the policy of
-``tcpfriendly.cli.main``; ``python -m tcpfriendly.cli_model`` applies the same policy).
+``tcpfriendly.cli.errors``; ``python -m tcpfriendly.cli.model`` applies it too).
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ from typing import Any, Callable, Dict, List, Optional
 
 import typer
 
-from .errors import ScenarioError
+from ..errors import ScenarioError
+from .errors import run_app
 
 app = typer.Typer(
     name="model",
@@ -92,7 +93,7 @@ def _fmt(v: Any) -> str:
 
 def _run(name: str, params: Dict[str, Any], as_json: bool, plot: Optional[str],
          notes: Callable[[Dict[str, Any]], List[str]] = lambda r: []) -> None:
-    from . import models
+    from .. import models
 
     if plot is not None and not str(plot).lower().endswith((".png", ".svg")):
         raise ScenarioError(f"--plot: the file name must end in .png or .svg; got {plot}")
@@ -530,11 +531,9 @@ def chiu_jain_command(
 
 # ----- standalone entry point ------------------------------------------------------------------
 def main(argv: Optional[List[str]] = None) -> None:
-    """Run the sub-app on its own: ``python -m tcpfriendly.cli_model rate --alpha 1 ...`` is
+    """Run the sub-app on its own: ``python -m tcpfriendly.cli.model rate --alpha 1 ...`` is
     ``tcpf model rate --alpha 1 ...``, with tcpf's error policy (one line, exit 2 on bad input)."""
-    from .cli import main as tcpf_main  # here: tcpfriendly.cli imports this module
-
-    tcpf_main(["model", *(sys.argv[1:] if argv is None else argv)])
+    run_app(app, argv, "tcpf model")
 
 
 if __name__ == "__main__":

@@ -4,7 +4,7 @@
     tcpf ns2 compare FILE.toml [--seeds N] [--json]
     tcpf ns2 compare --bank [--ci] [--report validation/ns2/REPORT.md]
 
-Exit codes follow the `tcpf` policy (cli.main): 2 for bad input, including a scenario element
+Exit codes follow the `tcpf` policy (cli/errors.py): 2 for bad input, including a scenario element
 ns-2 cannot express (the message names it); 1 when a compared metric is out of tolerance or a
 run fails; 0 otherwise.
 """
@@ -18,7 +18,7 @@ from typing import List, Optional
 
 import typer
 
-from .errors import ScenarioError
+from ..errors import ScenarioError
 
 app = typer.Typer(
     short_help="ns-2 cross-checks: export a scenario to ns-2, compare both simulators.",
@@ -66,8 +66,8 @@ def export_command(
         0.5, "--sample", metavar="SECONDS",
         help="Period of the Tcl sampler behind mean_cwnd/mean_srtt (0 turns it off)."),
 ) -> None:
-    from . import ns2
-    from .scenario import Scenario, check_seed
+    from .. import ns2
+    from ..scenario import Scenario, check_seed
 
     check_seed(seed, "--seed")
     if sample is not None and sample < 0:
@@ -85,8 +85,8 @@ def export_command(
     "compare",
     help=(
         "Run FILE.toml in tcpfriendly and in ns-2 for several seeds and print, per flow group "
-        "and bottleneck link, both simulators' means side by side: mean per-flow goodput, goodput "
-        "share, loss event rate, timeouts, utilisation, queue drops and ECN marks, with the "
+        "and bottleneck link, both simulators' means side by side: mean per-flow goodput, the "
+        "group's fraction of its direction's goodput, loss event rate, timeouts, utilisation, queue drops and ECN marks, with the "
         "difference and pass/fail against the tolerances stated in the validation bank "
         "(validation/ns2/bank.toml). A difference the bank records as expected, with its reason, "
         "shows as xfail.\n\n"
@@ -123,7 +123,7 @@ def compare_command(
     jobs: int = typer.Option(2, "--jobs", "-j", metavar="N", help="Simulations run in parallel."),
     ns_binary: str = typer.Option("ns", "--ns", metavar="PATH", help="The ns-2 binary."),
 ) -> None:
-    from . import ns2_compare as cmp
+    from ..ns2 import compare as cmp
 
     if jobs < 1:
         raise ScenarioError(f"--jobs: must be at least 1, got {jobs}")

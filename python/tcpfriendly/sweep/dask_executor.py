@@ -1,4 +1,6 @@
-"""The Dask executor of :mod:`tcpfriendly.sweep` (imported only when ``dask=`` is given).
+"""The Dask executor of :mod:`tcpfriendly.sweep` (imported only when ``dask=`` is given), a
+sibling of :class:`~.executors.ThreadExecutor` behind the same :class:`~.executors.Executor`
+protocol.
 
 Runs are submitted with ``retries`` (a run lost with its worker is rerun elsewhere; the
 scheduler also reschedules what a dead worker held), results stream back with
@@ -23,9 +25,11 @@ except ImportError:  # pragma: no cover - dask is a dependency; a clear error if
     distributed = None
     WorkerPlugin = object
 
-from .sweep import Run, SweepError, _Collector, default_workers, execute, rows_table
+from .core import Run, SweepError
+from .executors import Collector, default_workers, execute
+from .store import rows_table
 
-__all__ = ["run_on_dask", "DASK_CONNECT_TIMEOUT"]
+__all__ = ["DaskExecutor", "run_on_dask", "DASK_CONNECT_TIMEOUT"]
 
 DASK_CONNECT_TIMEOUT = "10s"  # to reach a scheduler given by address
 _LOGGERS = ("distributed", "distributed.scheduler", "distributed.core", "distributed.nanny",
@@ -89,7 +93,7 @@ def _client(dask: Any, workers: Optional[int]):
         raise RuntimeError(f"cannot connect to the Dask scheduler at {dask}: {exc}") from None
 
 
-def _submit_all(todo: List[Run], client, collector: _Collector, retries: int) -> bool:
+def _submit_all(todo: List[Run], client, collector: Collector, retries: int) -> bool:
     """Submit ``todo`` and store each result as it arrives. True if interrupted by Ctrl-C
     (results already finished are kept; the rest are cancelled)."""
     futures = {}
@@ -128,7 +132,7 @@ def _submit_all(todo: List[Run], client, collector: _Collector, retries: int) ->
         return True
 
 
-def run_on_dask(todo: List[Run], dask: Any, workers: Optional[int], collector: _Collector,
+def run_on_dask(todo: List[Run], dask: Any, workers: Optional[int], collector: Collector,
                 retries: int = 2) -> bool:
     """Run ``todo`` on ``dask`` ("local", a scheduler address or a ``distributed.Client``).
     Returns True if interrupted by Ctrl-C."""
@@ -141,3 +145,14 @@ def run_on_dask(todo: List[Run], dask: Any, workers: Optional[int], collector: _
                 client.close()
             if cluster is not None:
                 cluster.close()
+
+
+class DaskExecutor:
+    """Runs on ``dask``: "local" (a LocalCluster of ``workers`` processes), a scheduler address
+    or a ``distributed.Client``; each run is submitted with ``retries``."""
+
+    def __init__(self, dask: Any, workers: Optional[int] = None, retries: int = 2):
+        self.dask, self.workers, self.retries = dask, workers, retries
+
+    def run(self, todo: List[Run], collector: Collector) -> bool:
+        return run_on_dask(todo, self.dask, self.workers, collector, self.retries)

@@ -1,0 +1,5 @@
+"""``python -m tcpfriendly.cli`` is ``tcpf``."""
+
+from .main import main
+
+main()

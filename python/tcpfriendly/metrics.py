@@ -1,0 +1,165 @@
+"""Group aggregates of a run's per-flow results: the one definition of every group metric.
+
+The engine (``crates/tcpf-core/src/metrics``) measures each flow and link once; this module
+turns the per-flow rows of a result (the engine's JSON, or ns-2's results in the same schema)
+into per-group values.  ``Result.group_summary()`` / ``tcpf run``, sweeps (``tcpf sweep``),
+``tcpf ns2 compare`` and every later consumer call it, so one name always means one number.
+
+Every metric below is a function of the group's flows (and, for the two relative measures,
+of all flows of the run).  Missing per-flow values (``None``/NaN, e.g. the loss events of a
+UDP source) are handled as each docstring says; a value that cannot be defined is NaN.
+
+    flows = result.raw["flows"]
+    metrics.group_metrics(flows)[0]["loss_event_rate"]    # group 0, pooled
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence
+
+__all__ = [
+    "GROUP_METRICS", "INT_METRICS", "VERSION", "by_group", "group_metrics", "goodputs",
+    "mean", "jain", "cov", "share", "fraction", "loss_event_rate", "total",
+]
+
+# Bumped whenever a definition below changes, so that results computed with an older
+# definition (a sweep's cached run files) are not mixed with new ones.
+VERSION = 2
+
+Flow = Mapping[str, Any]
+NAN = float("nan")
+
+
+# ----- plain statistics -------------------------------------------------------------------------
+def _known(xs: Iterable[Any]) -> List[float]:
+    out = []
+    for x in xs:
+        if x is None:
+            continue
+        x = float(x)
+        if not math.isnan(x):
+            out.append(x)
+    return out
+
+
+def mean(xs: Iterable[Any]) -> float:
+    """Arithmetic mean of the known values (None and NaN left out), ``math.fsum`` / n; NaN
+    when none is known."""
+    v = _known(xs)
+    return math.fsum(v) / len(v) if v else NAN
+
+
+def total(xs: Iterable[Any]) -> Optional[int]:
+    """Sum of a per-flow counter over the flows that report it; None when none does."""
+    v = [int(x) for x in xs if x is not None and not (isinstance(x, float) and math.isnan(x))]
+    return sum(v) if v else None
+
+
+def jain(xs: Sequence[float]) -> float:
+    """Jain's fairness index F = ``(Σ x)² / (n · Σ x²)`` (the Chiu–Jain analysis, jin2001 §4;
+    sastry2005 Fig. 3), 1 when all are equal, 1/n when one has everything; NaN when every
+    value is 0 or there are none."""
+    v = _known(xs)
+    squares = math.fsum(x * x for x in v)
+    return math.fsum(v) ** 2 / (len(v) * squares) if squares > 0 else NAN
+
+
+def cov(xs: Sequence[float]) -> float:
+    """Coefficient of variation: population standard deviation / mean (jin2001 Figs. 14–17 and
+    yang2000 Fig. 21 measure smoothness by the CoV of a rate over time; as a group metric it is
+    taken across the group's flows); NaN for no values or a zero mean."""
+    v = _known(xs)
+    if not v:
+        return NAN
+    m = math.fsum(v) / len(v)
+    if m == 0:
+        return NAN
+    return math.sqrt(math.fsum((x - m) ** 2 for x in v) / len(v)) / m
+
+
+# ----- flows -> groups ---------------------------------------------------------------------------
+def by_group(flows: Iterable[Flow]) -> Dict[int, List[Flow]]:
+    """The flows of each group, groups in ascending order, flows in result order."""
+    groups: Dict[int, List[Flow]] = {}
+    for f in flows:
+        groups.setdefault(int(f.get("group", 0)), []).append(f)
+    return {g: groups[g] for g in sorted(groups)}
+
+
+def direction(flow: Flow) -> str:
+    return str(flow.get("direction") or "forward")
+
+
+def goodputs(flows: Iterable[Flow]) -> List[float]:
+    """Per-flow goodput in b/s (a missing value counts as NaN)."""
+    return [NAN if f.get("goodput_bps") is None else float(f["goodput_bps"]) for f in flows]
+
+
+def share(group: Sequence[Flow], all_flows: Sequence[Flow]) -> float:
+    """Normalised goodput of a group: the group's mean per-flow goodput divided by the mean
+    per-flow goodput of all flows in the same direction (yang2000 Figs. 13–20 normalise rates
+    "so the fair share is 1"; >1 is more than a fair share).  Depends on the
+    group's size only through its flows' goodputs, unlike :func:`fraction`."""
+    d = direction(group[0])
+    base = mean(goodputs(f for f in all_flows if direction(f) == d))
+    return mean(goodputs(group)) / base if base > 0 else NAN
+
+
+def fraction(group: Sequence[Flow], all_flows: Sequence[Flow]) -> float:
+    """The group's fraction of its direction's goodput: Σ goodput of the group / Σ goodput of
+    all flows in the same direction (between 0 and 1; two equal-sized fair groups get 0.5
+    each).  ``fraction = share · n_group / n_direction``."""
+    d = direction(group[0])
+    base = math.fsum(_known(goodputs(f for f in all_flows if direction(f) == d)))
+    return math.fsum(_known(goodputs(group))) / base if base > 0 else NAN
+
+
+def loss_event_rate(group: Sequence[Flow]) -> float:
+    """Pooled loss event rate of a group: Σ loss events / Σ packets sent over its flows — the
+    loss event rate p of the TCP throughput equation as yang2000 (window reductions / packets
+    sent) and RFC 5348 (§5) define it, taken over the aggregate (not the mean of the flows' rates, which weights a flow that sent little
+    as much as one that sent much).  NaN when a flow has no loss-event count (UDP sources;
+    ns-2 TFRC flows without a drop trace) or the group sent nothing."""
+    if any(f.get("loss_events") is None for f in group):
+        return NAN
+    sent = sum(int(f.get("packets_sent") or 0) for f in group)
+    return sum(int(f["loss_events"]) for f in group) / sent if sent > 0 else NAN
+
+
+# ----- the table of group metrics ----------------------------------------------------------------
+def _good(g: Sequence[Flow], _all: Sequence[Flow]) -> List[float]:
+    return goodputs(g)
+
+
+# name -> (definition, one line for docs and --help).  Declarative table.
+GROUP_METRICS: Dict[str, Any] = {
+    "n_flows": (lambda g, a: len(g), "flows in the group"),
+    "goodput_bps_mean": (lambda g, a: mean(goodputs(g)), "mean per-flow goodput (b/s)"),
+    "goodput_bps_sum": (lambda g, a: math.fsum(_known(goodputs(g))), "aggregate goodput of the group (b/s)"),
+    "goodput_bps_min": (lambda g, a: min(goodputs(g)), "lowest per-flow goodput (b/s)"),
+    "goodput_bps_max": (lambda g, a: max(goodputs(g)), "highest per-flow goodput (b/s)"),
+    "throughput_bps_mean": (lambda g, a: mean(f.get("throughput_bps") for f in g),
+                            "mean per-flow send rate (b/s)"),
+    "share": (share, "group mean goodput / mean flow goodput in the same direction (1 = fair)"),
+    "fraction": (fraction, "group goodput / total goodput of its direction"),
+    "jain": (lambda g, a: jain(goodputs(g)), "Jain's fairness index of goodput within the group"),
+    "cov": (lambda g, a: cov(goodputs(g)), "coefficient of variation of goodput within the group"),
+    "loss_event_rate": (lambda g, a: loss_event_rate(g), "pooled: loss events / packets sent"),
+    "loss_events": (lambda g, a: total(f.get("loss_events") for f in g), "sum over the group"),
+    "retransmissions": (lambda g, a: total(f.get("retransmissions") for f in g), "sum over the group"),
+    "timeouts": (lambda g, a: total(f.get("timeouts") for f in g), "sum over the group"),
+    "mean_rtt_s": (lambda g, a: mean(f.get("mean_rtt_s") for f in g), "mean over the group's flows (s)"),
+    "mean_cwnd": (lambda g, a: mean(f.get("mean_cwnd") for f in g), "mean over the group's flows (packets)"),
+}
+# Integer-valued metrics (sums of counters; links' drops and marks).
+INT_METRICS = {"n_flows", "loss_events", "retransmissions", "timeouts", "drops", "marks"}
+
+
+def group_metrics(flows: Sequence[Flow], names: Optional[Sequence[str]] = None) -> Dict[int, Dict[str, Any]]:
+    """``{group: {metric: value}}`` for every group of a run's flows (all metrics of
+    :data:`GROUP_METRICS`, or ``names``)."""
+    flows = list(flows)
+    names = list(GROUP_METRICS) if names is None else list(names)
+    fns: List[Callable[[Sequence[Flow], Sequence[Flow]], Any]] = [GROUP_METRICS[n][0] for n in names]
+    return {g: {n: fn(fs, flows) for n, fn in zip(names, fns)} for g, fs in by_group(flows).items()}

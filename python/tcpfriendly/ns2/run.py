@@ -1,0 +1,215 @@
+"""Running an exported script with the installed `ns` binary and reading its output back into
+the engine's result schema."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+from typing import Any, Dict, List, Optional, Tuple
+
+from .export import DEFAULT_SAMPLE_INTERVAL_S, DROP_TRACE_FILE, TCP_HEADER_BYTES, export_tcl
+from .network import _network, _prop_rtt
+
+def ns2_available(ns_binary: str = "ns") -> bool:
+    """True when an ns-2 binary is on PATH (or at the given path)."""
+    return shutil.which(ns_binary) is not None
+
+
+_KV = re.compile(r"(\w+)=(\S+)")
+
+
+def _parse_value(v: str) -> Any:
+    if v == "null":
+        return None
+    try:
+        return int(v)
+    except ValueError:
+        return float(v)
+
+
+def parse_output(stdout: str) -> Dict[str, Any]:
+    """Parse the FLOW/LINK/TOTAL lines printed by an exported script."""
+    out: Dict[str, Any] = {"flows": [], "links": [], "total": {}}
+    for line in stdout.splitlines():
+        tag, _, rest = line.partition(" ")
+        if tag not in ("FLOW", "LINK", "TOTAL"):
+            continue
+        kv = {k: (v if k in ("kind", "name", "key") else _parse_value(v)) for k, v in _KV.findall(rest)}
+        if tag == "FLOW":
+            out["flows"].append(kv)
+        elif tag == "LINK":
+            out["links"].append(kv)
+        else:
+            out["total"] = kv
+    return out
+
+
+def parse_drop_trace(text: str) -> Dict[int, List[Tuple[float, int]]]:
+    """Drops per flow id from an ns-2 drop trace: fid - 1 -> [(time, size)]."""
+    out: Dict[int, List[Tuple[float, int]]] = {}
+    for line in text.splitlines():
+        p = line.split()
+        if len(p) < 8 or p[0] != "d":
+            continue
+        out.setdefault(int(p[7]) - 1, []).append((float(p[1]), int(p[5])))
+    return out
+
+
+def count_loss_events(times: List[float], rtt: float) -> int:
+    """Loss events as RFC 5348 section 5.2 groups losses: a loss starts a new event when it is
+    more than one RTT after the first loss of the current event."""
+    n = 0
+    first = None
+    for t in sorted(times):
+        if first is None or t - first > rtt:
+            n += 1
+            first = t
+    return n
+
+
+def _rate_loss_events(expanded: Dict[str, Any], parsed: Dict[str, Any],
+                      drops: Dict[int, List[Tuple[float, int]]], window: float) -> Dict[int, Tuple[int, float]]:
+    """ns-2's TFRC receiver does not expose its loss-event count, so count loss events from the
+    drops of each rate-based flow's data packets inside the measurement window, grouped by the
+    flow's mean RTT: propagation and transmission plus the mean queueing delay of the monitored
+    links on its path (ns-2's own RTT estimate, rtt_, is not readable from Tcl either).
+    Returns flow id -> (loss events, the RTT used)."""
+    net = _network(expanded)
+    by_key = {d.key: d for d in net.dlinks}
+    meas = expanded.get("measure") or {}
+    t0 = float(meas.get("from_s", 0.0))
+    t1 = float(meas.get("to_s", expanded["duration_s"]))
+    tcpd = expanded.get("tcp") or {}
+    pkt = int(expanded["packet_size"])
+    hdr = int(tcpd.get("header_size", TCP_HEADER_BYTES))
+    ack = int(tcpd.get("ack_size", TCP_HEADER_BYTES))
+    qdelay = {}
+    for key in net.monitored:
+        d = by_key[key]
+        lk = next((x for x in parsed["links"] if x.get("name") == d.name), None)
+        if lk is not None:
+            qdelay[key] = lk["qint"] / window * (pkt + hdr) * 8.0 / d.rate
+    out = {}
+    for f in expanded["flows"]:
+        if f.get("kind") != "rate":
+            continue
+        fid = int(f["id"])
+        route = net.routes[fid]
+        rtt = _prop_rtt(f, route, net, pkt, hdr, ack) + sum(qdelay.get(k, 0.0) for k in route.data + route.acks)
+        times = [t for t, size in drops.get(fid, []) if size > ack and t0 <= t < t1]
+        out[fid] = (count_loss_events(times, rtt), rtt)
+    return out
+
+
+def _name_links(expanded: Dict[str, Any], parsed: Dict[str, Any]) -> None:
+    """Give each parsed LINK line the engine's link name. The script prints the link's Tcl
+    key (``fwd``, ``l0``, ...), never the scenario's name, so that no name reaches Tcl as
+    anything but a comment; outputs of older scripts carry ``name=`` and are kept."""
+    names = {d.key: d.name for d in _network(expanded).dlinks}
+    for lk in parsed["links"]:
+        if "name" not in lk and lk.get("key") in names:
+            lk["name"] = names[lk["key"]]
+
+
+def _results(expanded: Dict[str, Any], parsed: Dict[str, Any], wall_s: float,
+             drops: Optional[Dict[int, List[Tuple[float, int]]]] = None) -> Dict[str, Any]:
+    pkt = int(expanded["packet_size"])
+    duration = float(expanded["duration_s"])
+    meas = expanded.get("measure") or {}
+    window = float(meas.get("to_s", duration)) - float(meas.get("from_s", 0.0))
+    by_id = {int(f["id"]): f for f in expanded["flows"]}
+    _name_links(expanded, parsed)
+    rate_events = _rate_loss_events(expanded, parsed, drops or {}, window) \
+        if any(r.get("kind") == "rate" for r in parsed["flows"]) else {}
+    flows = []
+    for r in parsed["flows"]:
+        spec = by_id[int(r["id"])]
+        sent, dlv = r["sent"], r["delivered"]
+        base = {
+            "id": int(r["id"]), "group": int(r["group"]),
+            "algorithm": spec.get("algorithm"), "params": spec.get("params") or {},
+            "direction": spec.get("direction", "forward"),
+            "throughput_bps": sent * pkt * 8.0 / window,
+            "goodput_bps": dlv * pkt * 8.0 / window,
+            "packets_sent": sent, "packets_delivered": dlv,
+        }
+        if r["kind"] == "tcp":
+            # `lossev` is the agent's own reduction counter (ncwndcuts1_, or ncwndcuts_
+            # for TCP/Linux); older outputs only have ncwndcuts1
+            loss_events = r.get("lossev", r.get("ncwndcuts1"))
+            base.update({
+                "retransmissions": r["rexmit"],
+                "loss_events": loss_events, "timeouts": r["ntimeouts"],
+                "loss_event_rate": (loss_events / sent) if sent else None,
+                "mean_rtt_s": r.get("mean_srtt"), "mean_cwnd": r.get("mean_cwnd"),
+            })
+        elif r["kind"] == "rate":
+            events, rtt = rate_events.get(int(r["id"]), (None, None))
+            base.update({
+                "retransmissions": 0, "loss_events": events,
+                # the no-feedback timer's expirations are not visible from Tcl
+                "timeouts": None,
+                "loss_event_rate": (events / sent) if (sent and events is not None) else None,
+                "mean_rtt_s": None, "mean_cwnd": None,
+                "loss_event_rtt_s": rtt,
+            })
+        else:
+            base["algorithm"] = spec.get("algorithm", "cbr")
+            base.update({"retransmissions": None, "loss_events": None, "timeouts": None,
+                         "loss_event_rate": None, "mean_rtt_s": None, "mean_cwnd": None})
+        flows.append(base)
+    links = []
+    default_rate = float((expanded.get("bottleneck") or {}).get("rate_bps") or 0.0)
+    for lk in parsed["links"]:
+        rate = float(lk.get("rate") or default_rate)
+        links.append({
+            "name": lk["name"],
+            "utilization": lk["bytes"] * 8.0 / (rate * window),
+            "drops": lk["drops"], "marks": lk["marks"],
+            "mean_queue_pkts": lk["qint"] / window,
+        })
+    return {"flows": flows, "links": links, "wall_s": wall_s,
+            "ns2": {"delivered_packets": parsed["total"].get("delivered_pkts")}}
+
+
+def run_ns2(expanded: Dict[str, Any], ns_binary: str = "ns", workdir: Optional[str] = None,
+            sample_interval_s: Optional[float] = DEFAULT_SAMPLE_INTERVAL_S,
+            timeout_s: Optional[float] = None) -> Dict[str, Any]:
+    """Export `expanded`, run it with ns-2 and return results in the engine's schema.
+
+    `wall_s` is the wall time of the `ns` process alone.  Fields ns-2 cannot
+    give are None.  The script (and, with rate-based flows, its drop trace) is kept
+    in `workdir` when one is given.
+    """
+    script = export_tcl(expanded, sample_interval_s=sample_interval_s)
+    tmp = None
+    if workdir is None:
+        tmp = tempfile.mkdtemp(prefix="tcpf-ns2-")
+        workdir = tmp
+    else:
+        os.makedirs(workdir, exist_ok=True)
+    try:
+        path = os.path.join(workdir, "scenario.tcl")
+        with open(path, "w") as fh:
+            fh.write(script)
+        t0 = time.perf_counter()
+        proc = subprocess.run([ns_binary, path], cwd=workdir, capture_output=True, text=True,
+                              timeout=timeout_s)
+        wall = time.perf_counter() - t0
+        parsed = parse_output(proc.stdout)
+        if proc.returncode != 0 or not parsed["links"]:
+            raise RuntimeError(f"ns-2 failed (exit {proc.returncode}) on {path}:\n"
+                               f"{proc.stderr.strip()[-2000:]}")
+        drops = None
+        trace = os.path.join(workdir, DROP_TRACE_FILE)
+        if os.path.exists(trace) and any(f.get("kind") == "rate" for f in expanded["flows"]):
+            with open(trace) as fh:
+                drops = parse_drop_trace(fh.read())
+        return _results(expanded, parsed, wall, drops)
+    finally:
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)

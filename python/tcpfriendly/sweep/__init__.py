@@ -1,0 +1,74 @@
+"""Parameter sweeps: a base scenario x axes x seeds, run on every local core or on Dask.
+
+    from tcpfriendly.sweep import Sweep
+    sw = Sweep("examples/jin2001-red-32.toml",
+               set={"flows[1].algorithm": "gaimd"},
+               axes={"flows[1].params.beta": [0.0625, 0.125, 0.25],
+                     "bottleneck.rate": ["1.5Mbps", "15Mbps"]},
+               seeds=10)
+    res = sw.run(out="out/beta")        # all local cores; dask="local" or "tcp://host:8786"
+    res.table                           # one row per run x flow group: axes, seed, metrics
+
+or from a TOML spec (``Sweep.from_toml``; ``tcpf sweep FILE.toml``)::
+
+    scenario = "jin2001-red-32.toml"    # relative to the spec file, or an inline [scenario] table
+    seeds = 10                          # seeds base_seed .. base_seed+9, or a list of seeds
+    base_seed = 1                       # default: the scenario's `seed`, else 1
+    metrics = ["goodput_bps_mean", "share", "link.utilization"]    # default: all
+
+    [set]                               # fixed overrides, applied before the axes
+    "flows[1].algorithm" = "gaimd"
+
+    [axes]                              # the grid: every combination of these values
+    "flows[1].params.beta" = [0.0625, 0.125, 0.25]
+    "bottleneck.rate" = ["1.5Mbps", "15Mbps"]
+
+    [[zip]]                             # one more grid axis whose paths advance together
+    "flows[1].params.alpha" = [0.1, 0.2]
+    "tcp.tick" = [0.1, 0.5]
+
+Paths address the scenario as written in TOML: dotted keys with list indices. A key missing
+from an existing table is created; an index past the end of a list is an error. Every run is
+validated (``tcpfriendly.normalize``) before anything runs.
+
+Caching: each run is keyed by a SHA-256 of (normalized scenario with the seed, seed,
+``tcpfriendly.__version__``, ``tcpfriendly.metrics.VERSION``). With ``out=DIR`` a finished run is stored in
+``DIR/runs/<key>.parquet`` (written to a temporary name, then renamed), and a run whose file
+exists is never recomputed, so rerunning an interrupted sweep runs only what is missing.
+``DIR/results.parquet`` and ``DIR/results.csv`` (the tidy table) are rebuilt from the run
+files at the end; ``DIR/sweep.json`` records the spec, the grid points and each run's key.
+
+Modules: :mod:`.spec` (the spec and its plan), :mod:`.core` (errors, runs, keys),
+:mod:`.store` (run files and tables), :mod:`.executors` (the executor protocol, threads),
+:mod:`.dask_executor` (Dask), :mod:`.runner` (:func:`run_sweep`), :mod:`.plot` (plots and
+summaries).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Mapping, Optional
+
+from .core import (GROUP_METRICS, LINK_METRICS, Run, SweepError, SweepInterrupted, run_key)
+from .executors import Collector, Executor, ThreadExecutor, execute, run_rows
+from .runner import Progress, SweepResult, run_sweep
+from .spec import Sweep, parse_path, set_path
+from .store import RunStore, load_results, rows_table
+
+__all__ = [
+    "Sweep", "SweepError", "SweepInterrupted", "SweepResult", "GROUP_METRICS", "LINK_METRICS",
+    "load_results", "run_key", "run_sweep", "sweep", "parse_path", "set_path", "Run",
+    "Executor", "ThreadExecutor", "Collector", "execute", "run_rows", "rows_table", "RunStore",
+    "Progress",
+]
+
+
+def sweep(spec: Any, out: "Optional[os.PathLike[str] | str]" = None, **kwargs) -> SweepResult:
+    """Run a sweep given as a :class:`Sweep`, a spec dict or the path of a TOML spec."""
+    if isinstance(spec, Sweep):
+        sw = spec
+    elif isinstance(spec, Mapping):
+        sw = Sweep.from_dict(spec)
+    else:
+        sw = Sweep.from_toml(spec)
+    return run_sweep(sw, out, **kwargs)

@@ -1,0 +1,85 @@
+"""The shared ground of the sweep modules: errors, a run and its content key, result columns."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Tuple
+
+from .. import metrics as _metrics
+from ..errors import ScenarioError
+
+if TYPE_CHECKING:  # annotations only
+    from .runner import SweepResult
+
+# Per-group aggregates of the flow table (one row per run x flow group): the metrics of
+# tcpfriendly.metrics, defined there once.
+GROUP_METRICS = list(_metrics.GROUP_METRICS)
+# Per-link metrics, as columns link.<name>.<metric> on every row of the run.
+LINK_METRICS = ["utilization", "drops", "marks", "mean_queue_pkts"]
+_INT_METRICS = _metrics.INT_METRICS
+# Identity columns of a run file (before the metrics).
+_RUN_ID_COLUMNS = ["run", "seed", "group", "algorithm", "recovery", "params", "direction"]
+
+
+class SweepError(ScenarioError):
+    """A sweep spec is invalid: a bad axis path, value, seed list or metric, or a grid point
+    the engine rejects. Raised before any run starts; the message names the axis/key."""
+
+
+class SweepInterrupted(KeyboardInterrupt):
+    """Ctrl-C during :meth:`Sweep.run`. Finished runs are kept (and stored with ``out``);
+    :attr:`result` is the :class:`SweepResult` of what finished."""
+
+    def __init__(self, result: "SweepResult"):
+        super().__init__("sweep interrupted")
+        self.result = result
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, dict):
+        return "a table"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    return "null" if value is None else type(value).__name__
+
+
+def _label(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def _jsonable(value: Any) -> bool:
+    try:
+        json.dumps(value, allow_nan=False)
+        return True
+    except (TypeError, ValueError):
+        return False
+
+
+class Run:
+    """One simulation of the sweep: grid point ``point`` with ``seed``."""
+
+    __slots__ = ("point", "seed", "key", "scenario_json", "canonical")
+
+    def __init__(self, point: int, seed: int, key: str, scenario_json: str, canonical: str):
+        self.point, self.seed, self.key = point, seed, key
+        self.scenario_json, self.canonical = scenario_json, canonical
+
+    def __repr__(self) -> str:
+        return f"Run(point={self.point}, seed={self.seed}, key={self.key[:12]}...)"
+
+
+def run_key(normalized: Mapping[str, Any], seed: int, version: Optional[str] = None) -> Tuple[str, str]:
+    """(key, canonical text): the content hash of a run and the JSON it hashes."""
+    if version is None:
+        from ..version import __version__ as version
+    canonical = json.dumps({"scenario": normalized, "seed": int(seed), "version": version,
+                            "metrics": _metrics.VERSION},
+                           sort_keys=True, separators=(",", ":"), allow_nan=False)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:32], canonical

@@ -1,0 +1,106 @@
+"""tcpfriendly.metrics: one definition per group metric, and every consumer reports the same
+number under the same name (issue 12 item 1)."""
+
+from __future__ import annotations
+
+import math
+import os
+
+import pytest
+
+import tcpfriendly as tf
+from tcpfriendly import metrics
+from tcpfriendly.ns2 import compare as cmp
+from tcpfriendly.ns2 import ns2_available
+
+
+def flow(group, goodput, sent=100, events=2, direction="forward", **kw):
+    return dict({"group": group, "goodput_bps": goodput, "throughput_bps": goodput,
+                 "packets_sent": sent, "loss_events": events, "direction": direction,
+                 "retransmissions": 0, "timeouts": 0, "mean_rtt_s": 0.1, "mean_cwnd": 10.0}, **kw)
+
+
+def test_loss_event_rate_is_pooled_not_the_mean_of_the_flows_rates():
+    # 1 event in 1000 packets and 3 in 100: pooled 4/1100, not (0.001 + 0.03) / 2
+    g = [flow(0, 1e6, sent=1000, events=1), flow(0, 1e6, sent=100, events=3)]
+    assert metrics.loss_event_rate(g) == 4 / 1100
+    assert math.isnan(metrics.loss_event_rate([flow(0, 1e6, events=None)]))
+    assert math.isnan(metrics.loss_event_rate([flow(0, 1e6, sent=0, events=0)]))
+
+
+def test_share_and_fraction_are_distinct():
+    flows = [flow(0, 3e6), flow(1, 1e6), flow(1, 1e6), flow(1, 1e6), flow(2, 5e6, direction="reverse")]
+    g0, g1 = flows[:1], flows[1:4]
+    # share: group mean / mean flow of the direction (1.5e6): 2 and 2/3
+    assert metrics.share(g0, flows) == 3e6 / 1.5e6
+    assert metrics.share(g1, flows) == pytest.approx(1e6 / 1.5e6)
+    # fraction: group total / direction total (6e6): 0.5 and 0.5; the reverse group alone has 1
+    assert metrics.fraction(g0, flows) == 0.5 and metrics.fraction(g1, flows) == 0.5
+    assert metrics.fraction(flows[4:], flows) == 1.0 and metrics.share(flows[4:], flows) == 1.0
+
+
+def test_jain_and_cov():
+    assert metrics.jain([1.0, 1.0, 1.0]) == 1.0
+    assert metrics.jain([1.0, 0.0, 0.0, 0.0]) == 0.25
+    assert math.isnan(metrics.jain([0.0, 0.0]))
+    assert metrics.cov([2.0, 2.0]) == 0.0
+    assert metrics.cov([1.0, 3.0]) == 0.5
+    vals = metrics.group_metrics([flow(0, 1.0), flow(0, 3.0), flow(1, 2.0)])
+    assert vals[0]["jain"] == 16 / 20 and vals[0]["cov"] == 0.5 and vals[1]["n_flows"] == 1
+
+
+SCENARIO = """
+duration = 12
+seed = 3
+measure = { from = 2, to = 12 }
+[bottleneck]
+rate = "5Mbps"
+delay = "20ms"
+queue = "red"
+limit = "2bdp"
+[[flows]]
+count = 2
+algorithm = "tcp"
+recovery = "sack"
+access_delay = "1ms..4ms"
+[[flows]]
+count = 3
+algorithm = "gaimd"
+params = { alpha = 0.31, keep = 0.875 }
+recovery = "sack"
+access_delay = "1ms..4ms"
+"""
+
+
+@pytest.fixture(scope="module")
+def scenario_file(tmp_path_factory):
+    path = tmp_path_factory.mktemp("metrics") / "two-groups.toml"
+    path.write_text(SCENARIO)
+    return str(path)
+
+
+def test_run_sweep_and_ns2_compare_report_the_same_group_metrics(scenario_file, tmp_path):
+    """The same group in Result.group_summary() (what tcpf run prints), a one-point sweep and
+    ns2 compare's tcpfriendly side has the same loss_event_rate, share and fraction."""
+    r = tf.run(tf.Scenario.from_toml(scenario_file), seed=3)
+    summary = r.group_summary().set_index("group")
+    # the run's groups differ, so the equalities below compare real numbers
+    assert summary.loc[0, "loss_event_rate"] != summary.loc[1, "loss_event_rate"]
+    sweep = tf.Sweep(scenario_file, seeds=[3]).run(quiet=True).table.set_index("group")
+    meta = cmp._group_meta(tf.Scenario.from_toml(scenario_file).normalized())
+    compare_side = cmp.summarize_run(r.raw, meta)["groups"]
+    for g in (0, 1):
+        for m in ("loss_event_rate", "share", "fraction", "goodput_bps_mean", "jain"):
+            assert summary.loc[g, m] == sweep.loc[g, m] == compare_side[g][m], (g, m)
+        assert compare_side[g]["loss_event_rate"] == summary.loc[g, "loss_event_rate"]
+        assert compare_side[g]["goodput"] == summary.loc[g, "goodput_bps_mean"]
+    if not ns2_available():
+        return
+    # and the rows tcpf ns2 compare prints (one seed: the means are the run's values)
+    res = cmp.compare_scenario(scenario_file, seeds=1)
+    assert res["seeds"] == [3]
+    rows = {(row["group"], row["metric"]): row["engine"] for row in res["rows"]}
+    for g in (0, 1):
+        assert rows[(g, "loss_event_rate")] == summary.loc[g, "loss_event_rate"]
+        assert rows[(g, "fraction")] == summary.loc[g, "fraction"]
+        assert rows[(g, "goodput")] == summary.loc[g, "goodput_bps_mean"]
