@@ -1,0 +1,357 @@
+"""``evaluate(alg, ...)``: run the evaluation's experiments for one algorithm, grade it."""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+
+import numpy as np
+
+from .. import dynamics as dyn
+from ..errors import ScenarioError
+from . import grades as G
+from .runner import Job, execute
+from .scenarios import EVALUATION, Experiment, algorithm_fields, derived, fill, load_experiment
+
+__all__ = ["Evaluation", "evaluate", "check_algorithm"]
+
+#: Time-series interval and reducer of each experiment.
+_RUN = {
+    "tsao2007/s1-nonperiodic": (None, "single_flow"),
+    "tsao2007/s2-low-multiplexing": (None, "s2"),
+    "tsao2007/s3-two-state": (0.5, "s3"),
+    "tsao2007/s4-bursty": (0.5, "s4"),
+    "jin2001/impulse-response": (0.1, "impulse"),
+    "sastry2005/trough": (None, "trough"),  # the scenario sets its own interval
+}
+
+
+@dataclass
+class Evaluation:
+    """The outcome of :func:`evaluate`: grades with the numbers behind them."""
+    algorithm: str
+    params: Dict[str, Any]
+    quick: bool
+    grades: Dict[str, str]
+    numbers: Dict[str, Any]
+    metrics: Dict[str, Any]
+    thresholds: Dict[str, Any]
+    assumptions: Dict[str, Any]
+    seeds: Dict[str, int]
+    wall_s: float = 0.0
+    raw: Dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> Dict[str, Any]:
+        return {
+            "algorithm": self.algorithm, "params": self.params, "quick": self.quick,
+            "grades": self.grades, "numbers": self.numbers, "metrics": self.metrics,
+            "thresholds": self.thresholds, "assumptions": self.assumptions,
+            "seeds": self.seeds, "wall_s": round(self.wall_s, 2),
+        }
+
+    def row(self) -> List[str]:
+        """The Table-4 row: grades in tsao2007's column order."""
+        return [self.grades.get(c, "-") for c in G.COLUMNS]
+
+
+def _registry() -> Dict[str, Dict[str, Any]]:
+    from ..scenario import algorithms
+    return {a["name"]: a for a in algorithms()}
+
+
+def check_algorithm(alg: str, params: Optional[Mapping[str, Any]] = None,
+                    controllers: Optional[Mapping[str, type]] = None) -> Tuple[Dict[str, Any], Optional[str]]:
+    """Validate the algorithm and its parameters with the engine; return the canonical params
+    (β as the fraction removed, every default filled) and the family. Raises ScenarioError
+    naming the bad field."""
+    if not isinstance(alg, str) or not alg:
+        raise ScenarioError(f"algorithm: must be a non-empty name, got {alg!r}")
+    reg = _registry()
+    controllers = dict(controllers or {})
+    if alg not in reg and alg not in controllers:
+        raise ScenarioError(f"algorithm: unknown algorithm {alg!r} (see `tcpf algorithms`"
+                            + (f"; controllers given: {', '.join(controllers)}" if controllers else "") + ")")
+    if alg in ("cbr", "pareto"):
+        raise ScenarioError(f"algorithm: {alg!r} is a UDP source, not a congestion control")
+    family = reg.get(alg, {}).get("family")
+    sc = {"duration": 1, "bottleneck": {"rate": "10Mbps", "delay": "10ms"},
+          "flows": [dict(algorithm=alg, **({"params": dict(params)} if params else {}))]}
+    from ..scenario import Scenario, _call_engine, native
+    import json
+    if controllers:
+        from ..results import _check_controllers
+        _check_controllers(Scenario(sc), controllers)
+        normalized = json.loads(_call_engine(native().normalize, Scenario(sc).to_json(), list(controllers)))
+    else:
+        normalized = Scenario(sc).normalized()
+    canon = normalized["flows"][0].get("params") or {}
+    return canon, family
+
+
+def _mean(xs) -> float:
+    a = [x for x in xs if isinstance(x, (int, float)) and math.isfinite(x)]
+    return float(np.mean(a)) if a else float("nan")
+
+
+def _experiment_jobs(exp: Experiment, alg_fields: Dict[str, Any], quick: bool, seeds: int,
+                     base_seed: int, overrides: Mapping[str, Any]) -> List[Tuple[Dict[str, Any], str, Job]]:
+    """(point, role, job) for every run of ``exp``: role "x" (the algorithm under test) and,
+    for paired experiments, "tcp" (the same scenario with TCP SACK, the same seed)."""
+    values = exp.values(quick, overrides)
+    interval, reducer = _RUN[exp.key]
+    runs = exp.meta.get("runs", "single")
+    tcp_fields = algorithm_fields("tcp", None, "aimd", "sack")
+    out = []
+    for point in exp.grid(quick):
+        for s in range(seeds):
+            seed = base_seed + s
+            roles = [("x", alg_fields)] + ([("tcp", tcp_fields)] if runs == "paired" else [])
+            if exp.meta.get("order") == "both":
+                roles.append(("x_swapped", alg_fields))
+            for role, af in roles:
+                v = derived(exp, dict(values, **point))
+                v.update(af)
+                if role == "tcp" and "recovery" in values:
+                    v["recovery"] = "sack" if exp.paper == "tsao2007" else values["recovery"]
+                scen = fill(exp.template, v)
+                ctx = {k: v[k] for k in values if isinstance(v[k], (int, float, str)) and not isinstance(v[k], bool)}
+                ctx = {k: (float(x) if isinstance(x, (int, float)) else x) for k, x in ctx.items()}
+                ctx["x_group"] = 0
+                if role == "x_swapped":
+                    # the same run with the two flow groups listed in the other order: the
+                    # engine breaks ties by flow order, and DropTail phase effects amplify it
+                    scen["flows"][0], scen["flows"][1] = scen["flows"][1], scen["flows"][0]
+                    ctx["x_group"] = 1
+                out.append((point, role, Job(scen, seed, reducer, ctx, interval)))
+    return out
+
+
+def evaluate(alg: str, params: Optional[Mapping[str, Any]] = None, *,
+             controllers: Optional[Mapping[str, type]] = None, quick: bool = False,
+             seeds: Optional[int] = None, out: Optional[str] = None, workers: Optional[int] = None,
+             thresholds: Optional[str] = None, assumptions: Optional[Mapping[str, Mapping[str, Any]]] = None,
+             only: Optional[Sequence[str]] = None, base_seed: int = 1,
+             progress: Optional[bool] = None, memo: Optional[Dict[str, Any]] = None) -> Evaluation:
+    """Run tsao2007 S1-S4, jin2001's impulse response and sastry2005's trough test for
+    ``alg`` (with ``params``) against TCP SACK and grade it.
+
+    Args:
+        alg: an algorithm of ``tcpf algorithms``, ``"formula"`` (with ``params`` holding
+            ``increase``/``decrease`` or ``f``/``g``), or the name of a Python controller in
+            ``controllers``.
+        params: the algorithm's parameters (β = the fraction removed; ``keep=`` for the kept).
+        controllers: ``{name: Controller subclass}`` for Python controllers.
+        quick: fewer seeds, shorter runs and fewer axis points (each experiment's ``quick``
+            values); under 2 minutes on one core for built-in algorithms.
+        seeds: runs per point (default: each experiment's ``seeds`` / ``quick_seeds``).
+        out: a directory for the run cache (``out/runs``) and the reports.
+        workers: processes (default: all cores; Python controllers run in-process).
+        thresholds: a thresholds TOML (default ``experiments/tsao2007/thresholds.toml``).
+        assumptions: ``{"paper/experiment": {name: value}}`` overrides of named assumptions.
+        only: run only these experiments (``"s1"``, ``"tsao2007/s2-low-multiplexing"``, ...).
+    """
+    t0 = time.monotonic()
+    th = G.load_thresholds(thresholds)
+    canon, family = check_algorithm(alg, params, controllers)
+    if seeds is not None and (isinstance(seeds, bool) or not isinstance(seeds, int) or seeds < 1):
+        raise ScenarioError(f"seeds: must be a positive integer, got {seeds!r}")
+    af = algorithm_fields(alg, params, family, None)
+    overrides = dict(assumptions or {})
+    selected = []
+    for paper, eid in EVALUATION:
+        key = f"{paper}/{eid}"
+        if only and not any(o == key or eid.startswith(o) or o == paper for o in only):
+            continue
+        selected.append(load_experiment(paper, eid))
+    for k in overrides:
+        if k not in {e.key for e in selected}:
+            raise ScenarioError(f"assumptions: unknown experiment {k!r}")
+    all_jobs = []
+    per_exp = {}
+    for exp in selected:
+        vals = exp.values(quick, overrides.get(exp.key))
+        f = dict(af, recovery=None if family == "rate-based" else vals.get("recovery"))
+        jobs = _experiment_jobs(exp, f, quick, exp.seeds(quick, seeds), base_seed, overrides.get(exp.key, {}))
+        per_exp[exp.key] = (exp, vals, len(all_jobs), len(jobs), jobs)
+        all_jobs.extend(j for _, _, j in jobs)
+    results = execute(all_jobs, workers=workers, out=out, controllers=dict(controllers) if controllers else None,
+                      label=f"evaluate {alg}", progress=progress, memo=memo)
+
+    grades: Dict[str, str] = {}
+    numbers: Dict[str, Any] = {}
+    metrics: Dict[str, Any] = {}
+    raw: Dict[str, Any] = {}
+    used_assumptions: Dict[str, Any] = {}
+    seeds_used: Dict[str, int] = {}
+    for key, (exp, vals, start, n, jobs) in per_exp.items():
+        reds = results[start:start + n]
+        rows = [(p, role, j, r) for (p, role, j), r in zip(jobs, reds)]
+        used_assumptions[key] = {name: {"value": vals[name], "doc": a["doc"], "source": a.get("source", "")}
+                                 for name, a in exp.assumptions.items()}
+        seeds_used[key] = exp.seeds(quick, seeds)
+        fn = _AGGREGATE[key]
+        m, g, num, rw = fn(exp, vals, rows, th)
+        metrics[key] = m
+        grades.update(g)
+        numbers.update(num)
+        raw[key] = rw
+    return Evaluation(algorithm=alg, params=canon, quick=quick, grades=grades, numbers=numbers,
+                      metrics=metrics, thresholds=th, assumptions=used_assumptions,
+                      seeds=seeds_used, wall_s=time.monotonic() - t0, raw=raw)
+
+
+# ----- aggregation and grading per experiment ---------------------------------------------------------
+def _by_point(rows, axis: str):
+    pts: Dict[Any, Dict[str, list]] = {}
+    for p, role, j, r in rows:
+        pts.setdefault(p.get(axis), {}).setdefault(role, []).append((j.seed, r))
+    return pts
+
+
+def _agg_s1(exp, vals, rows, th):
+    pts = _by_point(rows, "cv")
+    table = []
+    for cv in sorted(pts):
+        x = dict(pts[cv]["x"])
+        tcp = dict(pts[cv]["tcp"])
+        ratios = [dyn.normalised(x[s]["goodput_bps"], tcp[s]["goodput_bps"]) for s in x]
+        table.append({"cv": cv, "norm_identical": _mean(ratios),
+                      "x_goodput_bps": _mean([x[s]["goodput_bps"] for s in x]),
+                      "tcp_goodput_bps": _mean([tcp[s]["goodput_bps"] for s in tcp]),
+                      "cross_seed_cov": dyn.cov(ratios) if len(ratios) > 1 else float("nan")})
+    worst = G.worst_ratio([r["norm_identical"] for r in table])
+    most = max((r["norm_identical"] for r in table), default=float("nan"))
+    eq, comp = G.grade_throughput(worst, th), G.grade_compatibility(most, th)
+    return ({"points": table},
+            {"S1": f"{eq}({comp})"},
+            {"S1": {"equivalence": worst, "compatibility": most,
+                    "rule": "X/TCP under the identical loss process; worst CV point (|ln r| max); compatibility: max r"}},
+            {"points": table})
+
+
+def _agg_s2(exp, vals, rows, th):
+    pts = _by_point(rows, "cv_rtt")
+    table = []
+    for cv in sorted(pts):
+        rs = [r for _, r in pts[cv]["x"]] + [r for _, r in pts[cv].get("x_swapped", [])]
+        table.append({
+            "cv_rtt": cv,
+            "norm_same_run": _gmean([dyn.normalised(r["x_goodput_bps"], r["tcp_goodput_bps"]) for r in rs]),
+            "short_rtt_loss_ratio": _gmean([dyn.normalised(r["x_short_loss_event_rate"], r["tcp_short_loss_event_rate"]) for r in rs]),
+            "short_rtt_goodput_ratio": _gmean([dyn.normalised(r["x_short_goodput_bps"], r["tcp_short_goodput_bps"]) for r in rs]),
+            "x_fair_share": _mean([dyn.fair_share_ratio(r["x_goodput_bps"], _rate(vals["rate"]), 2 * int(vals["n"])) for r in rs]),
+            "utilization": _mean([r["utilization"] for r in rs]),
+        })
+    hom = next((r["norm_same_run"] for r in table if r["cv_rtt"] == 0), float("nan"))
+    het = G.worst_ratio([r["norm_same_run"] for r in table if r["cv_rtt"] > 0])
+    return ({"points": table},
+            {"S2 hom": G.grade_throughput(hom, th), "S2 het": G.grade_throughput(het, th)},
+            {"S2 hom": {"equal_share": hom, "rule": "X/TCP same run, CV[RTT] = 0"},
+             "S2 het": {"equal_share": het, "rule": "X/TCP same run, worst CV[RTT] > 0 point"}},
+            {"points": table})
+
+
+def _gmean(xs) -> float:
+    """Geometric mean of positive finite ratios (a ratio and its inverse average to 1);
+    NaN if any is not positive and finite."""
+    a = [x for x in xs if isinstance(x, (int, float))]
+    if not a or any(not (math.isfinite(x) and x > 0) for x in a):
+        return float("nan")
+    return float(math.exp(sum(math.log(x) for x in a) / len(a)))
+
+
+def _rate(v) -> float:
+    if isinstance(v, (int, float)):
+        return float(v)
+    s = str(v).strip().lower().replace(" ", "").replace("/s", "ps")
+    for suf, mul in (("gbps", 1e9), ("mbps", 1e6), ("kbps", 1e3), ("bps", 1.0)):
+        if s.endswith(suf):
+            return float(s[: -len(suf)]) * mul
+    return float(s)
+
+
+def _agg_s3(exp, vals, rows, th):
+    x = {j.seed: r for p, role, j, r in rows if role == "x"}
+    tcp = {j.seed: r for p, role, j, r in rows if role == "tcp"}
+    floor = float(vals["average_s"])
+    m = {}
+    for d in ("up", "down"):
+        xs = [x[s][f"{d}_seconds"] for s in x]
+        ts = [tcp[s][f"{d}_seconds"] for s in tcp]
+        m[f"{d}_seconds"] = _mean(xs) if all(math.isfinite(v) for v in xs) else float("nan")
+        m[f"tcp_{d}_seconds"] = _mean(ts)
+        m[f"{d}_ratio"] = G.time_ratio(m[f"{d}_seconds"], m[f"tcp_{d}_seconds"], floor)
+        m[f"{d}_loss_events"] = _mean([x[s][f"{d}_loss_events"] for s in x if x[s][f"{d}_loss_events"] is not None])
+        m[f"tcp_{d}_loss_events"] = _mean([tcp[s][f"{d}_loss_events"] for s in tcp if tcp[s][f"{d}_loss_events"] is not None])
+    m["low_phase_norm"] = _mean([dyn.normalised(x[s]["low_phase_goodput_bps"], tcp[s]["low_phase_goodput_bps"]) for s in x])
+    up = G.grade_transient(m["up_ratio"], th)
+    down = G.grade_transient(m["down_ratio"], th)
+    grades = {"S3 up": f"{up}({G.O})", "S3 down": f"{down}({down})"}
+    nums = {"S3 up": {"time_ratio": m["up_ratio"], "x_s": m["up_seconds"], "tcp_s": m["tcp_up_seconds"],
+                      "rule": "X's time / TCP's to the new steady throughput after the loss rate falls; compatibility: don't care (tsao2007 Table 1) -> O"},
+            "S3 down": {"time_ratio": m["down_ratio"], "x_s": m["down_seconds"], "tcp_s": m["tcp_down_seconds"],
+                        "rule": "X's time / TCP's after the loss rate rises; compatibility: as fast as TCP (same rule)"}}
+    first = min(x)
+    return m, grades, nums, {"x_series": x[first]["series"], "tcp_series": tcp[first]["series"]}
+
+
+def _agg_s4(exp, vals, rows, th):
+    rs = [r for _, _, _, r in rows]
+    floor = float(vals["average_s"])
+    m = {}
+    for d in ("up", "down"):
+        xs = [v for r in rs for v in r["x"][f"{d}_seconds"]]
+        ts = [v for r in rs for v in r["tcp"][f"{d}_seconds"]]
+        m[f"{d}_seconds"] = _mean(xs) if xs and all(math.isfinite(v) for v in xs) else float("nan")
+        m[f"tcp_{d}_seconds"] = _mean(ts)
+        m[f"{d}_unconverged_steps"] = sum(1 for v in xs if not math.isfinite(v))
+        m[f"{d}_ratio"] = G.time_ratio(m[f"{d}_seconds"], m[f"tcp_{d}_seconds"], floor)
+        xl = [v for r in rs for v in r["x"][f"{d}_losses"]]
+        tl = [v for r in rs for v in r["tcp"][f"{d}_losses"]]
+        m[f"{d}_loss_ratio"] = dyn.normalised(_mean(xl), _mean(tl)) if xl and tl else float("nan")
+    m["norm_same_run"] = _mean([dyn.normalised(r["x"]["goodput_bps"], r["tcp"]["goodput_bps"]) for r in rs])
+    grades = {"S4 up": G.grade_transient(m["up_ratio"], th), "S4 down": G.grade_transient(m["down_ratio"], th)}
+    nums = {"S4 up": {"time_ratio": m["up_ratio"], "x_s": m["up_seconds"], "tcp_s": m["tcp_up_seconds"],
+                      "rule": "X's time / TCP's (same run) to the new steady throughput after the CBR drops 14 -> 9 Mb/s"},
+            "S4 down": {"time_ratio": m["down_ratio"], "x_s": m["down_seconds"], "tcp_s": m["tcp_down_seconds"],
+                        "rule": "X's time / TCP's after the CBR rises 9 -> 14 Mb/s"}}
+    raw = {}
+    if rs and "series" in rs[0]["x"]:
+        raw = {"x_series": rs[0]["x"]["series"], "tcp_series": rs[0]["tcp"]["series"]}
+    return m, grades, nums, raw
+
+
+def _agg_impulse(exp, vals, rows, th):
+    rs = [r for _, _, _, r in rows]
+    aggr = dyn.mean_ci95([v for r in rs for v in r["aggr_samples"]])
+    resp = dyn.mean_ci95([v for r in rs for v in r["resp_samples"]])
+    resp_s = dyn.mean_ci95([v for r in rs for v in r["resp_seconds"]])
+    m = {
+        "inv_aggressiveness_rtt": aggr, "inv_responsiveness_losses": resp,
+        "inv_responsiveness_s": resp_s,
+        "mean_rtt_s": _mean([r["rtt_s"] for r in rs]),
+        "w_low": _mean([v for r in rs for v in r["w_low"]]),
+        "w_high": _mean([v for r in rs for v in r["w_high"]]),
+    }
+    return m, {}, {}, {"series": rs[0]["series"] if rs else {}}
+
+
+def _agg_trough(exp, vals, rows, th):
+    rs = [r for _, _, _, r in rows]
+    keys = ["utilization_metric", "drop_metric", "steady_utilization", "steady_drop_rate",
+            "t_util_recover_s", "t_drop_recover_s"]
+    m = {k: _mean([r[k] for r in rs]) for k in keys}
+    m["ci"] = {k: dyn.mean_ci95([r[k] for r in rs]) for k in ("utilization_metric", "drop_metric")}
+    return m, {}, {}, {"series": rs[0]["series"] if rs else {}}
+
+
+_AGGREGATE = {
+    "tsao2007/s1-nonperiodic": _agg_s1,
+    "tsao2007/s2-low-multiplexing": _agg_s2,
+    "tsao2007/s3-two-state": _agg_s3,
+    "tsao2007/s4-bursty": _agg_s4,
+    "jin2001/impulse-response": _agg_impulse,
+    "sastry2005/trough": _agg_trough,
+}
