@@ -242,7 +242,7 @@ def _first_time(times: np.ndarray, cond: np.ndarray) -> float:
 def _steady_window(t: np.ndarray, w: np.ndarray, start: float, end: float, tail: float) -> float:
     """Mean window over the last ``tail`` fraction of ``[start, end)``."""
     a = end - tail * (end - start)
-    sel = (t > a) & (t <= end) & np.isfinite(w)
+    sel = (t > a) & (t < end) & np.isfinite(w)
     return float(w[sel].mean()) if sel.any() else float("nan")
 
 
