@@ -22,6 +22,7 @@ import time
 from typing import Any, Callable, Dict, List, Mapping, Optional
 
 import numpy as np
+import pandas as pd
 
 from .. import dynamics as dyn
 
@@ -127,8 +128,14 @@ def reduce_s4(res, ctx) -> Dict[str, Any]:
 def reduce_impulse(res, ctx) -> Dict[str, Any]:
     ts = res.timeseries("flows")
     d = dyn.flow_series(ts, 0)
-    t, w = d["time"].to_numpy(), d["cwnd"].to_numpy()
+    t = d["time"].to_numpy(dtype=float)
+    w = pd.to_numeric(d["cwnd"], errors="coerce").to_numpy(dtype=float)
     rtt = float(res.flows.iloc[0]["mean_rtt_s"])
+    if not np.isfinite(w).any():
+        # a rate-based flow has no window: use its delivered rate times its mean RTT, in
+        # packets, as the equivalent window (binned to 1 RTT-ish by the 0.1 s sampling)
+        pkt_bits = 8.0 * float(res.scenario.get("packet_size", 1000))
+        w = d["rate_bps"].to_numpy(dtype=float) * rtt / pkt_bits
     on, off, dur = ctx["t_on"], ctx["t_off"], ctx["duration"]
     period = on + off
     # CBR is on during [k P, k P + on), off during [k P + on, (k+1) P); skip the first cycle
