@@ -412,7 +412,8 @@ def trough_metrics(time: Sequence[float], utilization: Sequence[float], drops: S
       ``U_b · C · interval / (8 · wire_bytes)`` per sample;
     - steady utilisation ``U_ss`` and drop rate ``D_ss``: ``Σ``-based over ``steady``;
     - **utilisation metric** = (``U_ss − min U_b`` over ``[t1, t1 + T_U]``) × ``T_U``, where
-      ``T_U`` = seconds after ``t1`` until ``U_b ≥ util_recover · U_ss`` (0.95): "the product of
+      ``T_U`` = seconds after ``t1`` until ``U_b ≥ util_recover · U_ss`` (0.95) again, counted
+      from the first bin after ``t1`` that is below it (the queue drains first): "the product of
       the drop in utilization at t1 (from the utilization at steady state) and the amount of
       time it takes to get back to 95% of the steady-state utilization";
     - **drop metric** = (``max D_b`` over ``[t2, t2 + T_D]`` − ``D_ss``) × ``T_D``, where ``T_D``
@@ -444,9 +445,17 @@ def trough_metrics(time: Sequence[float], utilization: Sequence[float], drops: S
 
     after1 = (ends > t1) & (ends <= t2)
     e1, u1 = ends[after1], ub[after1]
-    back = _first_time(e1, u1 >= util_recover * u_ss)
-    t_u = back - t1 if math.isfinite(back) else (t2 - t1)
-    dip = float(u_ss - u1[e1 <= t1 + t_u + 1e-9].min()) if u1.size else float("nan")
+    # the queue drains for a while after t1, so the utilisation may stay high at first: the
+    # recovery is the first bin back at util_recover x U_ss AFTER the utilisation has fallen
+    # below it (0 when it never falls)
+    below = np.nonzero(u1 < util_recover * u_ss)[0]
+    if below.size:
+        k = int(below[0])
+        back = _first_time(e1[k:], u1[k:] >= util_recover * u_ss)
+        t_u = back - t1 if math.isfinite(back) else (t2 - t1)
+    else:
+        t_u = 0.0
+    dip = float(u_ss - u1[e1 <= t1 + max(t_u, bin_s) + 1e-9].min()) if u1.size else float("nan")
 
     after2 = ends > t2
     e2, d2 = ends[after2], dr[after2]
@@ -471,7 +480,8 @@ def trough_metrics(time: Sequence[float], utilization: Sequence[float], drops: S
 
 # ----- tsao2007 measures ------------------------------------------------------------------------
 def convergence_time(t: Sequence[float], x: Sequence[float], change: float, steady: Tuple[float, float],
-                     tol: float = 0.1, average_s: float = 10.0) -> Dict[str, float]:
+                     tol: float = 0.1, average_s: float = 10.0,
+                     target: Optional[float] = None) -> Dict[str, float]:
     """Seconds a flow needs to reach its new steady throughput after the loss rate (or the
     available bandwidth) changes at ``change`` (tsao2007 S3 Fig. 3 and S4 Fig. 4: the time to
     reach the new steady throughput, up after the loss rate falls, down after it rises).
@@ -482,7 +492,13 @@ def convergence_time(t: Sequence[float], x: Sequence[float], change: float, stea
 
     (the first half-window is skipped so that no average mixes in the old regime). The
     direction follows from the data: from below after the available bandwidth grows, from
-    above after it shrinks. Returns ``{"seconds", "target", "start_level"}`` (``start_level``:
+    above after it shrinks.
+
+    ``target``: the new steady level when it is known independently of this series (tsao2007's
+    "new steady throughput": e.g. the flow's mean throughput in a stationary run with the new
+    regime held, as ``tcpf evaluate`` measures it). A target taken from the tail of the same
+    phase is wrong for a flow that is still climbing at the end of the phase (IIAD in S3); with
+    ``target`` given, ``steady`` only bounds the search (``steady[1]``). Returns ``{"seconds", "target", "start_level"}`` (``start_level``:
     mean of ``x`` over the ``average_s`` before ``change``); ``seconds`` is NaN if the band is
     not reached before ``steady[1]``. tsao2007 gives no tolerance or averaging: ``tol`` and
     ``average_s`` are the evaluation's assumptions.
@@ -491,8 +507,10 @@ def convergence_time(t: Sequence[float], x: Sequence[float], change: float, stea
     xx = np.asarray(x, dtype=float)
     o = np.argsort(tt)
     tt, xx = tt[o], xx[o]
-    sel = (tt > steady[0]) & (tt <= steady[1])
-    target = float(xx[sel].mean()) if sel.any() else float("nan")
+    if target is None:
+        sel = (tt > steady[0]) & (tt <= steady[1])
+        target = float(xx[sel].mean()) if sel.any() else float("nan")
+    target = float(target)
     dt = float(np.median(np.diff(tt))) if tt.size > 1 else 1.0
     k = max(1, int(round(average_s / dt)))
     avg = pd.Series(xx).rolling(k, center=True, min_periods=1).mean().to_numpy()

@@ -131,6 +131,14 @@ def test_trough_metrics_on_a_synthetic_link():
     assert m["utilization_metric"] == pytest.approx(100 * 0.5 * 0.6, rel=1e-6)
     assert m["t_drop_recover_s"] == pytest.approx(1.1, abs=1e-6)      # first bin back: (81.0, 81.1]
     assert m["drop_metric"] == pytest.approx(100 * (0.5 - 0.05) * 1.1, rel=1e-6)
+    # the queue keeps the link busy for 0.3 s after t1 before the trough: recovery is counted
+    # back to 95% AFTER the fall, from t1
+    u2 = u.copy()
+    u2[(t > 50) & (t <= 50.3)] = 0.95
+    u2[(t > 50.3) & (t <= 51.0)] = 0.45
+    m2 = d.trough_metrics(t, u2, drops, rate, dt, wire, bin_s=0.1)
+    assert m2["t_util_recover_s"] == pytest.approx(1.1, abs=1e-6)     # first bin back: (51.0, 51.1]
+    assert m2["utilization_metric"] == pytest.approx(100 * 0.5 * 1.1, rel=1e-6)
 
 
 def test_convergence_time_up_and_down():
@@ -141,6 +149,9 @@ def test_convergence_time_up_and_down():
     assert r["target"] == pytest.approx(3.0) and r["seconds"] == pytest.approx(34.0, abs=1.0)
     y = np.where(t <= 100, 3.0, 1.0)
     assert d.convergence_time(t, y, 100.0, (200.0, 300.0), tol=0.1, average_s=1.0)["seconds"] <= 1.0
+    # an independent target (a stationary run's level): the tail of the phase is not used
+    r = d.convergence_time(t, x, 100.0, (200.0, 300.0), tol=0.1, average_s=1.0, target=2.0)
+    assert r["target"] == 2.0 and r["seconds"] == pytest.approx(16.0, abs=1.0)  # 1 + s/20 >= 1.8
 
 
 def test_loss_log_and_shortest_rtt_flow():

@@ -21,8 +21,8 @@ __all__ = ["Evaluation", "evaluate", "check_algorithm"]
 _RUN = {
     "tsao2007/s1-nonperiodic": (None, "single_flow"),
     "tsao2007/s2-low-multiplexing": (None, "s2"),
-    "tsao2007/s3-two-state": (0.5, "s3"),
-    "tsao2007/s4-bursty": (0.5, "s4"),
+    "tsao2007/s3-two-state": (0.5, "series"),
+    "tsao2007/s4-bursty": (0.5, "series"),
     "jin2001/impulse-response": (0.1, "impulse"),
     "sastry2005/trough": (None, "trough"),  # the scenario sets its own interval
 }
@@ -103,6 +103,7 @@ def _experiment_jobs(exp: Experiment, alg_fields: Dict[str, Any], quick: bool, s
     interval, reducer = _RUN[exp.key]
     runs = exp.meta.get("runs", "single")
     tcp_fields = algorithm_fields("tcp", None, "aimd", "sack")
+    refs = exp.references
     out = []
     for point in exp.grid(quick):
         for s in range(seeds):
@@ -110,10 +111,22 @@ def _experiment_jobs(exp: Experiment, alg_fields: Dict[str, Any], quick: bool, s
             roles = [("x", alg_fields)] + ([("tcp", tcp_fields)] if runs == "paired" else [])
             if exp.meta.get("order") == "both":
                 roles.append(("x_swapped", alg_fields))
+            # stationary reference runs (one regime held for the whole run): the new steady
+            # level each transient is measured against
+            for name in refs:
+                roles.append((f"x@{name}", alg_fields))
+                if runs == "paired":
+                    roles.append((f"tcp@{name}", tcp_fields))
             for role, af in roles:
-                v = derived(exp, dict(values, **point))
+                base = dict(values, **point)
+                reducer_of_role = reducer
+                if "@" in role:
+                    ref = refs[role.split("@", 1)[1]]
+                    base.update({k: values[src] for k, src in ref["set"].items()})
+                    reducer_of_role = "steady_level"
+                v = derived(exp, base, seed)
                 v.update(af)
-                if role == "tcp" and "recovery" in values:
+                if (role == "tcp" or role.startswith("tcp@")) and "recovery" in values:
                     v["recovery"] = "sack" if exp.paper == "tsao2007" else values["recovery"]
                 scen = fill(exp.template, v)
                 ctx = {k: v[k] for k in values if isinstance(v[k], (int, float, str)) and not isinstance(v[k], bool)}
@@ -124,7 +137,7 @@ def _experiment_jobs(exp: Experiment, alg_fields: Dict[str, Any], quick: bool, s
                     # engine breaks ties by flow order, and DropTail phase effects amplify it
                     scen["flows"][0], scen["flows"][1] = scen["flows"][1], scen["flows"][0]
                     ctx["x_group"] = 1
-                out.append((point, role, Job(scen, seed, reducer, ctx, interval)))
+                out.append((point, role, Job(scen, seed, reducer_of_role, ctx, interval)))
     return out
 
 
@@ -245,11 +258,14 @@ def _agg_s2(exp, vals, rows, th):
             "utilization": _mean([r["utilization"] for r in rs]),
         })
     hom = next((r["norm_same_run"] for r in table if r["cv_rtt"] == 0), float("nan"))
-    het = G.worst_ratio([r["norm_same_run"] for r in table if r["cv_rtt"] > 0])
+    # tsao2007 Obs. 2 describes the heterogeneous case as an average over the CV[RTT] > 0
+    # rounds ("1.5~4 times" for GAIMD and SIMD; RB schemes "meet TCP-equal share ... under
+    # CV[RTT] > 0.05"): the geometric mean over the CV[RTT] > 0 points of the grid
+    het = _gmean([r["norm_same_run"] for r in table if r["cv_rtt"] > 0])
     return ({"points": table},
             {"S2 hom": G.grade_throughput(hom, th), "S2 het": G.grade_throughput(het, th)},
             {"S2 hom": {"equal_share": hom, "rule": "X/TCP same run, CV[RTT] = 0"},
-             "S2 het": {"equal_share": het, "rule": "X/TCP same run, worst CV[RTT] > 0 point"}},
+             "S2 het": {"equal_share": het, "rule": "X/TCP same run, geometric mean over the CV[RTT] > 0 points"}},
             {"points": table})
 
 
@@ -272,55 +288,100 @@ def _rate(v) -> float:
     return float(s)
 
 
-def _agg_s3(exp, vals, rows, th):
-    x = {j.seed: r for p, role, j, r in rows if role == "x"}
-    tcp = {j.seed: r for p, role, j, r in rows if role == "tcp"}
+def _by_seed(rows) -> Dict[str, Dict[int, Dict[str, Any]]]:
+    out: Dict[str, Dict[int, Dict[str, Any]]] = {}
+    for p, role, j, r in rows:
+        out.setdefault(role, {})[j.seed] = r
+    return out
+
+
+def _transient(series: Mapping[str, Any], change: float, until: float, target: float,
+               vals: Mapping[str, Any]) -> Dict[str, Any]:
+    """Seconds after ``change`` until the throughput (moving average over ``average_s``) is
+    within ``tol`` of ``target`` (the new steady level from the reference run), searched up to
+    ``until``; and the flow's window reductions during that time (tsao2007 Fig. 4(c))."""
+    t = np.asarray(series["time"], dtype=float)
+    x = np.asarray(series["rate_bps"], dtype=float)
+    r = dyn.convergence_time(t, x, change, (change, until), float(vals["tol"]),
+                             float(vals["average_s"]), target=target)
+    secs = r["seconds"]
+    lt = np.asarray(series["loss_times"], dtype=float)
+    losses = int(((lt > change) & (lt <= change + secs)).sum()) if math.isfinite(secs) else None
+    return {"seconds": secs, "losses": losses, "target_bps": target, "start_bps": r["start_level"]}
+
+
+def _agg_transients(exp, vals, rows, th, changes, up_col, down_col, rule_up, rule_down, compat):
+    """Shared by S3 and S4: X and TCP (paired runs, same seed), each change measured against
+    the level of the matching reference run. ``changes``: [(time, until, "up"|"down", ref)]."""
+    by = _by_seed(rows)
     floor = float(vals["average_s"])
-    m = {}
+    m: Dict[str, Any] = {"per_seed": []}
+    acc = {(who, d): [] for who in ("x", "tcp") for d in ("up", "down")}
+    loss = {(who, d): [] for who in ("x", "tcp") for d in ("up", "down")}
+    for seed in sorted(by.get("x", {})):
+        row = {"seed": seed}
+        for who in ("x", "tcp"):
+            ser = by[who][seed]
+            for change, until, d, ref in changes:
+                target = by[f"{who}@{ref}"][seed]["level_bps"]
+                tr = _transient(ser, change, until, target, vals)
+                acc[(who, d)].append(tr["seconds"])
+                if tr["losses"] is not None:
+                    loss[(who, d)].append(tr["losses"])
+                row.setdefault(f"{who}_{d}_targets_bps", []).append(round(target, 1))
+        m["per_seed"].append(row)
     for d in ("up", "down"):
-        xs = [x[s][f"{d}_seconds"] for s in x]
-        ts = [tcp[s][f"{d}_seconds"] for s in tcp]
-        m[f"{d}_seconds"] = _mean(xs) if all(math.isfinite(v) for v in xs) else float("nan")
-        m[f"tcp_{d}_seconds"] = _mean(ts)
+        xs, ts = acc[("x", d)], acc[("tcp", d)]
+        m[f"{d}_seconds"] = _mean(xs) if xs and all(math.isfinite(v) for v in xs) else float("nan")
+        m[f"{d}_unconverged"] = sum(1 for v in xs if not math.isfinite(v))
+        m[f"tcp_{d}_seconds"] = _mean(ts) if ts and all(math.isfinite(v) for v in ts) else float("nan")
         m[f"{d}_ratio"] = G.time_ratio(m[f"{d}_seconds"], m[f"tcp_{d}_seconds"], floor)
-        m[f"{d}_loss_events"] = _mean([x[s][f"{d}_loss_events"] for s in x if x[s][f"{d}_loss_events"] is not None])
-        m[f"tcp_{d}_loss_events"] = _mean([tcp[s][f"{d}_loss_events"] for s in tcp if tcp[s][f"{d}_loss_events"] is not None])
-    m["low_phase_norm"] = _mean([dyn.normalised(x[s]["low_phase_goodput_bps"], tcp[s]["low_phase_goodput_bps"]) for s in x])
+        m[f"{d}_loss_events"] = _mean(loss[("x", d)])
+        m[f"tcp_{d}_loss_events"] = _mean(loss[("tcp", d)])
+        m[f"{d}_loss_ratio"] = dyn.normalised(m[f"{d}_loss_events"], m[f"tcp_{d}_loss_events"])
+    m["x_goodput_bps"] = _mean([r["goodput_bps"] for r in by["x"].values()])
+    m["tcp_goodput_bps"] = _mean([r["goodput_bps"] for r in by["tcp"].values()])
     up = G.grade_transient(m["up_ratio"], th)
     down = G.grade_transient(m["down_ratio"], th)
-    grades = {"S3 up": f"{up}({G.O})", "S3 down": f"{down}({down})"}
-    nums = {"S3 up": {"time_ratio": m["up_ratio"], "x_s": m["up_seconds"], "tcp_s": m["tcp_up_seconds"],
-                      "rule": "X's time / TCP's to the new steady throughput after the loss rate falls; compatibility: don't care (tsao2007 Table 1) -> O"},
-            "S3 down": {"time_ratio": m["down_ratio"], "x_s": m["down_seconds"], "tcp_s": m["tcp_down_seconds"],
-                        "rule": "X's time / TCP's after the loss rate rises; compatibility: as fast as TCP (same rule)"}}
-    first = min(x)
-    return m, grades, nums, {"x_series": x[first]["series"], "tcp_series": tcp[first]["series"]}
+    grades = {up_col: f"{up}({G.O})" if compat else up,
+              down_col: f"{down}({down})" if compat else down}
+    nums = {up_col: {"time_ratio": m["up_ratio"], "x_s": m["up_seconds"], "tcp_s": m["tcp_up_seconds"],
+                     "rule": rule_up},
+            down_col: {"time_ratio": m["down_ratio"], "x_s": m["down_seconds"], "tcp_s": m["tcp_down_seconds"],
+                       "loss_ratio": m["down_loss_ratio"], "rule": rule_down}}
+    first = min(by["x"])
+    raw = {"x_series": {k: by["x"][first][k] for k in ("time", "rate_bps")},
+           "tcp_series": {k: by["tcp"][first][k] for k in ("time", "rate_bps")}}
+    return m, grades, nums, raw
+
+
+def _agg_s3(exp, vals, rows, th):
+    lo, hi, end = float(vals["low_from"]), float(vals["low_to"]), float(vals["duration"])
+    changes = [(lo, hi, "up", "slow"), (hi, end, "down", "fast")]
+    return _agg_transients(
+        exp, vals, rows, th, changes, "S3 up", "S3 down",
+        "X's time / TCP's (paired runs) to come within tol of the steady throughput of the "
+        "low-loss regime (stationary reference run) after the loss rate falls; compatibility: "
+        "don't care (tsao2007 Table 1) -> O",
+        "the same after the loss rate rises; compatibility: as fast as TCP (same rule)", True)
 
 
 def _agg_s4(exp, vals, rows, th):
-    rs = [r for _, _, _, r in rows]
-    floor = float(vals["average_s"])
-    m = {}
-    for d in ("up", "down"):
-        xs = [v for r in rs for v in r["x"][f"{d}_seconds"]]
-        ts = [v for r in rs for v in r["tcp"][f"{d}_seconds"]]
-        m[f"{d}_seconds"] = _mean(xs) if xs and all(math.isfinite(v) for v in xs) else float("nan")
-        m[f"tcp_{d}_seconds"] = _mean(ts)
-        m[f"{d}_unconverged_steps"] = sum(1 for v in xs if not math.isfinite(v))
-        m[f"{d}_ratio"] = G.time_ratio(m[f"{d}_seconds"], m[f"tcp_{d}_seconds"], floor)
-        xl = [v for r in rs for v in r["x"][f"{d}_losses"]]
-        tl = [v for r in rs for v in r["tcp"][f"{d}_losses"]]
-        m[f"{d}_loss_ratio"] = dyn.normalised(_mean(xl), _mean(tl)) if xl and tl else float("nan")
-    m["norm_same_run"] = _mean([dyn.normalised(r["x"]["goodput_bps"], r["tcp"]["goodput_bps"]) for r in rs])
-    grades = {"S4 up": G.grade_transient(m["up_ratio"], th), "S4 down": G.grade_transient(m["down_ratio"], th)}
-    nums = {"S4 up": {"time_ratio": m["up_ratio"], "x_s": m["up_seconds"], "tcp_s": m["tcp_up_seconds"],
-                      "rule": "X's time / TCP's (same run) to the new steady throughput after the CBR drops 14 -> 9 Mb/s"},
-            "S4 down": {"time_ratio": m["down_ratio"], "x_s": m["down_seconds"], "tcp_s": m["tcp_down_seconds"],
-                        "rule": "X's time / TCP's after the CBR rises 9 -> 14 Mb/s"}}
-    raw = {}
-    if rs and "series" in rs[0]["x"]:
-        raw = {"x_series": rs[0]["x"]["series"], "tcp_series": rs[0]["tcp"]["series"]}
-    return m, grades, nums, raw
+    hp, dur = float(vals["half_period"]), float(vals["duration"])
+    changes = []
+    k = 1
+    while (k + 1) * hp <= dur + 1e-9:
+        # CBR steps [[0, high], [hp, low]] repeated every 2 hp: odd k, 14 -> 9 Mb/s (bandwidth
+        # appears); even k, 9 -> 14 Mb/s (bandwidth disappears)
+        up = k % 2 == 1
+        changes.append((k * hp, (k + 1) * hp, "up" if up else "down", "free" if up else "congested"))
+        k += 1
+    return _agg_transients(
+        exp, vals, rows, th, changes, "S4 up", "S4 down",
+        "X's time / TCP's (paired runs, same CBR) to come within tol of the steady throughput "
+        "of the free state (reference run, CBR held at 9 Mb/s) after the CBR drops 14 -> 9 Mb/s",
+        "the same after the CBR rises 9 -> 14 Mb/s (target: reference run with the CBR held at "
+        "14 Mb/s); loss_ratio: X's window reductions during convergence / TCP's (Fig. 4(c))", False)
 
 
 def _agg_impulse(exp, vals, rows, th):

@@ -76,53 +76,30 @@ def _rate_1s(ts, flow: int, bin_s: float = 1.0):
     return ends, means
 
 
-def reduce_s3(res, ctx) -> Dict[str, Any]:
+def reduce_series(res, ctx) -> Dict[str, Any]:
+    """Flow 0's delivered rate binned to ``bin_s`` and its window reductions (the loss log):
+    tsao2007 S3/S4 measure the throughput of the one flow under test against time (Figs. 3-4);
+    the convergence times are computed from this in the aggregation, against targets from the
+    reference runs (:func:`reduce_steady_level`)."""
     ts = res.timeseries("flows")
-    t, x = _rate_1s(ts, 0)
-    lo, hi, end = ctx["low_from"], ctx["low_to"], ctx["duration"]
-    st, avg, tol = ctx["steady_s"], ctx["average_s"], ctx["tol"]
-    up = dyn.convergence_time(t, x, lo, (hi - st, hi), tol, avg)
-    down = dyn.convergence_time(t, x, hi, (end - st, end), tol, avg)
+    t, x = _rate_1s(ts, 0, float(ctx["bin_s"]))
     log = dyn.loss_log(res.raw)
-    sel = (t > lo) & (t <= hi)
-    return {
-        "up_seconds": up["seconds"], "down_seconds": down["seconds"],
-        "up_target_bps": up["target"], "down_target_bps": down["target"],
-        "low_phase_goodput_bps": float(np.mean(x[sel])) if sel.any() else float("nan"),
-        "up_loss_events": dyn.loss_events_between(log, 0, lo, lo + up["seconds"]) if math.isfinite(up["seconds"]) else None,
-        "down_loss_events": dyn.loss_events_between(log, 0, hi, hi + down["seconds"]) if math.isfinite(down["seconds"]) else None,
-        "series": {"time": t[::5].round(3).tolist(), "rate_bps": x[::5].round(1).tolist()},
-        "mean_rtt_s": float(res.flows.iloc[0]["mean_rtt_s"]),
-    }
+    lt = log[log["flow"] == 0]["time"].to_numpy(dtype=float)
+    return {"time": t.round(6).tolist(), "rate_bps": x.round(1).tolist(),
+            "loss_times": lt.round(6).tolist(),
+            "goodput_bps": float(res.flows.iloc[0]["goodput_bps"]),
+            "mean_rtt_s": float(res.flows.iloc[0]["mean_rtt_s"])}
 
 
-def reduce_s4(res, ctx) -> Dict[str, Any]:
+def reduce_steady_level(res, ctx) -> Dict[str, Any]:
+    """The steady throughput of flow 0 in a stationary reference run (one regime held for the
+    whole run): its mean delivered rate over the last ``reference_tail`` seconds."""
     ts = res.timeseries("flows")
-    log = dyn.loss_log(res.raw)
-    hp, dur = ctx["half_period"], ctx["duration"]
-    st, avg, tol = ctx["steady_s"], ctx["average_s"], ctx["tol"]
-    n = int(ctx["n"])
-    out: Dict[str, Any] = {}
-    xg = int(ctx.get("x_group", 0))
-    for g, name in ((xg, "x"), (1 - xg, "tcp")):
-        ups, downs, up_losses, down_losses = [], [], [], []
-        flow = g * n  # the first flow of the group
-        t, x = _rate_1s(ts, flow, 0.5)
-        k = 1
-        while (k + 1) * hp <= dur + 1e-9:
-            change = k * hp
-            r = dyn.convergence_time(t, x, change, (change + hp - st, change + hp), tol, avg)
-            # odd k: 14 -> 9 Mb/s at k*hp (CBR steps [[0, high], [hp, low]]): bandwidth appears
-            is_up = (k % 2 == 1)
-            (ups if is_up else downs).append(r["seconds"])
-            if math.isfinite(r["seconds"]):
-                le = dyn.loss_events_between(log, flow, change, change + r["seconds"])
-                (up_losses if is_up else down_losses).append(le)
-            k += 1
-        out[name] = {"up_seconds": ups, "down_seconds": downs, "up_losses": up_losses,
-                     "down_losses": down_losses, "goodput_bps": float(res.flows.iloc[flow]["goodput_bps"])}
-        out[name]["series"] = {"time": t.round(3).tolist(), "rate_bps": x.round(1).tolist()}
-    return out
+    t, x = _rate_1s(ts, 0, float(ctx["bin_s"]))
+    end = float(ctx["duration"])
+    sel = t > end - float(ctx["reference_tail"]) + 1e-9
+    return {"level_bps": float(np.mean(x[sel])) if sel.any() else float("nan"),
+            "mean_rtt_s": float(res.flows.iloc[0]["mean_rtt_s"])}
 
 
 def reduce_impulse(res, ctx) -> Dict[str, Any]:
@@ -161,7 +138,9 @@ def reduce_trough(res, ctx) -> Dict[str, Any]:
     wire = float(sc.get("packet_size", 1000)) + float(sc.get("tcp", {}).get("header_size", 40))
     m = dyn.trough_metrics(b["time"].to_numpy(), b["utilization"].to_numpy(), b["drops"].to_numpy(),
                            float(sc["bottleneck"]["rate"]), ctx["sample_s"], wire,
-                           t1=ctx["t1"], t2=ctx["t2"], bin_s=ctx["bin_s"])
+                           t1=ctx["t1"], t2=ctx["t2"], bin_s=ctx["bin_s"],
+                           steady=(ctx["steady_from"], ctx["steady_to"]),
+                           util_recover=ctx["util_recover"], drop_recover=ctx["drop_recover"])
     ends, u = dyn.binned(b["time"].to_numpy(), b["utilization"].to_numpy(), ctx["bin_s"])
     m["series"] = {"time": ends.round(3).tolist(), "utilization": u.round(4).tolist()}
     return m
@@ -170,8 +149,8 @@ def reduce_trough(res, ctx) -> Dict[str, Any]:
 REDUCERS: Dict[str, Callable] = {
     "single_flow": reduce_single_flow,
     "s2": reduce_s2,
-    "s3": reduce_s3,
-    "s4": reduce_s4,
+    "series": reduce_series,
+    "steady_level": reduce_steady_level,
     "impulse": reduce_impulse,
     "trough": reduce_trough,
 }

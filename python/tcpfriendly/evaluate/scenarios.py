@@ -71,6 +71,9 @@ class Experiment:
     quick_axes: Dict[str, List[Any]]
     template: Dict[str, Any]
     published: Dict[str, Any] = field(default_factory=dict)
+    #: ``{name: {"doc", "set": {placeholder: assumption}}}``: stationary reference runs, each
+    #: the template with some placeholders taking another assumption's value
+    references: Dict[str, Dict[str, Any]] = field(default_factory=dict)
 
     @property
     def key(self) -> str:
@@ -114,9 +117,17 @@ def load_experiment(paper: str, exp_id: str, root: Optional[str] = None) -> Expe
     for name, a in assumptions.items():
         if not isinstance(a, dict) or "value" not in a or "doc" not in a:
             raise ScenarioError(f"{path}/experiment.toml: assumptions.{name}: needs 'value' and 'doc'")
+    references = meta_all.get("references", {})
+    for name, ref in references.items():
+        if not isinstance(ref, dict) or "doc" not in ref or not isinstance(ref.get("set"), dict):
+            raise ScenarioError(f"{path}/experiment.toml: references.{name}: needs 'doc' and a 'set' table")
+        for k, src in ref["set"].items():
+            if src not in assumptions:
+                raise ScenarioError(f"{path}/experiment.toml: references.{name}.set.{k}: "
+                                    f"unknown assumption {src!r}")
     return Experiment(paper=paper, id=exp_id, path=path, meta=meta, assumptions=assumptions,
                       axes=meta_all.get("axes", {}), quick_axes=meta_all.get("quick_axes", {}),
-                      template=template, published=published)
+                      template=template, published=published, references=references)
 
 
 def fill(template: Any, values: Mapping[str, Any], where: str = "") -> Any:
@@ -165,9 +176,20 @@ def algorithm_fields(algorithm: str, params: Optional[Mapping[str, Any]], family
     }
 
 
-def derived(exp: Experiment, values: Dict[str, Any]) -> Dict[str, Any]:
-    """Placeholder values computed from the assumptions (documented in each experiment)."""
+def derived(exp: Experiment, values: Dict[str, Any], seed: int = 1) -> Dict[str, Any]:
+    """Placeholder values computed from the assumptions (documented in each experiment).
+
+    sastry2005's background ("a random number of Reno TCP flows") is drawn per seed from the
+    ``background`` range ``[lo, hi]`` with ``random.Random(seed)`` (the same count for the
+    algorithm under test and for the TCP row at the same seed)."""
     out = dict(values)
+    if exp.key == "sastry2005/trough":
+        bg = values["background"]
+        if isinstance(bg, list):
+            if len(bg) != 2 or not all(isinstance(b, int) and b >= 1 for b in bg) or bg[0] > bg[1]:
+                raise ScenarioError(f"background: must be a count >= 1 or a range [lo, hi] of counts, got {bg!r}")
+            import random
+            out["background"] = random.Random(int(seed)).randint(bg[0], bg[1])
     if exp.key == "tsao2007/s2-low-multiplexing":
         n = int(values["n"])
         cv = float(values["cv_rtt"])
