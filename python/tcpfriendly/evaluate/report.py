@@ -70,9 +70,9 @@ def text_report(ev) -> str:
         s = m.get(key)
         if s:
             lines.append(f"{name}: up {_f(s['up_seconds'], 1)} s (TCP {_f(s['tcp_up_seconds'], 1)} s), "
-                         f"down {_f(s['down_seconds'], 1)} s (TCP {_f(s['tcp_down_seconds'], 1)} s)"
-                         + (f", X/TCP throughput same run {_f(s['norm_same_run'])}" if "norm_same_run" in s else
-                            f", X/TCP throughput in the low-loss phase {_f(s['low_phase_norm'])}"))
+                         f"down {_f(s['down_seconds'], 1)} s (TCP {_f(s['tcp_down_seconds'], 1)} s) "
+                         f"to within tol of the new steady level (stationary reference runs); "
+                         f"loss events while converging down X/TCP {_f(s['down_loss_ratio'])}")
     j = m.get("jin2001/impulse-response")
     if j:
         a, r = j["inv_aggressiveness_rtt"], j["inv_responsiveness_losses"]
