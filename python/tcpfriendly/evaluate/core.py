@@ -396,7 +396,37 @@ def _agg_impulse(exp, vals, rows, th):
         "w_low": _mean([v for r in rs for v in r["w_low"]]),
         "w_high": _mean([v for r in rs for v in r["w_high"]]),
     }
+    # jin2001 Table 5's analysis column from the tradeoff model (jin2001 Table 3), at the
+    # paper's operating point (W 11 -> 22) and at ours, beside the simulated numbers
+    op = exp.published.get("operating_point", {"w_before": 11, "w_after": 22})
+    flow = rows[0][2].scenario["flows"][0] if rows else {}
+    m["analysis_paper_point"] = _tradeoff(flow, op["w_before"], op["w_after"])
+    m["analysis_our_point"] = _tradeoff(flow, m["w_low"], m["w_high"])
+    m["paper_operating_point"] = {"w_before": op["w_before"], "w_after": op["w_after"]}
     return m, {}, {}, {"series": rs[0]["series"] if rs else {}}
+
+
+#: scenario algorithm -> the name ``tcpf model tradeoff`` knows (jin2001 Table 3's families)
+_TRADEOFF_ALG = {"tcp": "tcp", "gaimd": "aimd", "iiad": "iiad", "simd": "simd", "aiad_h": "aiad"}
+
+
+def _tradeoff(flow: Mapping[str, Any], w_before: float, w_after: float) -> Optional[Dict[str, float]]:
+    """``tcpf model tradeoff`` (jin2001 Table 3) for the flow's algorithm growing W -> m W
+    (1/aggressiveness, RTTs) and shrinking m W -> W (1/responsiveness, loss events); None
+    when the model has no such family or the point is not finite."""
+    name = _TRADEOFF_ALG.get(flow.get("algorithm"))
+    if name is None or not (math.isfinite(w_before) and math.isfinite(w_after) and 0 < w_before < w_after):
+        return None
+    beta = (flow.get("params") or {}).get("beta")
+    from .. import models
+    try:
+        r = models.tradeoff(name, W=float(w_before), m=float(w_after) / float(w_before),
+                            beta=None if name == "tcp" else beta, w_down=float(w_after))
+    except Exception:  # the model rejects the point: report none rather than fail the run
+        return None
+    return {"inv_aggressiveness_rtt": float(r["inv_aggressiveness"]),
+            "inv_responsiveness_losses": float(r["inv_responsiveness"]),
+            "W": float(w_before), "m": float(w_after) / float(w_before), "model": name}
 
 
 def _agg_trough(exp, vals, rows, th):

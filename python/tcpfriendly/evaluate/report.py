@@ -80,6 +80,12 @@ def text_report(ev) -> str:
                      f"[{_f(a['lo'], 1)}, {_f(a['hi'], 1)}], 1/responsiveness {_f(r['mean'])} loss events "
                      f"[{_f(r['lo'])}, {_f(r['hi'])}] (n = {a['n']}); operating point W {_f(j['w_low'], 1)} -> "
                      f"{_f(j['w_high'], 1)} (paper: 11 -> 22), mean RTT {_f(j['mean_rtt_s'] * 1e3, 0)} ms")
+        for key, where in (("analysis_paper_point", "the paper's point 11 -> 22"), ("analysis_our_point", "our point")):
+            an = j.get(key)
+            if an:
+                lines.append(f"  analysis (tcpf model tradeoff --alg {an['model']} --W {_f(an['W'], 1)} --m {_f(an['m'])}) "
+                             f"at {where}: 1/aggressiveness {_f(an['inv_aggressiveness_rtt'], 1)} RTT, "
+                             f"1/responsiveness {_f(an['inv_responsiveness_losses'])} loss events")
     t = m.get("sastry2005/trough")
     if t:
         lines.append(f"sastry2005 Table I (trough test, %): utilisation metric {_f(t['utilization_metric'])}, "
