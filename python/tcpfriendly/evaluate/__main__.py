@@ -1,0 +1,5 @@
+import sys
+
+from .cli import evaluate_command
+
+sys.exit(evaluate_command(sys.argv[1:]))

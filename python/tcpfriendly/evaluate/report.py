@@ -1,0 +1,215 @@
+"""Tables (text, CSV, JSON) and figures (PNG + SVG) of an evaluation."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+from typing import Any, Dict, List, Optional, Sequence
+
+from . import grades as G
+
+__all__ = ["text_report", "write_outputs", "table4_text"]
+
+
+def _f(v, d=2) -> str:
+    try:
+        v = float(v)
+    except (TypeError, ValueError):
+        return "-"
+    return f"{v:.{d}f}" if math.isfinite(v) else "-"
+
+
+def _params(p: Dict[str, Any]) -> str:
+    return ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in (p or {}).items()) or "-"
+
+
+def thresholds_text(th) -> List[str]:
+    t, c, r = th["throughput"], th["compatibility"], th["transient"]
+    return [
+        "thresholds (experiments/tsao2007/thresholds.toml; the same for every scheme):",
+        f"  throughput X/TCP: O in [{t['o']:g}, {1 / t['o']:.3f}], Δ in [{t['delta']:g}, {1 / t['delta']:.3f}], else X",
+        f"  TCP-compatibility X/TCP: O <= {c['o_max']:g}, Δ <= {c['delta_max']:g}, else X",
+        f"  transients, time X/TCP: O <= {r['o_max']:g}, Δ <= {r['delta_max']:g}, else X",
+    ]
+
+
+def _cell_number(ev, col: str) -> str:
+    n = ev.numbers.get(col, {})
+    if col == "S1":
+        return _f(n.get("equivalence"))
+    if col.startswith("S2"):
+        return _f(n.get("equal_share"))
+    return _f(n.get("time_ratio"))
+
+
+def text_report(ev) -> str:
+    lines = [f"tcpf evaluate {ev.algorithm} ({_params(ev.params)})"
+             + ("  [--quick: fewer seeds, shorter runs, fewer points; indicative only]" if ev.quick else "")]
+    lines.append("")
+    lines.append("tsao2007 Table 4 row (grade, and the number behind it: X/TCP throughput ratio for S1-S2, "
+                 "X/TCP convergence-time ratio for S3-S4; parentheses: TCP-compatibility)")
+    head = ["", *G.COLUMNS]
+    row_g = [ev.algorithm, *[ev.grades.get(c, "-") for c in G.COLUMNS]]
+    row_n = ["", *[_cell_number(ev, c) for c in G.COLUMNS]]
+    w = [max(len(a), len(b), len(c)) for a, b, c in zip(head, row_g, row_n)]
+    for r in (head, row_g, row_n):
+        lines.append("  " + "  ".join(x.ljust(wi) for x, wi in zip(r, w)).rstrip())
+    lines.append("")
+    m = ev.metrics
+    s1 = m.get("tsao2007/s1-nonperiodic")
+    if s1:
+        lines.append("S1 non-periodic losses: CV[T] -> X/TCP under the identical loss process")
+        lines.append("  " + "  ".join(f"{p['cv']:g}:{_f(p['norm_identical'])}" for p in s1["points"]))
+    s2 = m.get("tsao2007/s2-low-multiplexing")
+    if s2:
+        lines.append("S2 low multiplexing: CV[RTT] -> X/TCP same run (shortest-RTT flows' loss-rate ratio)")
+        lines.append("  " + "  ".join(f"{p['cv_rtt']:g}:{_f(p['norm_same_run'])} ({_f(p['short_rtt_loss_ratio'])})" for p in s2["points"]))
+    for key, name in (("tsao2007/s3-two-state", "S3 two-state losses"), ("tsao2007/s4-bursty", "S4 bursty losses")):
+        s = m.get(key)
+        if s:
+            lines.append(f"{name}: up {_f(s['up_seconds'], 1)} s (TCP {_f(s['tcp_up_seconds'], 1)} s), "
+                         f"down {_f(s['down_seconds'], 1)} s (TCP {_f(s['tcp_down_seconds'], 1)} s) "
+                         f"to within tol of the new steady level (stationary reference runs); "
+                         f"loss events while converging down X/TCP {_f(s['down_loss_ratio'])}")
+    j = m.get("jin2001/impulse-response")
+    if j:
+        a, r = j["inv_aggressiveness_rtt"], j["inv_responsiveness_losses"]
+        lines.append(f"jin2001 Table 5 (impulse response): 1/aggressiveness {_f(a['mean'], 1)} RTT "
+                     f"[{_f(a['lo'], 1)}, {_f(a['hi'], 1)}], 1/responsiveness {_f(r['mean'])} loss events "
+                     f"[{_f(r['lo'])}, {_f(r['hi'])}] (n = {a['n']}); operating point W {_f(j['w_low'], 1)} -> "
+                     f"{_f(j['w_high'], 1)} (paper: 11 -> 22), mean RTT {_f(j['mean_rtt_s'] * 1e3, 0)} ms")
+        for key, where in (("analysis_paper_point", "the paper's point 11 -> 22"), ("analysis_our_point", "our point")):
+            an = j.get(key)
+            if an:
+                lines.append(f"  analysis (tcpf model tradeoff --alg {an['model']} --W {_f(an['W'], 1)} --m {_f(an['m'])}) "
+                             f"at {where}: 1/aggressiveness {_f(an['inv_aggressiveness_rtt'], 1)} RTT, "
+                             f"1/responsiveness {_f(an['inv_responsiveness_losses'])} loss events")
+    t = m.get("sastry2005/trough")
+    if t:
+        lines.append(f"sastry2005 Table I (trough test, %): utilisation metric {_f(t['utilization_metric'])}, "
+                     f"drop metric {_f(t['drop_metric'])}, steady utilisation {_f(t['steady_utilization'])}, "
+                     f"steady drop rate {_f(t['steady_drop_rate'])}")
+    lines.append("")
+    lines.extend(thresholds_text(ev.thresholds))
+    seeds = ", ".join(f"{k.split('/')[1]} {v}" for k, v in ev.seeds.items())
+    lines.append(f"seeds per point: {seeds}; "
+                 f"wall time {ev.wall_s:.1f} s" + (" (--quick: under 2 minutes per algorithm on one core)" if ev.quick else ""))
+    lines.append("assumptions the papers leave out: see --json \"assumptions\" or experiments/*/*/experiment.toml")
+    return "\n".join(lines)
+
+
+def table4_text(evs: Sequence, paper: Dict[str, List[str]] = G.PAPER_TABLE4) -> str:
+    """Our Table 4 beside tsao2007's: 'ours / paper', '*' marks a disagreement."""
+    head = ["scheme", *G.COLUMNS]
+    rows, match, total = [], 0, 0
+    for ev in evs:
+        ref = paper.get(ev.algorithm)
+        cells = []
+        for i, c in enumerate(G.COLUMNS):
+            ours = ev.grades.get(c, "-")
+            if ref:
+                total += 1
+                ok = ours == ref[i]
+                match += ok
+                cells.append(f"{ours}/{ref[i]}{'' if ok else '*'} {_cell_number(ev, c)}")
+            else:
+                cells.append(f"{ours} {_cell_number(ev, c)}")
+        rows.append([ev.algorithm, *cells])
+    w = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
+    out = ["  ".join(x.ljust(wi) for x, wi in zip(r, w)).rstrip() for r in [head, *rows]]
+    out.append(f"cells 'ours/paper number'; * = disagreement. Matching grades: {match} of {total}")
+    return "\n".join(out)
+
+
+def write_outputs(ev, out: str) -> List[str]:
+    """Write evaluation.json, grades.csv, one CSV per experiment table and the figures."""
+    os.makedirs(out, exist_ok=True)
+    written = []
+    p = os.path.join(out, f"evaluation-{ev.algorithm}.json")
+    with open(p, "w", encoding="utf-8") as f:
+        json.dump(ev.to_json(), f, indent=1, default=str)
+    written.append(p)
+    p = os.path.join(out, f"grades-{ev.algorithm}.csv")
+    with open(p, "w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(["algorithm", "column", "grade", "number"])
+        for c in G.COLUMNS:
+            if c in ev.grades:
+                w.writerow([ev.algorithm, c, ev.grades[c], _cell_number(ev, c)])
+    written.append(p)
+    for key, m in ev.metrics.items():
+        if "points" in m and m["points"]:
+            p = os.path.join(out, f"{key.replace('/', '-')}-{ev.algorithm}.csv")
+            with open(p, "w", newline="", encoding="utf-8") as f:
+                w = csv.DictWriter(f, fieldnames=list(m["points"][0]))
+                w.writeheader()
+                w.writerows(m["points"])
+            written.append(p)
+    written.extend(_figures(ev, out))
+    return written
+
+
+def _figures(ev, out: str) -> List[str]:
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:  # pragma: no cover
+        return []
+    written = []
+
+    def save(fig, name):
+        for ext in ("png", "svg"):
+            p = os.path.join(out, f"{name}-{ev.algorithm}.{ext}")
+            fig.savefig(p, dpi=110)
+            written.append(p)
+        plt.close(fig)
+
+    m, raw = ev.metrics, ev.raw
+    for key, axis, col, xl, yl in (
+            ("tsao2007/s1-nonperiodic", "cv", "norm_identical", "CV[T]", "throughput / TCP's (identical losses)"),
+            ("tsao2007/s2-low-multiplexing", "cv_rtt", "norm_same_run", "CV[RTT]", "throughput / TCP's (same run)")):
+        if key in m:
+            pts = m[key]["points"]
+            fig, ax = plt.subplots(figsize=(5, 3.5))
+            ax.plot([p[axis] for p in pts], [p[col] for p in pts], "o-", label=ev.algorithm)
+            ax.axhline(1.0, color="gray", lw=0.8)
+            ax.set_xlabel(xl)
+            ax.set_ylabel(yl)
+            ax.set_title(f"tsao2007 {key.split('/')[1]}")
+            ax.legend()
+            fig.tight_layout()
+            save(fig, key.replace("/", "-"))
+    for key in ("tsao2007/s3-two-state", "tsao2007/s4-bursty"):
+        r = raw.get(key) or {}
+        if r.get("x_series"):
+            fig, ax = plt.subplots(figsize=(6, 3.5))
+            ax.plot(r["x_series"]["time"], [v / 1e6 for v in r["x_series"]["rate_bps"]], label=ev.algorithm, lw=0.8)
+            ax.plot(r["tcp_series"]["time"], [v / 1e6 for v in r["tcp_series"]["rate_bps"]], label="TCP SACK", lw=0.8)
+            ax.set_xlabel("time (s)")
+            ax.set_ylabel("throughput (Mb/s)")
+            ax.set_title(f"tsao2007 {key.split('/')[1]}")
+            ax.legend()
+            fig.tight_layout()
+            save(fig, key.replace("/", "-"))
+    r = raw.get("jin2001/impulse-response") or {}
+    if r.get("series"):
+        fig, ax = plt.subplots(figsize=(6, 3.5))
+        ax.plot(r["series"]["time"], r["series"]["cwnd"], lw=0.8)
+        ax.set_xlabel("time (s)")
+        ax.set_ylabel("cwnd (packets)")
+        ax.set_title(f"jin2001 Fig. 19 style: {ev.algorithm}")
+        fig.tight_layout()
+        save(fig, "jin2001-impulse-response")
+    r = raw.get("sastry2005/trough") or {}
+    if r.get("series"):
+        fig, ax = plt.subplots(figsize=(6, 3.5))
+        ax.plot(r["series"]["time"], r["series"]["utilization"], lw=0.8)
+        ax.set_xlabel("time (s)")
+        ax.set_ylabel("bottleneck utilisation")
+        ax.set_title(f"sastry2005 trough test: {ev.algorithm}")
+        fig.tight_layout()
+        save(fig, "sastry2005-trough")
+    return written
