@@ -584,7 +584,7 @@ pub fn formula_info() -> AlgorithmInfo {
         ],
         aliases: vec![],
         taxonomy: None,
-        notes: "Give increase and decrease, or f and g. Variables: w (or x), w_max, w0, t (RTTs since the last decrease), rtt, min_rtt (s), ssthresh. Functions: log = ln, exp, sqrt, abs, min, max, pow; operators + - * / ^. Any other numeric key is a named constant usable in the formulas. A NaN or infinite value stops the run.",
+        notes: "Give increase and decrease, or f and g. Variables: w (or x), w_max, w0, t (RTTs since the last decrease), rtt, min_rtt (s), ssthresh. Functions: log = ln, exp, sqrt, abs, min, max, pow; operators + - * / ^. Any other numeric key is a named constant usable in the formulas. A formula has at most 10000 characters and 200 levels of nesting. A NaN or infinite value stops the run.",
         named_numbers: true,
         check: Some(check_formula),
     }
@@ -862,6 +862,11 @@ mod tests {
                 assert!(err(&hostile).contains("nested too deeply (max 200 levels)"), "{}", err(&hostile));
             }
         });
+    }
+
+    #[test]
+    fn the_registry_states_the_limits() {
+        assert!(formula_info().notes.contains(&format!("at most {MAX_LEN} characters and {MAX_NEST} levels of nesting")));
     }
 
     #[test]
