@@ -1,7 +1,7 @@
 //! Fuzzing the formula language (issue 17): random strings and random well-formed expression
 //! trees through the parser, constant folder, compiler and evaluator.
 //!
-//! Cases per property: `TCPF_FUZZ_CASES` (default 3000, a few seconds in a release build), e.g.
+//! Cases per property: `TCPF_FUZZ_CASES` (default 10 000, a few seconds in a release build), e.g.
 //! `TCPF_FUZZ_CASES=1000000 cargo test --release -p tcpf-core --test fuzz_formula` (see
 //! docs/testing.md).
 
@@ -181,7 +181,7 @@ fn same(a: f64, b: f64) -> bool {
 }
 
 proptest! {
-    #![proptest_config(config(3000))]
+    #![proptest_config(config(10_000))]
 
     /// Arbitrary text: never a panic, errors say where.
     #[test]
