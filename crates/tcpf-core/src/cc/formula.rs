@@ -21,6 +21,11 @@
 //! no Python. Bad formulas fail at load with the column of the error; a NaN or infinite value at
 //! run time stops the run (through `Controller::error`) instead of panicking.
 //!
+//! Limits, so that no formula can exhaust the stack: at most `MAX_LEN` (10 000) characters,
+//! `MAX_NEST` (200) levels of nesting (each parenthesis or function call, unary sign and `^`
+//! exponent opens one; sums and products are flat chains, however long), and `MAX_DEPTH` (64)
+//! values on the evaluation stack.
+//!
 //! Slow start, the halving at the loss that ends it, and timeouts are those of every other
 //! family here. Until the first decrease, `w_max` and `w0` are the window when congestion
 //! avoidance started. A decrease never leaves less than 2 packets, and an increase that would
@@ -77,12 +82,20 @@ enum BinOp {
 }
 
 /// The parsed expression tree.
+///
+/// Sums and products are flat chains (`first op1 t1 op2 t2 …`, evaluated left to right), not
+/// left-deep binary trees, so the tree's depth is bounded by the nesting the parser counts
+/// (`MAX_NEST`) however long the formula: folding, compiling and dropping it recurse only that
+/// deep.
 #[derive(Clone, Debug, PartialEq)]
 enum Node {
     Num(f64),
     Var(u8),
     Neg(Box<Node>),
+    /// Only `BinOp::Pow` (right-associative); `+ - * /` are `Chain`s.
     Bin(BinOp, Box<Node>, Box<Node>),
+    /// `first op1 t1 op2 t2 …` = `((first op1 t1) op2 t2) …`, ops all `+ -` or all `* /`.
+    Chain(Box<Node>, Vec<(BinOp, Node)>),
     Call(Func, Vec<Node>),
 }
 
@@ -117,12 +130,16 @@ struct Parser<'a> {
     vars: &'a [&'a str],
     consts: &'a [(String, f64)],
     used_consts: Vec<bool>,
-    /// Current recursion depth (bounded so a hostile formula cannot exhaust the stack).
+    /// Current nesting level (bounded so a hostile formula cannot exhaust the stack).
     nest: usize,
 }
 
-/// Deepest nesting of the parser's recursion.
-const MAX_NEST: usize = 200;
+/// Longest formula, in characters.
+pub const MAX_LEN: usize = 10_000;
+
+/// Deepest nesting: each parenthesis or function call, unary sign and power exponent opens a
+/// level around what follows it.
+pub const MAX_NEST: usize = 200;
 
 fn is_ident_start(c: u8) -> bool {
     c.is_ascii_alphabetic() || c == b'_'
@@ -167,52 +184,55 @@ impl<'a> Parser<'a> {
     }
 
     fn expr(&mut self) -> Result<Node, FormulaError> {
-        let mut left = self.term()?;
+        let first = self.term()?;
+        let mut rest = Vec::new();
         loop {
             let op = match self.peek() {
                 Some(b'+') => BinOp::Add,
                 Some(b'-') => BinOp::Sub,
-                _ => return Ok(left),
+                _ => return Ok(chain(first, rest)),
             };
             self.pos += 1;
-            let right = self.term()?;
-            left = Node::Bin(op, Box::new(left), Box::new(right));
+            rest.push((op, self.term()?));
         }
     }
 
     fn term(&mut self) -> Result<Node, FormulaError> {
-        let mut left = self.unary()?;
+        let first = self.unary()?;
+        let mut rest = Vec::new();
         loop {
             let op = match self.peek() {
                 Some(b'*') => BinOp::Mul,
                 Some(b'/') => BinOp::Div,
-                _ => return Ok(left),
+                _ => return Ok(chain(first, rest)),
             };
             self.pos += 1;
-            let right = self.unary()?;
-            left = Node::Bin(op, Box::new(left), Box::new(right));
+            rest.push((op, self.unary()?));
         }
     }
 
-    fn unary(&mut self) -> Result<Node, FormulaError> {
-        self.nest += 1;
-        if self.nest > MAX_NEST {
-            return self.fail(self.pos, "formula is nested too deeply");
+    /// Parse what follows the token just consumed (at `at`) one nesting level deeper.
+    fn nested(&mut self, at: usize, inner: fn(&mut Self) -> Result<Node, FormulaError>) -> Result<Node, FormulaError> {
+        if self.nest >= MAX_NEST {
+            return self.fail(at, format!("formula is nested too deeply (max {MAX_NEST} levels)"));
         }
-        let r = self.unary_inner();
+        self.nest += 1;
+        let r = inner(self);
         self.nest -= 1;
         r
     }
 
-    fn unary_inner(&mut self) -> Result<Node, FormulaError> {
+    fn unary(&mut self) -> Result<Node, FormulaError> {
         match self.peek() {
             Some(b'-') => {
+                let at = self.pos;
                 self.pos += 1;
-                Ok(Node::Neg(Box::new(self.unary()?)))
+                Ok(Node::Neg(Box::new(self.nested(at, Self::unary)?)))
             }
             Some(b'+') => {
+                let at = self.pos;
                 self.pos += 1;
-                self.unary()
+                self.nested(at, Self::unary)
             }
             _ => self.power(),
         }
@@ -221,8 +241,9 @@ impl<'a> Parser<'a> {
     fn power(&mut self) -> Result<Node, FormulaError> {
         let base = self.atom()?;
         if self.peek() == Some(b'^') {
+            let at = self.pos;
             self.pos += 1;
-            let exp = self.unary()?; // right-associative; allows 2^-1
+            let exp = self.nested(at, Self::unary)?; // right-associative; allows 2^-1
             return Ok(Node::Bin(BinOp::Pow, Box::new(base), Box::new(exp)));
         }
         Ok(base)
@@ -267,8 +288,9 @@ impl<'a> Parser<'a> {
         match self.peek() {
             Some(c) if c.is_ascii_digit() || c == b'.' => self.number(),
             Some(b'(') => {
+                let at = self.pos;
                 self.pos += 1;
-                let e = self.expr()?;
+                let e = self.nested(at, Self::expr)?;
                 if self.peek() != Some(b')') {
                     let what = self.describe_here();
                     return self.fail(self.pos, format!("expected ')' but found {what}"));
@@ -313,6 +335,16 @@ impl<'a> Parser<'a> {
             let names: Vec<&str> = FUNCS.iter().map(|(n, _, _)| *n).collect();
             return self.fail(start, format!("unknown function '{name}' (functions: {})", names.join(", ")));
         };
+        if self.nest >= MAX_NEST {
+            return self.fail(start, format!("formula is nested too deeply (max {MAX_NEST} levels)"));
+        }
+        self.nest += 1;
+        let r = self.call_args(name, func, arity, start);
+        self.nest -= 1;
+        r
+    }
+
+    fn call_args(&mut self, name: &str, func: Func, arity: usize, start: usize) -> Result<Node, FormulaError> {
         self.pos += 1; // '('
         let mut args = Vec::new();
         if self.peek() == Some(b')') {
@@ -341,9 +373,32 @@ impl<'a> Parser<'a> {
     }
 }
 
-/// Fold constant sub-trees (evaluated with the same functions as at run time).
+/// `first` alone, or the chain `first rest…`.
+fn chain(first: Node, rest: Vec<(BinOp, Node)>) -> Node {
+    if rest.is_empty() {
+        first
+    } else {
+        Node::Chain(Box::new(first), rest)
+    }
+}
+
+/// Fold constant sub-trees (evaluated with the same functions as at run time). A chain folds
+/// its constant prefix only (`1 + 2 + w` → `3 + w`, but `w + 1 + 2` stays), as the left-deep
+/// tree `(w + 1) + 2` it stands for would.
 fn fold(n: Node) -> Node {
     match n {
+        Node::Chain(first, rest) => {
+            let mut acc = fold(*first);
+            let mut out = Vec::new();
+            for (op, t) in rest {
+                let t = fold(t);
+                match (&acc, &t) {
+                    (Node::Num(x), Node::Num(y)) if out.is_empty() => acc = Node::Num(apply_bin(op, *x, *y)),
+                    _ => out.push((op, t)),
+                }
+            }
+            chain(acc, out)
+        }
         Node::Neg(a) => match fold(*a) {
             Node::Num(v) => Node::Num(-v),
             a => Node::Neg(Box::new(a)),
@@ -404,6 +459,13 @@ fn emit(n: &Node, code: &mut Vec<Instr>, depth: usize, max: &mut usize, uses: &m
             emit(b, code, depth + 1, max, uses);
             code.push(Instr::Bin(*op));
         }
+        Node::Chain(first, rest) => {
+            emit(first, code, depth, max, uses);
+            for (op, t) in rest {
+                emit(t, code, depth + 1, max, uses);
+                code.push(Instr::Bin(*op));
+            }
+        }
         Node::Call(f, args) => {
             for (i, a) in args.iter().enumerate() {
                 emit(a, code, depth + i, max, uses);
@@ -423,6 +485,10 @@ impl Program {
     /// As `compile`, also saying which of `consts` the formula used.
     pub fn compile_checked(text: &str, vars: &[&str], consts: &[(String, f64)]) -> Result<(Program, Vec<bool>), FormulaError> {
         assert!(vars.len() <= 32, "at most 32 variables");
+        let len = text.chars().count();
+        if len > MAX_LEN {
+            return Err(FormulaError { column: MAX_LEN + 1, message: format!("formula too long ({len} characters, max {MAX_LEN})") });
+        }
         let mut p = Parser { src: text, bytes: text.as_bytes(), pos: 0, vars, consts, used_consts: vec![false; consts.len()], nest: 0 };
         if p.peek().is_none() {
             return p.fail(p.pos, "empty formula");
@@ -518,7 +584,7 @@ pub fn formula_info() -> AlgorithmInfo {
         ],
         aliases: vec![],
         taxonomy: None,
-        notes: "Give increase and decrease, or f and g. Variables: w (or x), w_max, w0, t (RTTs since the last decrease), rtt, min_rtt (s), ssthresh. Functions: log = ln, exp, sqrt, abs, min, max, pow; operators + - * / ^. Any other numeric key is a named constant usable in the formulas. A NaN or infinite value stops the run.",
+        notes: "Give increase and decrease, or f and g. Variables: w (or x), w_max, w0, t (RTTs since the last decrease), rtt, min_rtt (s), ssthresh. Functions: log = ln, exp, sqrt, abs, min, max, pow; operators + - * / ^. Any other numeric key is a named constant usable in the formulas. A formula has at most 10000 characters and 200 levels of nesting. A NaN or infinite value stops the run.",
         named_numbers: true,
         check: Some(check_formula),
     }
@@ -757,9 +823,152 @@ mod tests {
         assert_eq!(err("w $ 2"), "unexpected '$' at column 3");
         let deep = format!("{}w{}", "(1+".repeat(70), ")".repeat(70));
         assert!(err(&deep).contains("nested too deeply"));
-        let hostile = format!("{}w{}", "(".repeat(100_000), ")".repeat(100_000));
-        assert!(err(&hostile).contains("nested too deeply"));
-        assert!(err(&"-".repeat(100_000)).contains("nested too deeply"));
+        assert_eq!(err(&format!("{}w{}", "(".repeat(4000), ")".repeat(4000))), "formula is nested too deeply (max 200 levels) at column 201");
+        assert_eq!(err(&"-".repeat(9000)), "formula is nested too deeply (max 200 levels) at column 201");
+        assert_eq!(err(&format!("w{}", "^w".repeat(4000))), "formula is nested too deeply (max 200 levels) at column 402");
+        assert_eq!(err(&format!("{}w{}", "log(".repeat(1900), ")".repeat(1900))), "formula is nested too deeply (max 200 levels) at column 801");
+        assert_eq!(err(&"w+".repeat(30_000)), "formula too long (60000 characters, max 10000) at column 10001");
+        // 200 levels are fine (the stack code may need more slots than that: its own limit).
+        let ok = format!("{}w{}", "(".repeat(MAX_NEST), ")".repeat(MAX_NEST));
+        assert_eq!(eval(&ok, 3.0), 3.0);
+        assert_eq!(eval(&format!("{}w", "-".repeat(MAX_NEST)), 3.0), 3.0);
+    }
+
+    /// Regression (issue 17, item 2): sums and products as long as a formula may be parse,
+    /// fold, compile, evaluate and drop without recursing per term (here on a 64 kB stack). The
+    /// recursion of `MAX_NEST` levels takes about 1.5 MB unoptimised and 250 kB optimised: within
+    /// the 2 MB a spawned thread has by default (the main thread has 8 MB).
+    #[test]
+    fn long_chains_do_not_recurse() {
+        let on_stack = |kb: usize, f: fn()| std::thread::Builder::new().stack_size(kb * 1024).spawn(f).unwrap().join().unwrap();
+        on_stack(64, || {
+            let n = (MAX_LEN + 1) / 2;
+            let sum = vec!["w"; n].join("+");
+            assert_eq!(sum.len(), 2 * n - 1);
+            assert!(sum.len() <= MAX_LEN);
+            let p = Program::compile(&sum, VARIABLES, &[]).unwrap();
+            assert_eq!(p.eval(&[1.5, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]), (1..n).fold(1.5, |a, _| a + 1.5));
+            let prod = vec!["w"; n].join("*");
+            assert_eq!(Program::compile(&prod, VARIABLES, &[]).unwrap().eval(&[1.0001, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]), (1..n).fold(1.0001, |a, _| a * 1.0001));
+            let mixed = format!("1{}", "-w/2+3*w".repeat((MAX_LEN - 1) / 8));
+            assert!(Program::compile(&mixed, VARIABLES, &[]).is_ok());
+        });
+        on_stack(2048, || {
+            let deep = |open: &str, close: &str| format!("{}w{}", open.repeat(MAX_NEST), close.repeat(MAX_NEST));
+            for ok in [deep("(", ")"), deep("-", ""), deep("max(w,", ")"), deep("w^", "")] {
+                assert!(Program::compile(&ok, VARIABLES, &[]).is_ok() || err(&ok).contains("stack slots"), "{}", err(&ok));
+            }
+            for hostile in [format!("{}w{}", "(".repeat(4000), ")".repeat(4000)), "-".repeat(9000), format!("w{}", "^w".repeat(4000)), format!("{}w{}", "max(w,".repeat(1400), ")".repeat(1400))] {
+                assert!(err(&hostile).contains("nested too deeply (max 200 levels)"), "{}", err(&hostile));
+            }
+        });
+    }
+
+    #[test]
+    fn the_registry_states_the_limits() {
+        assert!(formula_info().notes.contains(&format!("at most {MAX_LEN} characters and {MAX_NEST} levels of nesting")));
+    }
+
+    #[test]
+    fn a_too_long_formula_is_a_scenario_error_naming_the_field() {
+        let sc = |inc: &str| json!({"duration": 1, "bottleneck": {"rate": "1Mbps", "delay": "10ms"}, "flows": [{"algorithm": "formula", "params": {"increase": inc, "decrease": "1"}}]}).to_string();
+        let e = crate::api::normalize(&sc(&vec!["w"; 30_000].join("+"))).unwrap_err().to_string();
+        assert_eq!(e, "flows[0].params.increase: formula too long (59999 characters, max 10000) at column 10001");
+        let e = crate::api::normalize(&sc(&format!("{}w{}", "(".repeat(300), ")".repeat(300)))).unwrap_err().to_string();
+        assert_eq!(e, "flows[0].params.increase: formula is nested too deeply (max 200 levels) at column 201");
+    }
+
+    /// The flat chains compile to exactly the code the left-deep binary trees they replaced did
+    /// (same instructions, same folded constants), so every formula evaluates bit-identically.
+    #[test]
+    fn chains_compile_like_the_left_deep_trees_they_replaced() {
+        #[derive(Debug)]
+        enum Old {
+            Num(f64),
+            Var(u8),
+            Neg(Box<Old>),
+            Bin(BinOp, Box<Old>, Box<Old>),
+            Call(Func, Vec<Old>),
+        }
+        fn to_old(n: &Node) -> Old {
+            match n {
+                Node::Num(v) => Old::Num(*v),
+                Node::Var(i) => Old::Var(*i),
+                Node::Neg(a) => Old::Neg(Box::new(to_old(a))),
+                Node::Bin(op, a, b) => Old::Bin(*op, Box::new(to_old(a)), Box::new(to_old(b))),
+                Node::Chain(first, rest) => rest.iter().fold(to_old(first), |acc, (op, t)| Old::Bin(*op, Box::new(acc), Box::new(to_old(t)))),
+                Node::Call(f, args) => Old::Call(*f, args.iter().map(to_old).collect()),
+            }
+        }
+        // The previous fold and emit, verbatim but for the names.
+        fn old_fold(n: Old) -> Old {
+            match n {
+                Old::Neg(a) => match old_fold(*a) {
+                    Old::Num(v) => Old::Num(-v),
+                    a => Old::Neg(Box::new(a)),
+                },
+                Old::Bin(op, a, b) => match (old_fold(*a), old_fold(*b)) {
+                    (Old::Num(x), Old::Num(y)) => Old::Num(apply_bin(op, x, y)),
+                    (a, b) => Old::Bin(op, Box::new(a), Box::new(b)),
+                },
+                Old::Call(f, args) => {
+                    let args: Vec<Old> = args.into_iter().map(old_fold).collect();
+                    if args.iter().all(|a| matches!(a, Old::Num(_))) {
+                        let v: Vec<f64> = args.iter().map(|a| if let Old::Num(v) = a { *v } else { 0.0 }).collect();
+                        Old::Num(apply_func(f, v[0], v.get(1).copied().unwrap_or(0.0)))
+                    } else {
+                        Old::Call(f, args)
+                    }
+                }
+                n => n,
+            }
+        }
+        fn old_emit(n: &Old, code: &mut Vec<Instr>, depth: usize, max: &mut usize) {
+            *max = (*max).max(depth + 1);
+            match n {
+                Old::Num(v) => code.push(Instr::Const(*v)),
+                Old::Var(i) => code.push(Instr::Var(*i)),
+                Old::Neg(a) => {
+                    old_emit(a, code, depth, max);
+                    code.push(Instr::Neg);
+                }
+                Old::Bin(op, a, b) => {
+                    old_emit(a, code, depth, max);
+                    old_emit(b, code, depth + 1, max);
+                    code.push(Instr::Bin(*op));
+                }
+                Old::Call(f, args) => {
+                    for (i, a) in args.iter().enumerate() {
+                        old_emit(a, code, depth + i, max);
+                    }
+                    code.push(if args.len() == 1 { Instr::F1(*f) } else { Instr::F2(*f) });
+                }
+            }
+        }
+        let consts = [("a".to_string(), 0.31), ("b".to_string(), 0.875)];
+        let formulas = [
+            "1/w", "0.3*w", "log(w)/w", "0.5*log(w)", "w^2/log(w)", "0.5*log(w)/w", "a*log(w)/w", "b*log(w)", "1 + 2 + w", "w + 1 + 2",
+            "1 - 2 * 3 / w - 4 + w*w*2*3", "2*3*w/4/5", "-2^2 - -w^-1", "10 - 4 - 3 + w", "a*(1-b)/(1+b) * w^0.5 + min(w, 3)*2*3",
+            "max(1+2+3, w) - sqrt(2)*sqrt(3) + exp(1)*w - abs(-w+1-2)", "(w_max - w)/w0 + t*rtt/min_rtt - ssthresh*0.5*0.5",
+            "sqrt(-1) + 1 + 2 + w", "1/0 - 1/0 + w*0*1", "pow(w, 2) * 3 * 4 / (1 + w + w^2 + w^3)", "((1+2)*(3+4))/w + ((w+1)*2)*3",
+        ];
+        let vars = [[8.0, 12.0, 6.0, 1.25, 0.1, 0.05, 20.0], [0.5, 1.0, 0.25, 0.0, 0.3, 0.3, 2.0], [1e6, 2e6, 5e5, 100.0, 1.0, 0.01, 64.0]];
+        for f in formulas {
+            let mut p = Parser { src: f, bytes: f.as_bytes(), pos: 0, vars: VARIABLES, consts: &consts, used_consts: vec![false; 2], nest: 0 };
+            let tree = p.expr().unwrap();
+            assert!(p.peek().is_none(), "{f}");
+            let (mut old_code, mut old_max) = (Vec::new(), 0);
+            old_emit(&old_fold(to_old(&tree)), &mut old_code, 0, &mut old_max);
+            let new = Program::compile(f, VARIABLES, &consts).unwrap();
+            assert_eq!(format!("{:?}", new.code), format!("{old_code:?}"), "{f}");
+            let (mut new_max, mut uses) = (0, 0);
+            emit(&fold(tree), &mut Vec::new(), 0, &mut new_max, &mut uses);
+            assert_eq!(new_max, old_max, "{f}");
+            for v in &vars {
+                let old = Program { code: old_code.clone(), text: String::new(), uses: 0 }.eval(v);
+                assert_eq!(new.eval(v).to_bits(), old.to_bits(), "{f} at {v:?}");
+            }
+        }
     }
 
     #[test]

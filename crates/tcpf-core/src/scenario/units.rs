@@ -1,7 +1,29 @@
 //! Parsing of quantities with units: rates ("15Mbps"), times ("50ms"), ranges ("1ms..10ms"),
 //! buffer sizes ("2.5bdp") and thresholds ("0.15limit").
+//!
+//! Every time a scenario gives (duration, delays, start and stop times, timers, loss-model and
+//! CBR times, …) is read here and must lie in [0, `MAX_SECONDS`]; every rate in
+//! [`MIN_RATE`, `MAX_RATE`]. So the run's clock (integer nanoseconds, `sim::Time`, good to
+//! 1.8e10 s) stays far from its range: a sum of a few validated times is below 1e8 s, and the
+//! longest serialisation (64 kB at 1 b/s) is 5.3e5 s.
 
 use serde_json::Value;
+
+/// Longest time or duration a scenario may give, in seconds (about 116 days).
+pub const MAX_SECONDS: f64 = 1e7;
+/// Slowest rate a scenario may give, in bits per second.
+pub const MIN_RATE: f64 = 1.0;
+/// Fastest rate a scenario may give, in bits per second (1 Tb/s).
+pub const MAX_RATE: f64 = 1e12;
+
+/// `r` (bits/s) if it is within [`MIN_RATE`, `MAX_RATE`].
+fn bounded_rate(r: f64, v: &Value) -> Result<f64, String> {
+    if r.is_finite() && (MIN_RATE..=MAX_RATE).contains(&r) {
+        Ok(r)
+    } else {
+        Err(format!("must be a rate in [1 b/s, 1e12 b/s] (\"1bps\" to \"1000Gbps\"); got {}", show(v)))
+    }
+}
 
 /// Split "12.5Mbps" into (12.5, "mbps").
 fn split_number(s: &str) -> Option<(f64, String)> {
@@ -32,10 +54,7 @@ pub fn rate(v: &Value) -> Result<f64, String> {
         }
         other => return Err(format!("must be a rate such as \"15Mbps\" or a number of bits/s; got {other}")),
     };
-    if !(r.is_finite() && r > 0.0) {
-        return Err(format!("must be a positive rate; got {}", show(v)));
-    }
-    Ok(r)
+    bounded_rate(r, v)
 }
 
 /// A duration in seconds: a number, or a string with s/ms/us/ns.
@@ -55,8 +74,8 @@ pub fn seconds(v: &Value) -> Result<f64, String> {
         }
         other => return Err(format!("must be a time such as \"50ms\" or a number of seconds; got {other}")),
     };
-    if !(t.is_finite() && t >= 0.0) {
-        return Err(format!("must be a non-negative time; got {}", show(v)));
+    if !(t.is_finite() && (0.0..=MAX_SECONDS).contains(&t)) {
+        return Err(format!("must be a time in [0, 1e7] s; got {}", show(v)));
     }
     Ok(t)
 }
@@ -133,7 +152,7 @@ pub fn rate_or_multiple(v: &Value, base: f64) -> Result<f64, String> {
             if !(m.is_finite() && m > 0.0) {
                 return Err(format!("must be a positive multiple; got '{s}'"));
             }
-            return Ok(m * base);
+            return bounded_rate(m * base, v);
         }
     }
     rate(v)
@@ -160,6 +179,16 @@ mod tests {
         assert!(rate(&json!("-5Mbps")).is_err());
         assert!(rate(&json!("5 furlongs")).is_err());
         assert_eq!(rate_or_multiple(&json!("10x"), 15e6).unwrap(), 150e6);
+        // Bounds: [1 b/s, 1e12 b/s] (issue 17: 1e-300 b/s delivered ~1 Mb/s through an
+        // overflowed clock).
+        assert_eq!(rate(&json!(1)).unwrap(), 1.0);
+        assert_eq!(rate(&json!("1000Gbps")).unwrap(), 1e12);
+        for bad in [json!(1e-300), json!(0.5), json!("0.9bps"), json!(0), json!("1e15bps"), json!(1.000001e12), json!("1e400bps")] {
+            let e = rate(&bad).unwrap_err();
+            assert!(e.starts_with("must be a rate in [1 b/s, 1e12 b/s]"), "{bad}: {e}");
+        }
+        assert!(rate_or_multiple(&json!("1e-9x"), 15e6).unwrap_err().contains("[1 b/s, 1e12 b/s]"));
+        assert!(rate_or_multiple(&json!("1e6x"), 15e6).unwrap_err().contains("[1 b/s, 1e12 b/s]"));
     }
 
     #[test]
@@ -172,6 +201,28 @@ mod tests {
         assert_eq!(seconds_range(&json!([0.5, 1])).unwrap(), (0.5, 1.0));
         assert!(seconds_range(&json!("5..1")).is_err());
         assert!(seconds(&json!("-1s")).is_err());
+        // Bounds: [0, 1e7] s (issue 17: a delay of 1e12 s overflowed the nanosecond clock).
+        assert_eq!(seconds(&json!(1e7)).unwrap(), 1e7);
+        assert_eq!(seconds(&json!("1e10ms")).unwrap(), 1e7);
+        for bad in [json!(1e12), json!(1.0000001e7), json!("1e11ms"), json!(-1e-9), json!(f64::MAX)] {
+            assert_eq!(seconds(&bad).unwrap_err(), format!("must be a time in [0, 1e7] s; got {}", show(&bad)));
+        }
+        assert!(seconds_range(&json!("0..2e7")).is_err());
+        assert!(seconds_range(&json!([0, 1e12])).is_err());
+    }
+
+    /// Regression (issue 17, item 5): out-of-range times and rates are validation errors naming
+    /// the field, where they used to run with an overflowed clock.
+    #[test]
+    fn scenarios_with_absurd_times_or_rates_fail_naming_the_field() {
+        let e = |v: serde_json::Value| crate::api::normalize(&v.to_string()).unwrap_err().to_string();
+        let tcp = |flow: serde_json::Value, delay: serde_json::Value| json!({"duration": 5, "bottleneck": {"rate": "5Mbps", "delay": delay}, "flows": [flow]});
+        assert_eq!(e(tcp(json!({"algorithm": "tcp"}), json!(1e12))), "bottleneck.delay: must be a time in [0, 1e7] s; got 1000000000000.0");
+        assert_eq!(e(tcp(json!({"algorithm": "tcp", "access_rate": 1e-300}), json!("20ms"))), "flows[0].access_rate: must be a rate in [1 b/s, 1e12 b/s] (\"1bps\" to \"1000Gbps\"); got 1e-300");
+        assert!(e(tcp(json!({"algorithm": "tcp", "stop": 2e7}), json!("20ms"))).starts_with("flows[0].stop: must be a time in [0, 1e7] s"));
+        assert!(e(tcp(json!({"algorithm": "cbr", "rate": "1Mbps", "on": 1, "off": 1e9}), json!("20ms"))).starts_with("flows[0].off: must be a time in [0, 1e7] s"));
+        assert!(e(json!({"duration": 5, "tcp": {"max_rto": 1e300}, "bottleneck": {"rate": "5Mbps", "delay": "1ms"}, "flows": [{"algorithm": "tcp"}]})).starts_with("tcp.max_rto: must be a time in [0, 1e7] s"));
+        assert!(e(json!({"duration": 5, "links": [{"from": "a", "to": "b", "rate": "1e15bps", "delay": "1ms"}], "flows": [{"algorithm": "tcp", "path": ["a", "b"]}]})).starts_with("links[0].rate: must be a rate in [1 b/s, 1e12 b/s]"));
     }
 
     #[test]

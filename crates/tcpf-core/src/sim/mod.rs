@@ -14,12 +14,21 @@ pub type Time = u64;
 
 pub const NS_PER_SEC: f64 = 1e9;
 
-/// Seconds (f64, non-negative) to nanoseconds, rounded to the nearest nanosecond.
+/// The latest time `secs` returns: 2^62 ns, about 146 years. A run lasts at most 1e7 s
+/// (`scenario::units::MAX_SECONDS`, 1e16 ns), so "now + a few saturated spans" cannot overflow
+/// a `Time` (2^64 ns): a span this long is simply never reached.
+pub const TIME_MAX: Time = 1 << 62;
+
+/// Seconds (f64, non-negative) to nanoseconds, rounded to the nearest nanosecond, saturating
+/// at `TIME_MAX` (e.g. a heavy-tailed Pareto draw or a rate sender's gap at a tiny rate) and at
+/// 0 for negative values. NaN is a bug in the caller (debug builds stop on it).
 #[inline]
 pub fn secs(s: f64) -> Time {
+    debug_assert!(!s.is_nan(), "secs(NaN)");
     // Adding one half and truncating rounds like `f64::round` for non-negative values, without
-    // a libm call on targets that lack a rounding instruction.
-    (s * NS_PER_SEC + 0.5) as Time
+    // a libm call on targets that lack a rounding instruction. `min` keeps the result at most
+    // TIME_MAX (exactly representable); the cast saturates negatives to 0.
+    (s * NS_PER_SEC + 0.5).min(TIME_MAX as f64) as Time
 }
 
 /// Nanoseconds to seconds.
