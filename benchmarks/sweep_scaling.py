@@ -1,13 +1,17 @@
 #!/usr/bin/env python3
 """Sweep scaling: wall time of the same sweep with 1 worker and with N workers.
 
-    .venv/bin/python benchmarks/sweep_scaling.py                 # 40 seeds of jin2001-red-32, 1 vs 2 threads
+    .venv/bin/python benchmarks/sweep_scaling.py                 # short and long runs, 1 vs 2 threads
     .venv/bin/python benchmarks/sweep_scaling.py --json
     .venv/bin/python benchmarks/sweep_scaling.py --executor dask # LocalCluster with 1, then 2 workers
-    .venv/bin/python benchmarks/sweep_scaling.py --runs 80 --workers 1,2 --rounds 3
+    .venv/bin/python benchmarks/sweep_scaling.py --scenario examples/jin2001-red-32.toml --runs 80
 
-Workload: ``--runs`` seeds of ``--scenario`` (default: examples/jin2001-red-32.toml, the
-foundation's 15 Mbps / 50 ms RED dumbbell with 16 + 16 TCP SACK flows, 120 simulated s).
+Workloads (by default both, each reported with runs/s per worker count and the speed-up):
+- short runs: 200 seeds of examples/quickstart.toml cut to 5 simulated s (measured over 1-5 s),
+  where the per-run overhead outside the engine dominates;
+- long runs: 40 seeds of examples/jin2001-red-32.toml (the foundation's 15 Mbps / 50 ms RED
+  dumbbell with 16 + 16 TCP SACK flows, 120 simulated s).
+With ``--scenario`` (and ``--runs``, default 40) only that sweep is timed.
 Every configuration runs the whole sweep into a fresh output directory (nothing cached), so
 each time covers the runs, their Parquet files and the results table. The plan (validating
 and hashing every run) is made once before timing; Dask cluster start-up is not timed.
@@ -34,8 +38,11 @@ ROOT = os.path.dirname(HERE)
 
 def _parse(argv):
     p = argparse.ArgumentParser(prog="sweep_scaling.py", description=__doc__.split("\n\n")[0])
-    p.add_argument("--scenario", default=os.path.join(ROOT, "examples", "jin2001-red-32.toml"))
-    p.add_argument("--runs", type=int, default=40, help="seeds, i.e. runs (default 40)")
+    p.add_argument("--scenario", default=None,
+                   help="time only this scenario's sweep (default: the short and the long workload)")
+    p.add_argument("--runs", type=int, default=None,
+                   help="seeds, i.e. runs, of --scenario (default 40); with the default workloads "
+                        "it replaces both counts")
     p.add_argument("--workers", default="1,2", help="comma-separated worker counts (default 1,2)")
     p.add_argument("--executor", choices=["threads", "dask"], default="threads")
     p.add_argument("--rounds", type=int, default=3,
@@ -46,7 +53,7 @@ def _parse(argv):
         args.workers = [int(w) for w in args.workers.split(",")]
     except ValueError:
         p.error(f"--workers: expected comma-separated integers, got {args.workers!r}")
-    if args.runs < 1 or args.rounds < 1 or any(w < 1 for w in args.workers):
+    if (args.runs is not None and args.runs < 1) or args.rounds < 1 or any(w < 1 for w in args.workers):
         p.error("--runs, --rounds and --workers must be positive")
     return args
 
@@ -66,17 +73,22 @@ def _start_cluster(workers: int):
     return cluster, client
 
 
-def main(argv=None) -> int:
-    args = _parse(argv)
-    from tcpfriendly import __version__
+SHORT = {"name": "short runs", "scenario": os.path.join(ROOT, "examples", "quickstart.toml"),
+         "runs": 200, "set": {"duration": 5, "measure.from": 1, "measure.to": 5}}
+LONG = {"name": "long runs", "scenario": os.path.join(ROOT, "examples", "jin2001-red-32.toml"),
+        "runs": 40, "set": None}
+
+
+def measure(args, workload) -> dict:
+    """Time one sweep with each worker count, alternating for ``args.rounds`` rounds."""
     from tcpfriendly.sweep import Sweep, run_sweep
 
-    sweep = Sweep(args.scenario, seeds=args.runs)
+    sweep = Sweep(workload["scenario"], seeds=workload["runs"], set=workload["set"])
     t0 = time.perf_counter()
     points, runs = sweep.plan()
     plan_s = time.perf_counter() - t0
     # Warm up (page in the engine, pyarrow, pandas) outside the timed region.
-    warm = Sweep(args.scenario, seeds=1, base_seed=sweep.seeds[0])
+    warm = Sweep(workload["scenario"], seeds=1, base_seed=sweep.seeds[0], set=workload["set"])
     run_sweep(warm, workers=1, quiet=True)
 
     times = {w: [] for w in args.workers}
@@ -112,12 +124,11 @@ def main(argv=None) -> int:
 
     base = args.workers[0]
     median = {w: statistics.median(ts) for w, ts in times.items()}
-    report = {
-        "tcpfriendly": __version__,
-        "scenario": os.path.relpath(args.scenario, ROOT),
+    return {
+        "name": workload["name"],
+        "scenario": os.path.relpath(workload["scenario"], ROOT),
+        "set": workload["set"],
         "runs": len(runs),
-        "executor": args.executor,
-        "cores": os.cpu_count(),
         "plan_s": plan_s,
         "wall_s": {str(w): median[w] for w in args.workers},
         "all_wall_s": {str(w): times[w] for w in args.workers},
@@ -125,17 +136,34 @@ def main(argv=None) -> int:
         "cpu_per_wall": {str(w): statistics.median(cpu[w]) for w in args.workers},
         "speedup": {str(w): median[base] / median[w] for w in args.workers if w != base},
     }
+
+
+def main(argv=None) -> int:
+    args = _parse(argv)
+    from tcpfriendly import __version__
+
+    if args.scenario is not None:
+        workloads = [{"name": "sweep", "scenario": args.scenario, "runs": args.runs or 40, "set": None}]
+    else:
+        workloads = [dict(w, runs=args.runs or w["runs"]) for w in (SHORT, LONG)]
+    report = {"tcpfriendly": __version__, "executor": args.executor, "cores": os.cpu_count(),
+              "rounds": args.rounds, "workloads": [measure(args, w) for w in workloads]}
     if args.json:
         print(json.dumps(report, indent=2))
         return 0
-    print(f"sweep scaling: {len(runs)} runs of {report['scenario']} ({args.executor}, "
-          f"{report['cores']} cores, tcpfriendly {__version__}; plan {plan_s:.2f} s, not timed)")
-    for w in args.workers:
-        extra = "" if w == base else f"   speed-up {median[base] / median[w]:.2f}x"
-        rounds = f" (median of {args.rounds})" if args.rounds > 1 else ""
-        load = f"  CPU/wall {statistics.median(cpu[w]):.2f}" if args.executor == "threads" else ""
-        print(f"  {w} worker{'s' if w != 1 else ' '}: {median[w]:6.2f} s{rounds}  "
-              f"{len(runs) / median[w]:6.1f} runs/s{load}{extra}")
+    base = args.workers[0]
+    rounds = f", median of {args.rounds} alternating rounds" if args.rounds > 1 else ""
+    print(f"sweep scaling ({args.executor}, {report['cores']} cores, tcpfriendly {__version__}{rounds}; "
+          f"planning not timed)")
+    for r in report["workloads"]:
+        sets = f" with {r['set']}" if r["set"] else ""
+        print(f"  {r['name']}: {r['runs']} runs of {r['scenario']}{sets}")
+        for w in args.workers:
+            k = str(w)
+            extra = "" if w == base else f"   speed-up {r['speedup'][k]:.2f}x"
+            load = f"  CPU/wall {r['cpu_per_wall'][k]:.2f}" if args.executor == "threads" else ""
+            print(f"    {w} worker{'s' if w != 1 else ' '}: {r['wall_s'][k]:6.2f} s  "
+                  f"{r['runs_per_s'][k]:6.1f} runs/s{load}{extra}")
     return 0
 
 

@@ -1,19 +1,28 @@
 #!/usr/bin/env python3
-"""Wall time of tcpfriendly against ns-2 2.35 on the reference workload.
+"""tcpfriendly against ns-2 2.35: wall and CPU time, cost per delivered packet, peak memory.
 
 Reference workload (jin2001 Figs. 14-17 setting): dumbbell 60 Mbps / 50 ms, RED with jin2001's
 Table 4 settings (limit 2.5 x BDP, min_th 0.15 limit, max_th 0.5 limit, q_weight 0.002,
 max_p 0.1, gentle, wait), 16 + 16 SACK flows (two groups of standard TCP) with access delays
 spread over 1-10 ms and starts in the first second, 1000-byte packets, max window 128,
-500 simulated seconds.
+500 simulated seconds. Scaled workloads: the same with 320 / 1 000 / 3 200 flows and the
+bottleneck rate scaled with the flows (60 Mbps x flows / 32), `--scaled-duration` seconds.
 
 Both simulators run in this invocation on the same expanded scenario
-(`tcpfriendly.expand` -> `tcpfriendly.ns2.export_tcl`). Reported per side: wall time of the run
-alone (tcpfriendly: the `run` call, import time reported separately; ns-2: the `ns` process),
-delivered packets, and delivered packets per wall second; then the ratio ns-2 / tcpfriendly.
+(`tcpfriendly.expand` -> `tcpfriendly.ns2.export_tcl`), each as a child process timed with
+`os.wait4`: wall time, CPU time (user + system) and peak resident memory of the child.
+tcpfriendly's child is the `run_json` example of tcpf-core (the engine without Python: scenario
+JSON on stdin, the result JSON of `tcpf run --json` on stdout), or with `--engine python` a
+Python interpreter calling `tcpfriendly.run` (its CPU time then includes start-up and imports).
+ns-2's child is `ns` on the exported script (start-up, Tcl, route computation, simulation),
+without the Tcl cwnd/RTT sampler; it is killed after `--timeout` seconds and reported as
+"did not finish". Sides alternate (A B A B ...) for `--reps` repetitions and medians are printed.
 
-    .venv/bin/python benchmarks/vs_ns2.py                  # the reference workload
+    .venv/bin/python benchmarks/vs_ns2.py                   # reference + 320 / 1000 / 3200 flows
+    .venv/bin/python benchmarks/vs_ns2.py --quick           # a short version (~1 min)
+    .venv/bin/python benchmarks/vs_ns2.py --flows-scale ''  # the reference workload only
     .venv/bin/python benchmarks/vs_ns2.py --duration 100 --flows 8 --json
+    .venv/bin/python benchmarks/vs_ns2.py --baseline OLD/run_json --no-ns2   # engine A/B
 """
 
 from __future__ import annotations
@@ -21,20 +30,30 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import platform
 import random
+import shutil
+import signal
+import statistics
+import subprocess
 import sys
+import tempfile
+import threading
 import time
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Optional
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.append(os.path.join(HERE, "..", "python"))  # fallback when not installed
+ROOT = os.path.dirname(HERE)
+sys.path.append(os.path.join(ROOT, "python"))  # fallback when not installed
 
 RATE_BPS = 60e6
+REF_FLOWS = 32
 DELAY_S = 0.05
 PACKET = 1000
+RUN_JSON = os.path.join(ROOT, "target", "release", "examples", "run_json")
 
 
-def scenario_dict(duration: float, flows: int, seed: int) -> Dict[str, Any]:
+def scenario_dict(duration: float, flows: int, seed: int, rate_bps: float = RATE_BPS) -> Dict[str, Any]:
     """The reference workload as a scenario dict (TOML structure)."""
     half = flows // 2
     groups = [half, flows - half]
@@ -44,7 +63,7 @@ def scenario_dict(duration: float, flows: int, seed: int) -> Dict[str, Any]:
         "packet_size": PACKET,
         "max_window": 128,
         "bottleneck": {
-            "rate": "60Mbps", "delay": "50ms", "queue": "red", "limit": "2.5bdp",
+            "rate": f"{rate_bps / 1e6:g}Mbps", "delay": "50ms", "queue": "red", "limit": "2.5bdp",
             # min_th / max_th default to 0.15 / 0.5 of the limit (jin2001 Table 4)
             "red": {"q_weight": 0.002, "max_p": 0.1, "gentle": True, "wait": True},
         },
@@ -56,7 +75,7 @@ def scenario_dict(duration: float, flows: int, seed: int) -> Dict[str, Any]:
     }
 
 
-def fallback_expanded(duration: float, flows: int, seed: int) -> Dict[str, Any]:
+def fallback_expanded(duration: float, flows: int, seed: int, rate_bps: float = RATE_BPS) -> Dict[str, Any]:
     """Expanded scenario written out by hand, for when the compiled engine is not available.
     Mirrors the engine's expansion: access delays evenly spread per group, starts uniform in
     [0, 1), limit 2.5 x BDP with BDP from the mean two-way propagation delay."""
@@ -70,17 +89,17 @@ def fallback_expanded(duration: float, flows: int, seed: int) -> Dict[str, Any]:
             delays.append(d)
             out.append({"id": fid, "group": g, "kind": "tcp", "algorithm": "tcp", "params": {},
                         "recovery": "sack", "direction": "forward", "access_delay_s": d,
-                        "receiver_delay_s": 0.0, "access_rate_bps": 10 * RATE_BPS,
+                        "receiver_delay_s": 0.0, "access_rate_bps": 10 * rate_bps,
                         "start_s": rng.random(), "stop_s": None, "ecn": False})
             fid += 1
     rtt = sum(2 * (d + DELAY_S) for d in delays) / len(delays)
-    limit = round(2.5 * RATE_BPS * rtt / (8 * PACKET))
+    limit = round(2.5 * rate_bps * rtt / (8 * PACKET))
     return {
         "seed": seed, "duration_s": duration, "measure": {"from_s": 0.0, "to_s": duration},
         "packet_size": PACKET, "max_window": 128,
         "tcp": {"initial_window": 2, "tick_s": 0.01, "min_rto_s": 0.2, "initial_rto_s": 3.0,
                 "max_rto_s": 60.0, "delayed_ack": False, "delack_timeout_s": 0.1, "ack_size": 40},
-        "bottleneck": {"rate_bps": RATE_BPS, "delay_s": DELAY_S, "queue": "red", "limit_pkts": limit,
+        "bottleneck": {"rate_bps": rate_bps, "delay_s": DELAY_S, "queue": "red", "limit_pkts": limit,
                        "ecn": False, "loss": None,
                        "red": {"min_th_pkts": 0.15 * limit, "max_th_pkts": 0.5 * limit,
                                "q_weight": 0.002, "max_p": 0.1, "gentle": True, "wait": True,
@@ -89,87 +108,340 @@ def fallback_expanded(duration: float, flows: int, seed: int) -> Dict[str, Any]:
     }
 
 
-def run_engine(scenario: Dict[str, Any], seed: int) -> Dict[str, Any]:
-    t0 = time.perf_counter()
-    import tcpfriendly  # noqa: F401  (import time is reported, not counted)
-    from tcpfriendly import _core  # noqa: F401
-    import_s = time.perf_counter() - t0
-    from tcpfriendly import Scenario, run
-    sc = Scenario(scenario)
-    t0 = time.perf_counter()
-    res = run(sc, seed=seed)
-    wall = time.perf_counter() - t0
-    delivered = int(sum(f["packets_delivered"] for f in res.raw["flows"]))
-    return {"wall_s": wall, "import_s": import_s, "delivered_packets": delivered,
-            "delivered_per_wall_s": delivered / wall if wall > 0 else None}
+# ---------------------------------------------------------------------------------------------
+# Children
 
 
-def run_ns(expanded: Dict[str, Any], ns_binary: str) -> Dict[str, Any]:
+# A child's ru_maxrss starts at the RSS of the process it was forked from (Linux records the
+# forked copy's high-water mark at exec), i.e. this Python process with tcpfriendly and its
+# dependencies imported (~100 MB). GNU time, forked by us but small itself, forks the measured
+# program and reports that program's own peak; its CPU time reaches us through wait4 (a wait4
+# on `time` includes the child it waited for).
+GNU_TIME = "/usr/bin/time"
+
+
+def peak_method() -> str:
+    if os.access(GNU_TIME, os.X_OK):
+        return "ru_maxrss of the simulator process (via GNU time)"
+    return ("ru_maxrss of the child, an upper bound: it includes this script's RSS at fork "
+            "(install GNU time for the exact figure)")
+
+
+def run_child(argv: List[str], stdin_text: str = "", cwd: Optional[str] = None,
+              timeout: Optional[float] = None) -> Dict[str, Any]:
+    """Run `argv` with `stdin_text` on stdin; wall time, CPU time (user + system, from
+    `os.wait4`) and peak RSS of the child, its stdout and stderr. Killed after `timeout` s."""
+    with tempfile.TemporaryFile("w+") as fin, tempfile.TemporaryFile("w+") as fout, \
+            tempfile.TemporaryFile("w+") as ferr, tempfile.NamedTemporaryFile("r") as fpeak:
+        fin.write(stdin_text)
+        fin.flush()
+        fin.seek(0)
+        gnu_time = os.access(GNU_TIME, os.X_OK)
+        if gnu_time:
+            argv = [GNU_TIME, "-q", "-f", "%M", "-o", fpeak.name, *argv]
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(argv, stdin=fin, stdout=fout, stderr=ferr, cwd=cwd,
+                                start_new_session=True)
+        killed, done = threading.Event(), threading.Event()
+
+        def kill() -> None:
+            # Kill the simulator under GNU time first, so that time reaps it and its CPU time
+            # until then still reaches us; the whole group if that is not possible.
+            killed.set()
+            try:
+                with open(f"/proc/{proc.pid}/task/{proc.pid}/children") as fh:
+                    kids = [int(k) for k in fh.read().split()]
+            except OSError:
+                kids = []
+            for k in kids if gnu_time else []:
+                try:
+                    os.kill(k, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            if not (gnu_time and kids) or not done.wait(5):
+                try:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+
+        timer = threading.Timer(timeout, kill) if timeout else None
+        if timer:
+            timer.start()
+        try:
+            _, status, ru = os.wait4(proc.pid, 0)
+            done.set()
+        finally:
+            if timer:
+                timer.cancel()
+        wall = time.perf_counter() - t0
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        fout.seek(0)
+        ferr.seek(0)
+        # ru_maxrss is in KiB on Linux, bytes on macOS; GNU time's %M in KiB
+        peak_mb = ru.ru_maxrss / (1 << 20 if sys.platform == "darwin" else 1 << 10)
+        if gnu_time:
+            text = fpeak.read().split()
+            if text and text[-1].isdigit():
+                peak_mb = int(text[-1]) / 1024
+        return {"wall_s": wall, "cpu_s": ru.ru_utime + ru.ru_stime, "peak_mb": peak_mb,
+                "returncode": proc.returncode, "timed_out": killed.is_set(),
+                "stdout": fout.read(), "stderr": ferr.read()}
+
+
+PY_CHILD = (
+    "import json, sys, tcpfriendly\n"
+    "res = tcpfriendly.run(tcpfriendly.Scenario(json.load(sys.stdin)), seed=int(sys.argv[1]))\n"
+    "print(json.dumps(res.raw))\n"
+)
+
+
+def engine_side(engine: str, binary: str, scenario: Dict[str, Any], seed: int) -> Dict[str, Any]:
+    if engine == "python":
+        argv = [sys.executable, "-c", PY_CHILD, str(seed)]
+    else:
+        argv = [binary]
+    r = run_child(argv, json.dumps(scenario))
+    if r["returncode"] != 0:
+        raise SystemExit(f"vs_ns2: tcpfriendly child failed (exit {r['returncode']}):\n{r['stderr'][-2000:]}")
+    out = json.loads(r["stdout"])
+    delivered = int(sum(f["packets_delivered"] for f in out["flows"]))
+    return {"wall_s": r["wall_s"], "cpu_s": r["cpu_s"], "peak_mb": r["peak_mb"],
+            "delivered_packets": delivered, "events": int(out["events"])}
+
+
+def ns2_side(script: str, ns_binary: str, timeout: float) -> Dict[str, Any]:
     from tcpfriendly import ns2
-    # no Tcl-side cwnd/RTT sampling: time ns-2's simulation, not our instrumentation
-    res = ns2.run_ns2(expanded, ns_binary=ns_binary, sample_interval_s=None)
-    delivered = int(res["ns2"]["delivered_packets"])
-    wall = res["wall_s"]
-    return {"wall_s": wall, "delivered_packets": delivered,
-            "delivered_per_wall_s": delivered / wall if wall > 0 else None,
-            "loss_events": sum(f["loss_events"] for f in res["flows"]),
-            "utilization": res["links"][0]["utilization"]}
+    work = tempfile.mkdtemp(prefix="tcpf-vs-ns2-")
+    try:
+        path = os.path.join(work, "scenario.tcl")
+        with open(path, "w") as fh:
+            fh.write(script)
+        r = run_child([ns_binary, path], cwd=work, timeout=timeout)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    if r["timed_out"]:
+        return {"did_not_finish": True, "timeout_s": timeout, "wall_s": r["wall_s"],
+                "cpu_s": r["cpu_s"], "peak_mb": r["peak_mb"]}
+    parsed = ns2.parse_output(r["stdout"])
+    if r["returncode"] != 0 or not parsed["links"]:
+        raise SystemExit(f"vs_ns2: ns-2 failed (exit {r['returncode']}):\n{r['stderr'][-2000:]}")
+    return {"wall_s": r["wall_s"], "cpu_s": r["cpu_s"], "peak_mb": r["peak_mb"],
+            "delivered_packets": int(parsed["total"]["delivered_pkts"])}
+
+
+# ---------------------------------------------------------------------------------------------
+# Report
+
+
+def summarize(runs: List[Dict[str, Any]]) -> Dict[str, Any]:
+    """Medians over the repetitions, plus cost per delivered packet."""
+    if not runs:
+        return {}
+    if any(r.get("did_not_finish") for r in runs):
+        first = next(r for r in runs if r.get("did_not_finish"))
+        return {"did_not_finish": True, "timeout_s": first["timeout_s"], "cpu_s_when_killed": first["cpu_s"],
+                "peak_mb": max(r["peak_mb"] for r in runs), "reps": len(runs)}
+    s: Dict[str, Any] = {"reps": len(runs)}
+    for k in ("wall_s", "cpu_s", "peak_mb"):
+        s[k] = statistics.median(r[k] for r in runs)
+        s["all_" + k] = [round(r[k], 4) for r in runs]
+    s["delivered_packets"] = runs[0]["delivered_packets"]
+    d = s["delivered_packets"]
+    if d > 0:
+        s["cpu_ns_per_pkt"] = s["cpu_s"] * 1e9 / d
+        s["wall_ns_per_pkt"] = s["wall_s"] * 1e9 / d
+        s["delivered_per_cpu_s"] = d / s["cpu_s"] if s["cpu_s"] > 0 else None
+    if "events" in runs[0]:
+        s["events"] = runs[0]["events"]
+        s["events_per_pkt"] = s["events"] / d if d else None
+    return s
+
+
+def machine() -> Dict[str, Any]:
+    model = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    model = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    load = os.getloadavg() if hasattr(os, "getloadavg") else None
+    return {"cpu": model, "cores": os.cpu_count(), "load_at_start": load,
+            "python": platform.python_version(), "system": platform.platform()}
+
+
+def fmt_side(name: str, s: Dict[str, Any]) -> str:
+    if "error" in s:
+        return f"    {name:22s} not run: {s['error']}"
+    if s.get("did_not_finish"):
+        return (f"    {name:22s} did not finish (killed after {s['timeout_s']:g} s wall, "
+                f"{s['cpu_s_when_killed']:.1f} s CPU)")
+    ev = f"{s['events_per_pkt']:6.2f}" if s.get("events_per_pkt") is not None else "     -"
+    return (f"    {name:22s} {s['wall_s']:8.2f} {s['cpu_s']:8.2f} {s['delivered_packets'] / 1e6:9.2f}"
+            f" {s.get('cpu_ns_per_pkt', float('nan')):8.0f} {ev} {s['peak_mb']:8.1f}")
 
 
 def main(argv: Optional[list] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--duration", type=float, default=500.0, help="simulated seconds (500)")
-    ap.add_argument("--flows", type=int, default=32, help="SACK flows in all, split into two groups (32)")
+    ap.add_argument("--duration", type=float, default=None,
+                    help="simulated seconds of the reference workload (500; 100 with --quick)")
+    ap.add_argument("--flows", type=int, default=REF_FLOWS,
+                    help="SACK flows of the reference workload, split into two groups (32)")
+    ap.add_argument("--flows-scale", default=None,
+                    help="comma-separated flow counts of the scaled workloads, rate = 60 Mbps x "
+                         "flows / 32 ('320,1000,3200'; '' for none)")
+    ap.add_argument("--scaled-duration", type=float, default=None,
+                    help="simulated seconds of the scaled workloads (20; 5 with --quick)")
+    ap.add_argument("--reps", type=int, default=None,
+                    help="interleaved repetitions per side; medians are printed (3; 1 with --quick)")
+    ap.add_argument("--timeout", type=float, default=None,
+                    help="ns-2 is killed after this many seconds: 'did not finish' (300; 60 with --quick)")
+    ap.add_argument("--quick", action="store_true", help="a short version (defaults in parentheses above)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--ns", default="ns", help="ns-2 binary (ns)")
+    ap.add_argument("--no-ns2", action="store_true", help="time tcpfriendly only")
+    ap.add_argument("--engine", choices=["run_json", "python"], default="run_json",
+                    help="tcpfriendly's child: the run_json example (default) or python + tcpfriendly.run")
+    ap.add_argument("--run-json", default=RUN_JSON,
+                    help="run_json binary (built with cargo when it is the default and missing)")
+    ap.add_argument("--baseline", default=None,
+                    help="another run_json binary (e.g. an older revision) timed interleaved as a third side")
     ap.add_argument("--json", action="store_true", help="print one JSON object")
     args = ap.parse_args(argv)
-    if args.flows < 1 or args.duration <= 0:
-        ap.error("--flows must be >= 1 and --duration > 0")
-
-    scenario = scenario_dict(args.duration, args.flows, args.seed)
-    report: Dict[str, Any] = {"workload": {"rate": "60Mbps", "delay": "50ms", "queue": "red (jin2001 Table 4)",
-                                           "flows": args.flows, "duration_s": args.duration, "seed": args.seed}}
-
-    # ---- tcpfriendly ----
-    engine_error = None
+    q = args.quick
+    duration = args.duration if args.duration is not None else (100.0 if q else 500.0)
+    scaled_duration = args.scaled_duration if args.scaled_duration is not None else (5.0 if q else 20.0)
+    reps = args.reps if args.reps is not None else (1 if q else 3)
+    timeout = args.timeout if args.timeout is not None else (60.0 if q else 300.0)
+    scale_arg = args.flows_scale if args.flows_scale is not None else "320,1000,3200"
     try:
-        report["tcpfriendly"] = run_engine(scenario, args.seed)
-        from tcpfriendly import expand
-        expanded = expand(scenario, seed=args.seed)
-        report["expanded_by"] = "tcpfriendly.expand"
-    except ImportError as exc:  # the compiled engine is not built
-        engine_error = str(exc).splitlines()[0]
-        report["tcpfriendly"] = {"error": engine_error}
-        expanded = fallback_expanded(args.duration, args.flows, args.seed)
-        report["expanded_by"] = "benchmarks/vs_ns2.py fallback (engine not built)"
+        scaled = [int(x) for x in scale_arg.split(",") if x.strip()]
+    except ValueError:
+        ap.error(f"--flows-scale: expected comma-separated integers, got {scale_arg!r}")
+    if args.flows < 1 or duration <= 0 or scaled_duration <= 0 or reps < 1 or timeout <= 0 \
+            or any(n < 1 for n in scaled):
+        ap.error("--flows and --flows-scale entries must be >= 1; --duration, --scaled-duration, "
+                 "--reps and --timeout must be > 0")
 
-    # ---- ns-2 ----
+    # ---- the engine binaries ----
+    log = sys.stderr
+    if args.engine == "run_json" and not os.path.exists(args.run_json):
+        if args.run_json != RUN_JSON:
+            ap.error(f"--run-json: {args.run_json} does not exist")
+        print("vs_ns2: building run_json (cargo build --release -p tcpf-core --example run_json; "
+              "not timed)", file=log)
+        subprocess.run(["cargo", "build", "--release", "-q", "-p", "tcpf-core", "--example", "run_json"],
+                       cwd=ROOT, check=True)
+    if args.baseline and not os.path.exists(args.baseline):
+        ap.error(f"--baseline: {args.baseline} does not exist")
+
     from tcpfriendly import ns2
-    if ns2.ns2_available(args.ns):
-        report["ns2"] = run_ns(expanded, args.ns)
-    else:
-        report["ns2"] = {"error": f"ns-2 binary {args.ns!r} not found (apt-get install ns2)"}
+    have_ns2 = not args.no_ns2 and ns2.ns2_available(args.ns)
+    try:
+        from tcpfriendly import expand
+    except ImportError:  # the compiled module is not built
+        expand = None
+        if args.engine == "python":
+            raise SystemExit("vs_ns2: --engine python needs the compiled module (bash scripts/setup.sh)")
 
-    tf, ns = report["tcpfriendly"], report["ns2"]
-    if "wall_s" in tf and "wall_s" in ns and tf["wall_s"] > 0:
-        report["speedup_ns2_over_tcpfriendly"] = ns["wall_s"] / tf["wall_s"]
+    workloads = [(args.flows, duration, RATE_BPS)]  # the reference keeps 60 Mbps whatever --flows
+    workloads += [(n, scaled_duration, RATE_BPS * n / REF_FLOWS) for n in scaled]
+
+    report: Dict[str, Any] = {
+        "machine": machine(), "engine": args.engine,
+        "run_json": os.path.relpath(args.run_json, ROOT) if args.engine == "run_json" else None,
+        "baseline": args.baseline, "reps": reps, "ns2_timeout_s": timeout, "peak": peak_method(),
+        "ns3": {"error": "ns-3 not installed (no 'ns3' on PATH): not compared"}
+        if shutil.which("ns3") is None else
+        {"error": "ns-3 is installed but this benchmark has no ns-3 export of the workload yet"},
+        "workloads": [],
+    }
+    if not have_ns2:
+        report["ns2_error"] = ("--no-ns2" if args.no_ns2
+                               else f"ns-2 binary {args.ns!r} not found (apt-get install ns2)")
+
+    for flows, dur, rate in workloads:
+        sc = scenario_dict(dur, flows, args.seed, rate)
+        name = f"{flows} flows, {rate / 1e6:g} Mbps, {dur:g} s"
+        print(f"vs_ns2: {name} ...", file=log, flush=True)
+        sides: Dict[str, List[Dict[str, Any]]] = {"tcpfriendly": []}
+        if args.baseline:
+            sides["baseline"] = []
+        script = None
+        if have_ns2:
+            sides["ns2"] = []
+            expanded = expand(sc, seed=args.seed) if expand else fallback_expanded(dur, flows, args.seed, rate)
+            script = ns2.export_tcl(expanded, sample_interval_s=None)
+        for rep in range(reps):
+            for side in list(sides):
+                if side == "ns2":
+                    if any(r.get("did_not_finish") for r in sides["ns2"]):
+                        continue  # once killed, not again
+                    r = ns2_side(script, args.ns, timeout)
+                elif side == "baseline":
+                    r = engine_side("run_json", args.baseline, sc, args.seed)
+                else:
+                    r = engine_side(args.engine, args.run_json, sc, args.seed)
+                sides[side].append(r)
+                done = "did not finish" if r.get("did_not_finish") else f"{r['cpu_s']:.2f} s CPU"
+                print(f"vs_ns2:   rep {rep + 1}/{reps} {side}: {done}", file=log, flush=True)
+        w: Dict[str, Any] = {"flows": flows, "rate_bps": rate, "duration_s": dur,
+                             "sides": {k: summarize(v) for k, v in sides.items()}}
+        if not have_ns2:
+            w["sides"]["ns2"] = {"error": report["ns2_error"]}
+        tf, ns = w["sides"]["tcpfriendly"], w["sides"]["ns2"]
+        if "cpu_s" in ns and tf.get("cpu_s"):
+            w["ratio_ns2_over_tcpfriendly"] = {"cpu": ns["cpu_s"] / tf["cpu_s"], "wall": ns["wall_s"] / tf["wall_s"]}
+        elif ns.get("did_not_finish") and tf.get("cpu_s"):
+            # a lower bound: the CPU time ns-2 had used when it was killed
+            w["ratio_ns2_over_tcpfriendly"] = {"cpu_at_least": ns["cpu_s_when_killed"] / tf["cpu_s"]}
+        if "baseline" in w["sides"] and tf.get("cpu_s"):
+            b = w["sides"]["baseline"]
+            w["ratio_baseline_over_tcpfriendly"] = {"cpu": b["cpu_s"] / tf["cpu_s"], "wall": b["wall_s"] / tf["wall_s"]}
+        report["workloads"].append(w)
+
+    ref = report["workloads"][0]["sides"]["tcpfriendly"]
+    for w in report["workloads"][1:]:
+        t = w["sides"]["tcpfriendly"]
+        if ref.get("cpu_ns_per_pkt") and t.get("cpu_ns_per_pkt"):
+            w["ns_per_pkt_over_reference"] = t["cpu_ns_per_pkt"] / ref["cpu_ns_per_pkt"]
 
     if args.json:
         print(json.dumps(report, indent=2))
         return 0
-    w = report["workload"]
-    print(f"workload: {w['flows']} SACK flows, 60 Mbps / 50 ms RED (jin2001 Table 4), "
-          f"{w['duration_s']:g} s simulated, seed {w['seed']}  [expanded by {report['expanded_by']}]")
-    for name, side in (("tcpfriendly", tf), ("ns-2", ns)):
-        if "error" in side:
-            print(f"  {name:12s} not run: {side['error']}")
-            continue
-        extra = f"  (import {side['import_s']:.3f} s, not counted)" if "import_s" in side else ""
-        print(f"  {name:12s} wall {side['wall_s']:8.3f} s   delivered {side['delivered_packets']:>10,d} pkts"
-              f"   {side['delivered_per_wall_s'] / 1e6:7.3f} M delivered pkts / wall s{extra}")
-    if "speedup_ns2_over_tcpfriendly" in report:
-        print(f"  ratio ns-2 / tcpfriendly wall time: {report['speedup_ns2_over_tcpfriendly']:.2f}x")
+    m = report["machine"]
+    load = ", ".join(f"{x:.2f}" for x in m["load_at_start"]) if m["load_at_start"] else "?"
+    print(f"machine: {m['cpu']}, {m['cores']} cores, load average at start {load}")
+    tside = "tcpfriendly (run_json)" if args.engine == "run_json" else "tcpfriendly (python)"
+    print(f"tcpfriendly child: {report['run_json'] or 'python -c tcpfriendly.run'}; "
+          f"medians of {reps} interleaved repetition{'s' if reps > 1 else ''}; "
+          f"ns-2 killed after {timeout:g} s")
+    print(f"ns-3: {report['ns3']['error']}")
+    print(f"peak MB: {report['peak']}")
+    print("workload: dumbbell, RED (jin2001 Table 4), SACK flows in two groups, 50 ms, "
+          "rate = 60 Mbps x flows / 32")
+    print(f"    {'side':22s} {'wall s':>8s} {'CPU s':>8s} {'M pkts':>9s} {'ns/pkt':>8s} {'ev/pkt':>6s} {'peak MB':>8s}")
+    for w in report["workloads"]:
+        print(f"  {w['flows']} flows, {w['rate_bps'] / 1e6:g} Mbps, {w['duration_s']:g} s simulated")
+        print(fmt_side(tside, w["sides"]["tcpfriendly"]))
+        if "baseline" in w["sides"]:
+            print(fmt_side("baseline (run_json)", w["sides"]["baseline"]))
+        print(fmt_side("ns-2 2.35", w["sides"]["ns2"]))
+        r = w.get("ratio_ns2_over_tcpfriendly")
+        if r and "cpu" in r:
+            print(f"    ratio ns-2 / tcpfriendly: CPU {r['cpu']:.2f}x, wall {r['wall']:.2f}x")
+        elif r:
+            print(f"    ratio ns-2 / tcpfriendly: CPU > {r['cpu_at_least']:.1f}x (ns-2's CPU when killed / tcpfriendly's)")
+        b = w.get("ratio_baseline_over_tcpfriendly")
+        if b:
+            print(f"    ratio baseline / tcpfriendly: CPU {b['cpu']:.3f}x, wall {b['wall']:.3f}x")
+        if "ns_per_pkt_over_reference" in w:
+            print(f"    tcpfriendly ns/pkt vs the {report['workloads'][0]['flows']}-flow workload: "
+                  f"{w['ns_per_pkt_over_reference']:.2f}x")
+    print("ns/pkt = CPU ns per delivered packet (unique data packets delivered in order); "
+          "ev/pkt = engine events per delivered packet")
     return 0
 
 
