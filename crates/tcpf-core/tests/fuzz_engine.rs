@@ -20,8 +20,10 @@ fn config(default: u32) -> Config {
     Config { cases, failure_persistence: Some(Box::new(FileFailurePersistence::Off)), ..Config::default() }
 }
 
-/// The registry: (name, [(param, default, min, max)]) for the numeric parameters.
-type Algo = (String, Vec<(String, Option<f64>, Option<f64>, Option<f64>)>);
+/// The registry's controllers (window and rate kinds; UDP sources are drawn separately and
+/// aliases are their canonical entries again): (name, is a window controller,
+/// [(param, default, min, max)] for the numeric parameters).
+type Algo = (String, bool, Vec<(String, Option<f64>, Option<f64>, Option<f64>)>);
 
 fn registry() -> &'static [Algo] {
     static R: OnceLock<Vec<Algo>> = OnceLock::new();
@@ -30,6 +32,7 @@ fn registry() -> &'static [Algo] {
         list.as_array()
             .unwrap()
             .iter()
+            .filter(|a| (a["kind"] == "window" || a["kind"] == "rate") && a.get("alias_of").is_none())
             .map(|a| {
                 let params = a["params"]
                     .as_array()
@@ -38,7 +41,7 @@ fn registry() -> &'static [Algo] {
                     .filter(|p| p["kind"] == "number")
                     .map(|p| (p["name"].as_str().unwrap().to_string(), p["default"].as_f64(), p["min"].as_f64(), p["max"].as_f64()))
                     .collect();
-                (a["name"].as_str().unwrap().to_string(), params)
+                (a["name"].as_str().unwrap().to_string(), a["kind"] == "window", params)
             })
             .collect()
     })
@@ -59,7 +62,7 @@ fn params(algo: &Algo, draws: &[(bool, f64)]) -> Value {
         m.insert("b".into(), json!(0.1 + 0.4 * draws[2].1));
         return Value::Object(m);
     }
-    for (k, (name, default, lo, hi)) in algo.1.iter().enumerate() {
+    for (k, (name, default, lo, hi)) in algo.2.iter().enumerate() {
         let (take, u) = draws[k % draws.len()];
         let x = match default {
             Some(d) if !take => continue,
@@ -136,7 +139,7 @@ fn scenario(k: &Knobs) -> Value {
     for (i, (algo, count, reverse, draws, start, stop)) in k.groups.iter().enumerate() {
         let a = &reg[algo.index(reg.len())];
         let mut f = json!({"count": count, "algorithm": a.0, "params": params(a, draws), "start": format!("0..{}", start * k.duration * 0.5)});
-        if a.0 == "tcp" || reg.iter().take_while(|r| r.0 != "tfrc").any(|r| r.0 == a.0) {
+        if a.1 {
             f["recovery"] = json!(["reno", "newreno", "sack", "linux"][k.recovery.index(4)]);
         }
         if *reverse && !k.graph {
