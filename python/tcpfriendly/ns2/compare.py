@@ -347,7 +347,9 @@ def _prepare(path: str, seeds: Optional[int], bank: Optional[Bank], entry: Optio
                           seeds=bank.default_seeds if bank else 3)
     n = seeds if seeds is not None else entry.seeds
     if n < 1:
-        raise ScenarioError(f"--seeds: must be at least 1; got {n}")
+        # the argument, or the bank's setting for this scenario
+        where = "seeds" if seeds is not None else f"{entry.name}.seeds"
+        raise ScenarioError.at(where, f"must be at least 1; got {n}")
     return sc, entry, [base + k for k in range(n)]
 
 
