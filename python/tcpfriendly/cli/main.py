@@ -13,6 +13,7 @@ from typing import Any, Dict, List, Optional
 import typer
 
 from ..errors import ScenarioError, one_line
+from . import evaluate as evaluate_cli
 from . import model as model_cli
 from . import ns2 as ns2_cli
 from . import sweep as sweep_cli
@@ -250,6 +251,7 @@ app.add_typer(ns2_cli.app, name="ns2")  # tcpf ns2 export | compare
 _add_bench(app)
 app.add_typer(model_cli.app, name="model", short_help="Analytic models from the papers: rates, TCP-friendly curves, spectrum, CYRF, Illinois, Markov, Chiu-Jain.")
 app.add_typer(sweep_cli.app, name="sweep")
+evaluate_cli.register(app)  # tcpf evaluate ALG ...
 
 
 # ----- entry point ------------------------------------------------------------------------------
