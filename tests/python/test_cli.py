@@ -169,3 +169,36 @@ def test_ns2_export_is_wired(tcpf, small_path):
     proc = tcpf("ns2", "export", small_path, "--seed", "3")
     assert proc.returncode == 0, proc.stderr
     assert "Agent/TCP/Sack1" in proc.stdout and "decrease_num_ 0.875" in proc.stdout
+
+
+# ----- tcpf evaluate --------------------------------------------------------------------------
+def test_evaluate_help_teaches_with_examples(tcpf):
+    proc = tcpf("evaluate", "--help")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("usage: tcpf evaluate")
+    for option in ("--params", "--controller", "--quick", "--seeds", "--json", "--out", "--all"):
+        assert option in proc.stdout
+    assert "examples:" in proc.stdout and "tcpf evaluate gaimd --params" in proc.stdout
+    assert "evaluate" in tcpf("--help").stdout  # listed among the commands
+
+
+@pytest.mark.parametrize("args, fragments", [
+    (["nosuch"], ["algorithm", "unknown algorithm 'nosuch'"]),
+    (["gaimd", "--params", "beta"], ["--params", "KEY=VALUE", "'beta'"]),
+    (["gaimd", "--params", "beta=2", "--quick"], ["params.beta", "got 2"]),
+    (["gaimd", "--seeds", "0"], ["--seeds"]),
+    (["gaimd", "--bogus"], ["unrecognized arguments: --bogus"]),
+    ([], ["algorithm", "--all"]),
+])
+def test_evaluate_bad_input_exits_2_with_one_line(tcpf, args, fragments):
+    """Through the CLI error policy: exit 2, one `error: ...` line naming it, before any run."""
+    assert_one_line_error(tcpf("evaluate", *args), 2, *fragments)
+
+
+def test_python_m_evaluate_still_works():
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-m", "tcpfriendly.evaluate", "nosuch"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and "unknown algorithm 'nosuch'" in proc.stderr

@@ -1,11 +1,23 @@
-"""The time-series yardsticks of tcpfriendly.dynamics on synthetic series with known answers."""
+"""The time-series yardsticks of tcpfriendly.metrics.dynamics on synthetic series with known answers."""
 import math
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from tcpfriendly import dynamics as d
+from tcpfriendly import metrics
+from tcpfriendly.metrics import dynamics as d
+
+
+def test_one_metrics_layer():
+    """The yardsticks live in the metrics package beside the group aggregates, share their
+    plain statistics, and the old module paths are gone (no second home)."""
+    import importlib.util
+
+    assert d.cov is metrics.cov and d.jain is metrics.jain
+    assert metrics.dynamics is d and metrics.group_metrics is metrics.groups.group_metrics
+    assert importlib.util.find_spec("tcpfriendly.dynamics") is None
+    assert math.isnan(d.cov([float("nan")])) and d.cov([1.0, float("nan"), 3.0]) == pytest.approx(0.5)
 
 
 def test_cov_and_jain_and_max_ratio():

@@ -129,7 +129,7 @@ BAD = {
     "not a number": (["rate", "--alpha", "x", "--beta", "0.5", "--p", "0.1", "--rtt", "0.1"], ["--alpha"]),
     "unknown algorithm": (["convergence", "--alg", "bogus", "--W", "110", "--W1", "10", "--W2", "30", "--eps", "1"], ["--alg"]),
     "above the efficiency line": (["convergence", "--alg", "aimd", "--W", "30", "--W1", "10", "--W2", "30", "--eps", "1"], ["--W2"]),
-    "tcp beta fixed": (["convergence", "--alg", "tcp", "--beta", "0.2", "--W", "110", "--W1", "10", "--W2", "30", "--eps", "1"], ["--beta"]),
+    "tcp beta fixed": (["convergence", "--alg", "tcp", "--beta", "0.2", "--W", "110", "--W1", "10", "--W2", "30", "--eps", "1"], ["--beta", "(use --alg aimd)"]),
     "m <= 1": (["tradeoff", "--alg", "aimd", "--W", "10", "--m", "1"], ["--m"]),
     "bad formula": (["cyrf", "--f", "w +", "--g", "0.5"], ["--f", "column"]),
     "bad congestion": (["markov", "--n", "4", "--congestion", "mild"], ["--congestion"]),

@@ -108,6 +108,33 @@ def test_unsupported_algorithm_names_the_field():
     assert isinstance(err.value, ValueError)
 
 
+def test_the_exporter_maps_every_registry_entry_it_claims():
+    """The registry's `ns2` field is the exporter's mapping: every `agent` and `linux` value
+    names something the exporter has, and an `unsupported` entry fails with its reason."""
+    from tcpfriendly.ns2 import agents
+    from tcpfriendly.scenario import algorithms
+
+    entries = [a for a in algorithms() if "alias_of" not in a]
+    builders = {"window": agents.ALGORITHMS, "rate": agents.RATE_ALGORITHMS,
+                "udp": {"cbr": None, "pareto": None}}
+    for a in entries:
+        (how, value), = a["ns2"].items()
+        if how == "agent":
+            assert value in builders[a["kind"]], a["name"]
+        elif how == "linux":
+            assert a["kind"] == "window" and value in agents.LINUX_MODULES, a["name"]
+        else:
+            assert how == "unsupported" and a["kind"] in ("window", "rate"), a["name"]
+            e = expanded_sample()
+            e["flows"][3]["algorithm"] = a["name"]
+            e["flows"][3]["kind"] = "tcp" if a["kind"] == "window" else "rate"
+            with pytest.raises(Ns2Unsupported) as err:
+                export_tcl(e)
+            assert str(err.value) == f"flows[1].algorithm: {a['name']!r} has no ns-2 equivalent: {value}"
+    assert {a["name"] for a in entries if "linux" in a["ns2"]} == {
+        "illinois_linux", "hstcp", "scalable", "bic", "cubic", "htcp", "compound", "vegas"}
+
+
 def test_other_unsupported_elements():
     e = expanded_sample()
     e["flows"][0]["recovery"] = "rack"

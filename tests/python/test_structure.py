@@ -1,6 +1,5 @@
 """scripts/check_structure.py: no import cycles and no function over 120 lines in the Python
-package (issue 12). The Rust half is reported, not asserted, until the Rust refactor lands
-(switch on `test_rust_structure` then)."""
+package and in crates/tcpf-core/src (issue 12)."""
 
 from __future__ import annotations
 
@@ -67,8 +66,16 @@ def test_rust_cycle_and_length_detection(tmp_path):
     assert [(name, n) for _, name, n in long] == [("label", 128)]
 
 
-def test_rust_structure_is_reported():
-    """Reported only: the Rust cycles (engine <-> metrics, transport::rate <-> tfrc/tear/tfrcp)
-    are being removed on other branches."""
+# Findings tolerated for now, each with why. The lead removes this entry when the loss-recovery
+# split (transport/tcp/, being edited on another branch) no longer has classic.rs and sack.rs
+# using each other; it must then disappear from check_rust() and this test fails until it goes.
+TOLERATED_RUST = {
+    "rust module cycle: crate::transport::tcp::classic <-> crate::transport::tcp::sack",
+}
+
+
+def test_rust_has_no_import_cycle_and_no_long_function():
     problems = cs.check_rust()
-    assert all(p.startswith(("rust module cycle: ", "rust fn too long: ")) for p in problems)
+    assert [p for p in problems if p not in TOLERATED_RUST] == []
+    # a tolerated finding that is gone is stale: remove its entry
+    assert TOLERATED_RUST <= set(problems)

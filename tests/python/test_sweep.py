@@ -201,6 +201,21 @@ def test_cli_bad_options(tcpf, spec_path, tmp_path):
     assert p.returncode == 2 and p.stderr.startswith("error: --workers:")
     p = tcpf("sweep", tmp_path / "nope.toml")
     assert p.returncode == 2 and p.stderr.startswith("error: cannot read sweep file")
+    # an --out that is a file: the library says `out`, the CLI `--out`
+    (tmp_path / "file").write_text("")
+    p = tcpf("sweep", spec_path, "--out", tmp_path / "file")
+    assert p.returncode == 2 and p.stderr.startswith(f"error: --out: {tmp_path / 'file'} exists and is not a directory")
+
+
+def test_library_errors_name_the_parameter(spec_path, tmp_path):
+    sweep = Sweep.from_toml(spec_path)
+    with pytest.raises(SweepError, match=r"^workers: must be a positive integer, got 0$") as err:
+        sw.run_sweep(sweep, None, workers=0)
+    assert err.value.field == "workers"
+    (tmp_path / "file").write_text("")
+    with pytest.raises(SweepError, match=r"^out: .* exists and is not a directory$") as err:
+        sw.run_sweep(sweep, tmp_path / "file")
+    assert err.value.field == "out"
 
 
 # ----- running, the table, caching ---------------------------------------------------------------
@@ -374,13 +389,18 @@ def test_cli_plot_line_and_heatmap(tcpf, spec_path, tmp_path):
                out=tmp_path / "groups.png")  # one line per flow group
     assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()] == [
         "group 0 (tcp)", "group 1 (gaimd)"]
-    with pytest.raises(tf.ScenarioError, match=r"^--where: these axes vary and are neither --x "
-                                               r"nor --hue: bottleneck.rate \(1.5Mbps, 5Mbps\)"):
+    # the library names its parameters; the CLI names its flags
+    with pytest.raises(tf.ScenarioError, match=r"^where: these axes vary and are neither x "
+                                               r"nor hue: bottleneck.rate \(1.5Mbps, 5Mbps\)") as err:
         plot(out, x="flows[1].params.beta", y="share", out=tmp_path / "x.png")
-    with pytest.raises(tf.ScenarioError, match=r"^--y: 'speed' is not a metric"):
+    assert err.value.field == "where"
+    with pytest.raises(tf.ScenarioError, match=r"^y: 'speed' is not a metric"):
         plot(out, x="flows[1].params.beta", y="speed", out=tmp_path / "x.png")
-    with pytest.raises(tf.ScenarioError, match=r"^--hue: a heatmap needs a second axis"):
+    with pytest.raises(tf.ScenarioError, match=r"^hue: a heatmap needs a second axis"):
         plot(out, kind="heatmap", x="bottleneck.rate", y="share", group=0, out=tmp_path / "x.png")
+    p = tcpf("sweep", "plot", out, "--x", "flows[1].params.beta", "--y", "speed", "--out", tmp_path / "x.png")
+    assert p.returncode == 2 and p.stderr.startswith("error: --y: 'speed' is not a metric"), p.stderr
+    assert p.stderr.count("\n") == 1
     p = tcpf("sweep", "plot", tmp_path, "--x", "a", "--y", "share", "--out", tmp_path / "x.png")
     assert p.returncode == 2 and "no sweep results here" in p.stderr
 

@@ -9,11 +9,12 @@ traceback (set ``TCPF_TRACEBACK=1`` to see one while debugging).
 
 import os
 import sys
-from typing import List, NoReturn, Optional
+from contextlib import contextmanager
+from typing import Iterator, List, Mapping, NoReturn, Optional
 
 import typer
 
-from ..errors import one_line
+from ..errors import ScenarioError, one_line
 
 # Click's exception classes, found through typer's public BadParameter so this works with
 # typer versions that vendor click and with those that depend on it.
@@ -32,6 +33,20 @@ def fail(code: int, message: str) -> NoReturn:
     sys.stderr.write(f"error: {one_line(message)}\n")
     sys.stderr.flush()
     raise SystemExit(code)
+
+
+@contextmanager
+def as_flags(flags: Mapping[str, str]) -> Iterator[None]:
+    """Library errors name the parameter (``workers: must be ...``); inside this block, one
+    whose field is a key of ``flags`` is re-raised naming the command's flag instead
+    (``--workers: must be ...``), same class and message."""
+    try:
+        yield
+    except ScenarioError as exc:
+        flag = flags.get(exc.field) if exc.field else None
+        if flag is None:
+            raise
+        raise type(exc)(f"{flag}: {exc.message}", field=flag) from None
 
 
 def run_app(app: typer.Typer, argv: Optional[List[str]], prog_name: str) -> NoReturn:

@@ -13,6 +13,7 @@ from typing import Any, Dict, List, Optional
 import typer
 
 from ..errors import ScenarioError, one_line
+from . import evaluate as evaluate_cli
 from . import model as model_cli
 from . import ns2 as ns2_cli
 from . import sweep as sweep_cli
@@ -27,8 +28,8 @@ app = typer.Typer(
         "  tcpf run examples/quickstart.toml                 summary table per flow group\n"
         "  tcpf run examples/quickstart.toml --json          the full result as JSON\n"
         "  tcpf run examples/quickstart.toml --seed 2 --out results/\n"
-        "  tcpf algorithms                                   every controller and its parameters\n"
-        "  tcpf algorithms gaimd                             one controller in detail\n\n"
+        "  tcpf algorithms                                   every algorithm and its parameters\n"
+        "  tcpf algorithms gaimd                             one algorithm in detail\n\n"
         "Scenario files are TOML; see examples/*.toml and README.md. beta is always the "
         "fraction of the window REMOVED on a loss event; keep = 1 - beta is accepted too."
     ),
@@ -190,10 +191,12 @@ def _describe(algo: Dict[str, Any], detail: bool) -> List[str]:
 
 @app.command(
     "algorithms",
-    short_help="List the controllers, their parameters and sources.",
+    short_help="List the algorithms a flow group can run: parameters, sources, ns-2 mapping.",
     help=(
-        "List every window/rate controller with its parameters, defaults, units and source "
-        "paper; with NAME, show one in detail (ranges, meaning, taxonomy).\n\n"
+        "List every algorithm a flow group can run -- window controllers, rate-based senders "
+        "(TFRC, TFRCP, TEAR), UDP sources (CBR, Pareto) and aliases such as aimd and aiad -- "
+        "with its family, parameters, defaults, units and source paper; with NAME, show one in "
+        "detail (ranges, meaning, taxonomy).\n\n"
         "\b\n"
         "Examples:\n"
         "  tcpf algorithms\n"
@@ -248,6 +251,7 @@ app.add_typer(ns2_cli.app, name="ns2")  # tcpf ns2 export | compare
 _add_bench(app)
 app.add_typer(model_cli.app, name="model", short_help="Analytic models from the papers: rates, TCP-friendly curves, spectrum, CYRF, Illinois, Markov, Chiu-Jain.")
 app.add_typer(sweep_cli.app, name="sweep")
+evaluate_cli.register(app)  # tcpf evaluate ALG ...
 
 
 # ----- entry point ------------------------------------------------------------------------------

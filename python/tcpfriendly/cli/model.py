@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from typing import Any, Callable, Dict, List, Optional
 
@@ -105,6 +106,8 @@ def _run(name: str, params: Dict[str, Any], as_json: bool, plot: Optional[str],
         msg = str(exc)
         if exc.field:
             msg = f"{_opt_name(exc.field)}: {msg.partition(': ')[2]}"
+        # the models name their parameters ("use alg = aimd"); here they are options
+        msg = re.sub(r"\(use (\w+) = ([^)]+)\)", lambda m: f"(use {_opt_name(m[1])} {m[2]})", msg)
         raise ScenarioError(msg) from None
     flat = models.summary(result)
     if plot is not None:

@@ -17,7 +17,7 @@ import typer
 from typer.core import TyperGroup
 
 from ..errors import ScenarioError
-from .errors import EXIT_INTERRUPTED, fail
+from .errors import EXIT_INTERRUPTED, as_flags, fail
 
 
 class _DefaultRunGroup(TyperGroup):
@@ -130,7 +130,8 @@ def run_command(
             typer.echo(f"  point {i}: {label}")
         return
     try:
-        result = run_sweep(sweep, out, workers=workers, dask=dask, progress=progress)
+        with as_flags({"workers": "--workers", "dask": "--dask", "out": "--out"}):
+            result = run_sweep(sweep, out, workers=workers, dask=dask, progress=progress)
     except SweepInterrupted as stop:
         result = stop.result
         _summary(result)
@@ -197,6 +198,7 @@ def plot_command(
         fixed[name] = value
     if not os.path.isdir(directory):
         raise ScenarioError(f"DIR: {directory} is not a directory (a sweep's --out)", field="DIR")
-    plot(directory, x=x, y=y, hue=hue, kind=kind, where=fixed, group=group, out=out,
-         logx=logx, logy=logy)
+    with as_flags({name: f"--{name}" for name in ("x", "y", "hue", "kind", "where", "group", "out")}):
+        plot(directory, x=x, y=y, hue=hue, kind=kind, where=fixed, group=group, out=out,
+             logx=logx, logy=logy)
     typer.echo(f"wrote {out}")

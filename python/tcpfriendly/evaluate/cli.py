@@ -12,7 +12,7 @@ from typing import Any, Dict, List, Optional
 
 from ..errors import ScenarioError, one_line
 
-__all__ = ["add_arguments", "build_parser", "evaluate_command", "ALL_SCHEMES"]
+__all__ = ["add_arguments", "build_parser", "evaluate_command", "run_args", "ALL_SCHEMES"]
 
 #: ``--all``: tsao2007 Table 2's eight schemes with its parameters, then the project's extras.
 ALL_SCHEMES = [
@@ -110,32 +110,13 @@ class _Parser(argparse.ArgumentParser):
 
 
 def evaluate_command(argv: Optional[List[str]] = None) -> int:
-    from .core import evaluate
-    from .report import table4_text, text_report, write_outputs
+    """``python -m tcpfriendly.evaluate``: parse ``argv``, run, return the exit code (bad input:
+    one line on stderr, 2). ``tcpf evaluate`` calls :func:`run_args` under the CLI's error
+    policy instead."""
     p = _Parser(prog="tcpf evaluate")
     add_arguments(p)
     try:
-        a = p.parse_args(argv)
-        if a.seeds is not None and a.seeds < 1:
-            raise ScenarioError(f"--seeds: must be a positive integer, got {a.seeds}")
-        if a.workers is not None and a.workers < 1:
-            raise ScenarioError(f"--workers: must be a positive integer, got {a.workers}")
-        if not a.all and not a.algorithm:
-            raise ScenarioError("algorithm: give an algorithm name or --all")
-        params = parse_params(a.params)
-        controllers = parse_controllers(a.controller)
-        schemes = ALL_SCHEMES if a.all else [(a.algorithm, params)]
-        memo: Dict[str, Any] = {}
-        evs = []
-        for alg, prm in schemes:
-            ev = evaluate(alg, prm or None, controllers=controllers or None, quick=a.quick, seeds=a.seeds,
-                          out=a.out, workers=a.workers, thresholds=a.thresholds, only=a.only, memo=memo)
-            evs.append(ev)
-            if a.out:
-                write_outputs(ev, a.out)
-            if not a.json:
-                print(text_report(ev))
-                print()
+        return run_args(p.parse_args(argv))
     except _ArgError as exc:
         print(f"tcpf evaluate: error: {one_line(exc)}", file=sys.stderr)
         return 2
@@ -145,6 +126,33 @@ def evaluate_command(argv: Optional[List[str]] = None) -> int:
     except KeyboardInterrupt:
         print("tcpf evaluate: interrupted", file=sys.stderr)
         return 130
+
+
+def run_args(a: argparse.Namespace) -> int:
+    """Run the evaluation the parsed options of :func:`add_arguments` ask for, print it and
+    return 0. Bad input raises :class:`ScenarioError` naming the option or field."""
+    from .core import evaluate
+    from .report import table4_text, text_report, write_outputs
+    if a.seeds is not None and a.seeds < 1:
+        raise ScenarioError(f"--seeds: must be a positive integer, got {a.seeds}")
+    if a.workers is not None and a.workers < 1:
+        raise ScenarioError(f"--workers: must be a positive integer, got {a.workers}")
+    if not a.all and not a.algorithm:
+        raise ScenarioError("algorithm: give an algorithm name or --all")
+    params = parse_params(a.params)
+    controllers = parse_controllers(a.controller)
+    schemes = ALL_SCHEMES if a.all else [(a.algorithm, params)]
+    memo: Dict[str, Any] = {}
+    evs = []
+    for alg, prm in schemes:
+        ev = evaluate(alg, prm or None, controllers=controllers or None, quick=a.quick, seeds=a.seeds,
+                      out=a.out, workers=a.workers, thresholds=a.thresholds, only=a.only, memo=memo)
+        evs.append(ev)
+        if a.out:
+            write_outputs(ev, a.out)
+        if not a.json:
+            print(text_report(ev))
+            print()
     if a.json:
         doc = [e.to_json() for e in evs]
         print(json.dumps(doc if a.all else doc[0], indent=1, default=str))

@@ -9,7 +9,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .. import dynamics as dyn
+from ..metrics import dynamics as dyn
 from ..errors import ScenarioError
 from . import grades as G
 from .runner import Job, execute

@@ -24,7 +24,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional
 import numpy as np
 import pandas as pd
 
-from .. import dynamics as dyn
+from ..metrics import dynamics as dyn
 
 __all__ = ["Job", "execute", "REDUCERS"]
 

@@ -10,21 +10,20 @@ docs/ns2-notes.md.
 
 What ns-2 cannot express raises `Ns2Unsupported`, naming the scenario element.
 
-Modules: `agents` (algorithm -> ns-2 agent), `check` (fields the exporter understands),
+Modules: `agents` (algorithm -> ns-2 agent, after the registry's `ns2` field), `check` (fields the exporter understands),
 `network` (routers, links, routes), `tcl` (values and quoting), `export` (the script, with the
 Tcl procedures of `procs.tcl`), `run` (running ns-2, parsing), `compare` (the comparator).
 """
 
-from .agents import (ALGORITHMS, RATE_ALGORITHMS, UNSUPPORTED_ALGORITHMS,
-                     UNSUPPORTED_RATE_ALGORITHMS, Ns2Agent, Ns2RateAgent, Ns2Unsupported,
-                     ns2_tfrc_weights, rfc5348_weights)
+from .agents import (ALGORITHMS, RATE_ALGORITHMS, Ns2Agent, Ns2RateAgent, Ns2Unsupported,
+                     ns2_mappings, ns2_tfrc_weights, rfc5348_weights)
 from .export import (ACCESS_QUEUE_LIMIT, DEFAULT_SAMPLE_INTERVAL_S, DROP_TRACE_FILE, HUGE_WINDOW,
                      TCP_HEADER_BYTES, export_tcl)
 from .run import count_loss_events, ns2_available, parse_drop_trace, parse_output, run_ns2
 from .tcl import tcl_quote
 
-__all__ = ["Ns2Unsupported", "Ns2Agent", "Ns2RateAgent", "ALGORITHMS", "UNSUPPORTED_ALGORITHMS",
-           "RATE_ALGORITHMS", "UNSUPPORTED_RATE_ALGORITHMS", "export_tcl", "tcl_quote", "run_ns2",
+__all__ = ["Ns2Unsupported", "Ns2Agent", "Ns2RateAgent", "ALGORITHMS", "RATE_ALGORITHMS",
+           "ns2_mappings", "export_tcl", "tcl_quote", "run_ns2",
            "ns2_available", "parse_output", "parse_drop_trace", "count_loss_events",
            "rfc5348_weights", "ns2_tfrc_weights", "ACCESS_QUEUE_LIMIT", "DEFAULT_SAMPLE_INTERVAL_S",
            "DROP_TRACE_FILE", "HUGE_WINDOW", "TCP_HEADER_BYTES"]

@@ -1,9 +1,11 @@
 """How each engine algorithm is expressed in ns-2 2.35: the Agent/TCP variables, sender and
 sink classes and Tcl commands of every window-based controller, the TFRC mapping of rate-based
-senders, and the reason for each controller ns-2 lacks (raised as `Ns2Unsupported`)."""
+senders. Which mapping an algorithm uses, and the reason for each one ns-2 lacks (raised as
+`Ns2Unsupported`), is the registry's `ns2` field (crates/tcpf-core/src/registry.rs)."""
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
@@ -182,12 +184,6 @@ LINUX_MODULES: Dict[str, Dict[str, Any]] = {
     },
 }
 
-# engine algorithm -> ns-2 TCP/Linux module
-LINUX_ALGORITHMS = {"illinois_linux": "illinois", "hstcp": "highspeed", "scalable": "scalable",
-                    "bic": "bic", "cubic": "cubic", "htcp": "htcp", "compound": "compound",
-                    "vegas": "vegas"}
-
-
 def _fixed_ok(value: Any, fixed: Any) -> bool:
     if isinstance(fixed, str):
         return value == fixed
@@ -239,37 +235,31 @@ def _alg_linux(module: str) -> Callable[[Dict[str, Any], str], Ns2Agent]:
     return build
 
 
+# The registry's `"ns2": {"agent": NAME}` of a window controller -> its mapping. Linux modules
+# (`{"linux": MODULE}`) go through `_alg_linux(MODULE)`; `{"unsupported": WHY}` is the error.
 ALGORITHMS: Dict[str, Callable[[Dict[str, Any], str], Ns2Agent]] = {
     "tcp": _alg_tcp,
     "gaimd": _alg_gaimd,
     "binomial": _alg_binomial,
     "iiad": lambda p, w: _alg_binomial(p, w, "iiad"),
     "sqrt": lambda p, w: _alg_binomial(p, w, "sqrt"),
-    # Linux 2.6.22 modules through Agent/TCP/Linux (select_ca), see LINUX_MODULES
-    **{alg: _alg_linux(module) for alg, module in LINUX_ALGORITHMS.items()},
 }
 
-# Controllers of the engine that ns-2 2.35 lacks, with the reason given in the error.
-_HISTORY_WHY = ("is a member of jin2001's history spectrum: its increase depends on w0 and on "
-                "alpha recomputed from w_max after every decrease, which no Agent/TCP "
-                "windowOption_ law implements")
-UNSUPPORTED_ALGORITHMS: Dict[str, str] = {
-    "simd": f"ns-2 2.35 has no SIMD (SIMD {_HISTORY_WHY})",
-    "aiad_h": f"ns-2 2.35 has no AIAD/H (AIAD/H {_HISTORY_WHY})",
-    "pimd": f"ns-2 2.35 has no such controller (pimd {_HISTORY_WHY})",
-    "aisd_h": f"ns-2 2.35 has no such controller (aisd_h {_HISTORY_WHY})",
-    "pisd": f"ns-2 2.35 has no such controller (pisd {_HISTORY_WHY})",
-    "history": f"ns-2 2.35 has no history-spectrum controller (it {_HISTORY_WHY})",
-    "aiad": "ns-2 2.35 has no AIAD (no windowOption_ decreases by a constant)",
-    "log": "ns-2 2.35 has no LOG controller (sastry2005's CYRF increase log(W) is not a power of W, "
-           "so windowOption_ 6 cannot express it)",
-    "sigmoid": "ns-2 2.35 has no SIGMOID controller (sastry2005's CYRF family is not in Agent/TCP)",
-    "illinois": "ns-2 2.35 has only Linux's tcp_illinois (use algorithm = \"illinois_linux\"); "
-                "the paper version's parameters cannot be set there",
-    "formula": "ns-2 2.35 cannot run a user-defined window law (formula controllers exist only in "
-               "tcpfriendly)",
-    "cyrf": "ns-2 2.35 has no CYRF controller",
-}
+
+@functools.lru_cache(maxsize=1)
+def ns2_mappings() -> Dict[str, Dict[str, str]]:
+    """Algorithm name -> how ns-2 expresses it, from the registry (``tcpf algorithms --json``'s
+    ``ns2``: ``{"agent": NAME}``, ``{"linux": MODULE}`` or ``{"unsupported": WHY}``), with the
+    registry's kind under ``"kind"``. Aliases are left out: scenarios are exported in canonical
+    form."""
+    from ..scenario import algorithms
+    return {a["name"]: {**a["ns2"], "kind": a["kind"]} for a in algorithms() if "alias_of" not in a}
+
+
+def _linux_algorithms() -> List[str]:
+    """Window controllers that ns-2 runs as Linux modules through Agent/TCP/Linux."""
+    return sorted(name for name, m in ns2_mappings().items() if "linux" in m)
+
 
 # recovery -> (sender, sink, delayed-ACK sink)
 RECOVERY = {
@@ -357,32 +347,31 @@ def _rate_tfrc(params: Dict[str, Any], where: str) -> Ns2RateAgent:
         t_rto_rtts=t_rto)
 
 
+# The registry's `"ns2": {"agent": NAME}` of a rate-based sender -> its mapping.
 RATE_ALGORITHMS: Dict[str, Callable[[Dict[str, Any], str], Ns2RateAgent]] = {
     "tfrc": _rate_tfrc,
-}
-
-UNSUPPORTED_RATE_ALGORITHMS: Dict[str, str] = {
-    "tfrcp": "ns-2 2.35 has no TFRCP agent (Padhye et al.'s interval-based sender is not in the "
-             "release; only Agent/TFRC)",
-    "tear": "ns-2 2.35 has no TEAR agent (receiver-emulated TCP windows are not in the release)",
 }
 
 
 def _agent_for(flow: Dict[str, Any], where: str) -> Ns2Agent:
     """The ns-2 agent for one TCP flow, or Ns2Unsupported naming the element."""
     alg = flow.get("algorithm")
-    if alg not in ALGORITHMS:
-        why = UNSUPPORTED_ALGORITHMS.get(alg, "has no ns-2 equivalent")
-        if alg in UNSUPPORTED_ALGORITHMS:
-            why = f"has no ns-2 equivalent: {why}"
-        raise Ns2Unsupported(f"{where}.algorithm: {alg!r} {why}")
-    agent = ALGORITHMS[alg](flow.get("params") or {}, where)  # validates params
+    mapping = ns2_mappings().get(alg, {})
+    if mapping.get("kind") == "window" and mapping.get("agent") in ALGORITHMS:
+        build = ALGORITHMS[mapping["agent"]]
+    elif mapping.get("kind") == "window" and "linux" in mapping:
+        build = _alg_linux(mapping["linux"])
+    elif mapping.get("kind") == "window" and "unsupported" in mapping:
+        raise Ns2Unsupported(f"{where}.algorithm: {alg!r} has no ns-2 equivalent: {mapping['unsupported']}")
+    else:
+        raise Ns2Unsupported(f"{where}.algorithm: {alg!r} has no ns-2 equivalent")
+    agent = build(flow.get("params") or {}, where)  # validates params
     rec = flow.get("recovery", "sack")
     if rec not in RECOVERY:
         raise Ns2Unsupported(f"{where}.recovery: {rec!r} has no ns-2 equivalent")
     if rec == "linux" and agent.sender != "Agent/TCP/Linux":
         raise Ns2Unsupported(f"{where}.recovery: 'linux' is ns-2's Agent/TCP/Linux, which runs the Linux "
-                             f"modules only ({', '.join(sorted(LINUX_ALGORITHMS))}), not {alg!r}")
+                             f"modules only ({', '.join(_linux_algorithms())}), not {alg!r}")
     if agent.recoveries is not None and rec not in agent.recoveries:
         raise Ns2Unsupported(f"{where}.recovery: {rec!r} cannot be combined with {alg!r} in ns-2 "
                              f"({agent.sender} recovers with {'/'.join(agent.recoveries)} only)")
@@ -392,7 +381,8 @@ def _agent_for(flow: Dict[str, Any], where: str) -> Ns2Agent:
 def _rate_agent_for(flow: Dict[str, Any], where: str) -> Ns2RateAgent:
     """The ns-2 agents for one rate-based flow, or Ns2Unsupported naming the element."""
     alg = flow.get("algorithm")
-    if alg not in RATE_ALGORITHMS:
-        why = UNSUPPORTED_RATE_ALGORITHMS.get(alg)
+    mapping = ns2_mappings().get(alg, {})
+    if mapping.get("kind") != "rate" or mapping.get("agent") not in RATE_ALGORITHMS:
+        why = mapping.get("unsupported") if mapping.get("kind") == "rate" else None
         raise Ns2Unsupported(f"{where}.algorithm: {alg!r} has no ns-2 equivalent" + (f": {why}" if why else ""))
-    return RATE_ALGORITHMS[alg](flow.get("params") or {}, where)
+    return RATE_ALGORITHMS[mapping["agent"]](flow.get("params") or {}, where)

@@ -36,6 +36,7 @@ else:  # pragma: no cover
 
 from .. import metrics
 from ..errors import ScenarioError
+from .agents import ns2_mappings
 from .export import export_tcl
 from .run import ns2_available, run_ns2
 
@@ -215,8 +216,16 @@ def load_bank(path: Optional[str] = None) -> Bank:
 # Per-run summaries (the same for both simulators' results)
 # --------------------------------------------------------------------------------------------
 
-# UDP sources of the scenario format (no congestion control, no loss events)
-UDP_SOURCES = ("cbr", "pareto")
+# The registry's kind -> compare's group kind: tcp (window-based, with `recovery`), rate
+# (rate-based: TFRC...), udp (CBR, Pareto: no congestion control, no loss events).
+GROUP_KIND = {"window": "tcp", "rate": "rate", "udp": "udp"}
+
+
+def _kind(algorithm: str) -> str:
+    """compare's kind of a group running `algorithm`, from the registry; a name the registry
+    does not have is a user-defined (Python) window controller."""
+    entry = ns2_mappings().get(algorithm)
+    return GROUP_KIND[entry["kind"]] if entry else "tcp"
 
 
 def _group_meta(normalized: Dict[str, Any]) -> List[Dict[str, Any]]:
@@ -234,10 +243,9 @@ def _group_meta(normalized: Dict[str, Any]) -> List[Dict[str, Any]]:
         if shown:
             label += "(" + ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}"
                                      for k, v in shown.items()) + ")"
-        if g.get("recovery") and alg not in UDP_SOURCES:
+        kind = _kind(alg)
+        if g.get("recovery") and kind != "udp":
             label += f"/{g['recovery']}"
-        # tcp: window-based (with `recovery`); rate: rate-based (TFRC...); udp: CBR, Pareto
-        kind = "udp" if alg in UDP_SOURCES else ("tcp" if g.get("recovery") else "rate")
         out.append({"group": gi, "label": label, "count": int(g.get("count", 1)),
                     "direction": g.get("direction", "forward"), "kind": kind})
     return out
@@ -339,7 +347,9 @@ def _prepare(path: str, seeds: Optional[int], bank: Optional[Bank], entry: Optio
                           seeds=bank.default_seeds if bank else 3)
     n = seeds if seeds is not None else entry.seeds
     if n < 1:
-        raise ScenarioError(f"--seeds: must be at least 1; got {n}")
+        # the argument, or the bank's setting for this scenario
+        where = "seeds" if seeds is not None else f"{entry.name}.seeds"
+        raise ScenarioError.at(where, f"must be at least 1; got {n}")
     return sc, entry, [base + k for k in range(n)]
 
 

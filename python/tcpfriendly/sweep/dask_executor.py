@@ -74,8 +74,7 @@ def _client(dask: Any, workers: Optional[int]):
     if isinstance(dask, distributed.Client):
         return dask, None, False
     if not isinstance(dask, str) or not dask.strip():
-        raise SweepError(f"--dask: expected 'local' or a scheduler address, got {dask!r}",
-                         field="--dask")
+        raise SweepError.at("dask", f"expected 'local' or a scheduler address, got {dask!r}")
     if dask == "local":
         cluster = distributed.LocalCluster(
             n_workers=workers or default_workers(), threads_per_worker=1, processes=True,

@@ -108,10 +108,13 @@ def plot(source, x: str, y: str, hue: Optional[str] = None, kind: str = "line",
          out: "Optional[os.PathLike[str] | str]" = None, logx: bool = False, logy: bool = False):
     """Plot metric ``y`` against axis ``x`` (a line per ``hue`` value, or a heatmap of ``x``
     by ``hue``) as the mean over seeds with 95% CI error bars. ``source`` is a sweep
-    directory (``--out`` of ``tcpf sweep``) or its table. ``where`` fixes other axes
+    directory (the ``out`` of a sweep) or its table. ``where`` fixes other axes
     (``{"bottleneck.rate": "15Mbps"}``); ``group`` picks one flow group. Every axis that varies
     must be on ``x``/``hue`` or fixed by ``where``. Writes ``out`` (PNG, SVG, PDF) when given;
-    returns the matplotlib Figure."""
+    returns the matplotlib Figure.
+
+    A bad argument raises :class:`~tcpfriendly.errors.ScenarioError` whose ``field`` is the
+    parameter's name (``x``, ``y``, ``hue``, ``kind``, ``where``, ``group``)."""
     import matplotlib
 
     if out is not None:
@@ -121,49 +124,48 @@ def plot(source, x: str, y: str, hue: Optional[str] = None, kind: str = "line",
 
     table, axes = _load(source)
     if kind not in ("line", "heatmap"):
-        raise ScenarioError(f"--kind: must be line or heatmap, got {kind!r}", field="--kind")
+        raise ScenarioError.at("kind", f"must be line or heatmap, got {kind!r}")
     columns = list(table.columns)
     id_cols = [c for c in columns if c in axes or c in ("group", "algorithm", "direction", "params")]
-    for name, flag in ((x, "--x"), (hue, "--hue")):
+    for name, param in ((x, "x"), (hue, "hue")):
         if name is not None and name not in id_cols:
-            raise ScenarioError(f"{flag}: {name!r} is not an axis of this sweep (axes: "
-                                f"{', '.join(axes) or 'none'}; or group, algorithm)", field=flag)
+            raise ScenarioError.at(param, f"{name!r} is not an axis of this sweep (axes: "
+                                   f"{', '.join(axes) or 'none'}; or group, algorithm)")
     metric_cols = [c for c in columns if c not in id_cols and c not in ("point", "seed", "run", "recovery")
                    and pd.api.types.is_numeric_dtype(table[c])]
     if y not in metric_cols:
-        raise ScenarioError(f"--y: {y!r} is not a metric of this sweep (metrics: "
-                            f"{', '.join(metric_cols)})", field="--y")
+        raise ScenarioError.at("y", f"{y!r} is not a metric of this sweep (metrics: "
+                               f"{', '.join(metric_cols)})")
     if kind == "heatmap" and hue is None:
-        raise ScenarioError("--hue: a heatmap needs a second axis (--hue AXIS, the rows)",
-                            field="--hue")
+        raise ScenarioError.at("hue", "a heatmap needs a second axis (hue, the rows)")
     if hue is not None and hue == x:
-        raise ScenarioError("--hue: must differ from --x", field="--hue")
+        raise ScenarioError.at("hue", "must differ from x")
     for col, value in (where or {}).items():
         if col not in columns:
-            raise ScenarioError(f"--where: {col!r} is not a column of this sweep", field="--where")
+            raise ScenarioError.at("where", f"{col!r} is not a column of this sweep")
         table = table[_match(table[col], value)]
         if table.empty:
-            raise ScenarioError(f"--where: no rows with {col} = {value}", field="--where")
+            raise ScenarioError.at("where", f"no rows with {col} = {value}")
     if y.startswith("link."):
         table = table.drop_duplicates(subset=["point", "run"])  # one row per run
     elif group is not None:
         table = table[table["group"] == group]
         if table.empty:
-            raise ScenarioError(f"--group: no flow group {group} in this sweep", field="--group")
+            raise ScenarioError.at("group", f"no flow group {group} in this sweep")
     elif table["group"].nunique() > 1 and "group" not in (x, hue):
         if hue is None and kind == "line":
             hue = "group"
         else:
-            raise ScenarioError("--group: the sweep has several flow groups: pick one with "
-                                "--group N (or put group on --x/--hue)", field="--group")
+            raise ScenarioError.at("group", "the sweep has several flow groups: pick one (or put "
+                                   "group on x or hue)")
     # An axis is loose if it still varies once x and hue are fixed (zipped axes do not).
     cells = [c for c in (x, hue) if c is not None]
     loose = [a for a in axes if a not in cells
              and table.groupby(cells, sort=False, dropna=False)[a].nunique().max() > 1]
     if loose:
         values = ", ".join(f"{a} ({', '.join(map(str, _order(table[a])))})" for a in loose)
-        raise ScenarioError(f"--where: these axes vary and are neither --x nor --hue: {values}; "
-                            "fix each with --where AXIS=VALUE", field="--where")
+        raise ScenarioError.at("where", f"these axes vary and are neither x nor hue: {values}; "
+                               "fix each to one value (AXIS=VALUE)")
     by = [x] + ([hue] if hue is not None else [])
     stats = summarize(table, by, y)
     seeds = table["seed"].nunique()

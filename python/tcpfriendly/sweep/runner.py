@@ -200,7 +200,7 @@ def run_sweep(sweep, out: "Optional[os.PathLike[str] | str]" = None, *,
         SweepInterrupted: Ctrl-C; finished runs are stored and ``.result`` has the table.
     """
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
-        raise SweepError(f"--workers: must be a positive integer, got {workers!r}", field="--workers")
+        raise SweepError.at("workers", f"must be a positive integer, got {workers!r}")
     if log is None:
         def log(message: str) -> None:
             sys.stderr.write(message + "\n")
@@ -210,7 +210,7 @@ def run_sweep(sweep, out: "Optional[os.PathLike[str] | str]" = None, *,
     points, runs = sweep.plan()
     out_dir = os.fspath(out) if out is not None else None
     if out_dir is not None and os.path.exists(out_dir) and not os.path.isdir(out_dir):
-        raise SweepError(f"--out: {out_dir} exists and is not a directory", field="--out")
+        raise SweepError.at("out", f"{out_dir} exists and is not a directory")
     store = RunStore(out_dir) if out_dir is not None else None
     unique: Dict[str, Run] = {}
     for run in runs:

@@ -114,8 +114,8 @@ def load_results(out: "os.PathLike[str] | str"):
 
     path = os.path.join(os.fspath(out), "results.parquet")
     if not os.path.exists(path):
-        raise ScenarioFileError(f"{path}: no sweep results here (run `tcpf sweep FILE.toml --out "
-                                f"{os.fspath(out)}` first)")
+        raise ScenarioFileError(f"{path}: no sweep results here (not a sweep's output directory, "
+                                "or its sweep has not finished)")
     return pd.read_parquet(path)
 
 

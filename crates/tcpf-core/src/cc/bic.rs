@@ -420,7 +420,7 @@ mod tests {
         assert_eq!(c.delayed_ack, 31);
         // Slow start while W ≤ ssthresh: one packet per ACK.
         assert_eq!(c.window(), 10.0);
-        let v = |j: serde_json::Value| crate::registry::validate_window("bic", j.as_object().unwrap());
+        let v = |j: serde_json::Value| bic_info().validate(j.as_object().unwrap());
         assert_eq!(BicParams::from_params(&v(json!({})).unwrap()).unwrap(), BicParams::LINUX);
         let p = v(json!({"keep": 0.875, "fast_convergence": "off"})).unwrap();
         let bp = BicParams::from_params(&p).unwrap();

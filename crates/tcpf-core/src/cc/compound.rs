@@ -457,7 +457,7 @@ mod tests {
 
     #[test]
     fn validation() {
-        let v = |j: serde_json::Value| crate::registry::validate_window("compound", j.as_object().unwrap());
+        let v = |j: serde_json::Value| compound_info().validate(j.as_object().unwrap());
         assert_eq!(CompoundParams::from_params(&v(json!({})).unwrap()).unwrap(), CompoundParams::PAPER);
         assert_eq!(v(json!({"k": 1.5})).unwrap_err().field, "k");
         assert_eq!(v(json!({"gamma": 0})).unwrap_err().field, "gamma");
@@ -472,7 +472,7 @@ mod tests {
         assert_eq!(module.increase(100.0), 2.0);
         assert_eq!(module.increase(346.7), 9.0); // 346^0.75 = 80.2 -> 80/8 - 1 (paper: 9.03)
         assert_eq!(module.increase(20.0), 0.0); // 20^0.75 = 9.46 -> 9/8 = 1 -> 0
-        let v = |j: serde_json::Value| crate::registry::validate_window("compound", j.as_object().unwrap());
+        let v = |j: serde_json::Value| compound_info().validate(j.as_object().unwrap());
         assert_eq!(CompoundParams::from_params(&v(json!({"variant": "ns2-module"})).unwrap()).unwrap(), module);
         assert_eq!(CompoundParams::from_params(&v(json!({})).unwrap()).unwrap(), paper);
         assert_eq!(v(json!({"variant": "linux"})).unwrap_err().field, "variant");

@@ -327,7 +327,7 @@ mod tests {
 
     #[test]
     fn validation() {
-        let v = |j: serde_json::Value| crate::registry::validate_window("cubic", j.as_object().unwrap());
+        let v = |j: serde_json::Value| cubic_info().validate(j.as_object().unwrap());
         assert_eq!(CubicParams::from_params(&v(json!({})).unwrap()).unwrap(), CubicParams::RFC9438);
         let p = CubicParams::from_params(&v(json!({"keep": 0.8, "reno_friendly": "off"})).unwrap()).unwrap();
         assert!((p.beta - 0.2).abs() < 1e-12 && !p.reno_friendly);

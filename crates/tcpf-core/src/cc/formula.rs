@@ -973,7 +973,7 @@ mod tests {
 
     #[test]
     fn validation_reports_field_and_column() {
-        let v = |j: serde_json::Value| crate::registry::validate_window("formula", j.as_object().unwrap());
+        let v = |j: serde_json::Value| formula_info().validate(j.as_object().unwrap());
         let e = v(json!({"increase": "log(w))", "decrease": "1"})).unwrap_err();
         assert_eq!((e.field.as_str(), e.message.as_str()), ("increase", "unexpected ')' at column 7"));
         let e = v(json!({"increase": "1"})).unwrap_err();

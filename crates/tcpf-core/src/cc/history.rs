@@ -305,7 +305,7 @@ mod tests {
     use serde_json::json;
 
     fn params(name: &str, given: serde_json::Value) -> Params {
-        crate::registry::validate_window(name, given.as_object().unwrap()).unwrap()
+        info(name).expect("a history preset").validate(given.as_object().unwrap()).unwrap()
     }
 
     #[test]
@@ -474,10 +474,10 @@ mod tests {
         let p = params("history", json!({"k": 1, "l": 1}));
         assert_eq!(p.warnings.len(), 1, "outside the convergence region");
         for (k, l, field) in [(-1.0, 1.0, "k"), (0.0, 1.5, "l")] {
-            let e = crate::registry::validate_window("history", json!({"k": k, "l": l}).as_object().unwrap()).unwrap_err();
+            let e = info("history").unwrap().validate(json!({"k": k, "l": l}).as_object().unwrap()).unwrap_err();
             assert_eq!(e.field, field);
         }
-        let e = crate::registry::validate_window("simd", json!({"alpha_rule": "eq5"}).as_object().unwrap()).unwrap_err();
+        let e = info("simd").unwrap().validate(json!({"alpha_rule": "eq5"}).as_object().unwrap()).unwrap_err();
         assert_eq!(e.field, "alpha_rule");
         assert!(e.message.contains("exact, approx"), "{}", e.message);
     }

@@ -303,7 +303,7 @@ mod tests {
 
     #[test]
     fn validation() {
-        let v = |j: serde_json::Value| crate::registry::validate_window("hstcp", j.as_object().unwrap());
+        let v = |j: serde_json::Value| hstcp_info().validate(j.as_object().unwrap());
         let p = v(json!({})).unwrap();
         assert_eq!(HsParams::from_params(&p).unwrap(), HsParams::RFC3649);
         assert_eq!(v(json!({"low_window": 50})).unwrap_err().field, "low_window");

@@ -429,7 +429,7 @@ mod tests {
         assert_eq!(c.window(), 10.0);
         c.on_timeout(&timeout(10.0));
         assert_eq!((c.window(), c.ssthresh()), (1.0, 5.0));
-        let v = |j: serde_json::Value| crate::registry::validate_window("htcp", j.as_object().unwrap());
+        let v = |j: serde_json::Value| htcp_info().validate(j.as_object().unwrap());
         assert_eq!(HtcpParams::from_params(&v(json!({})).unwrap()).unwrap(), HtcpParams::DEFAULT);
         assert_eq!(v(json!({"beta_min": 0.6})).unwrap_err().field, "beta_min");
         assert!(!HtcpParams::from_params(&v(json!({"rtt_scaling": "off"})).unwrap()).unwrap().rtt_scaling);

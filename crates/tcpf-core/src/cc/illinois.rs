@@ -551,10 +551,10 @@ mod tests {
 
     #[test]
     fn validation() {
-        let v = |j: serde_json::Value| crate::registry::validate_window("illinois", j.as_object().unwrap());
+        let v = |j: serde_json::Value| illinois_info().validate(j.as_object().unwrap());
         let p = v(json!({})).unwrap();
         assert_eq!(IllinoisParams::from_params(&p).unwrap(), IllinoisParams::PAPER);
-        let p = crate::registry::validate_window("illinois_linux", json!({}).as_object().unwrap()).unwrap();
+        let p = illinois_linux_info().validate(json!({}).as_object().unwrap()).unwrap();
         assert_eq!(IllinoisParams::from_params(&p).unwrap(), IllinoisParams::LINUX);
         assert_eq!(v(json!({"beta_min": 0.4, "beta_max": 0.3})).unwrap_err().field, "beta_min");
         assert_eq!(v(json!({"eta2": 0.9})).unwrap_err().field, "eta2");
@@ -570,7 +570,7 @@ mod tests {
     /// at beta = 1/2 both halve.
     #[test]
     fn linux_2_6_22_decrease_keeps_beta_times_w() {
-        let v = |j: serde_json::Value| crate::registry::validate_window("illinois_linux", j.as_object().unwrap());
+        let v = |j: serde_json::Value| illinois_linux_info().validate(j.as_object().unwrap());
         for (decrease, expect) in [("standard", 87.5), ("linux-2.6.22", 12.5)] {
             let p = IllinoisParams::from_params(&v(json!({"decrease": decrease})).unwrap()).unwrap();
             let mut c = in_ca(p, 100.0);

@@ -144,9 +144,9 @@ mod tests {
         assert_eq!(c.window(), 175.0);
         c.on_timeout(&timeout(175.0));
         assert_eq!((c.window(), c.ssthresh()), (1.0, 87.5));
-        let p = crate::registry::validate_window("scalable", json!({"keep": 0.75}).as_object().unwrap()).unwrap();
+        let p = scalable_info().validate(json!({"keep": 0.75}).as_object().unwrap()).unwrap();
         assert_eq!(p.to_json(), json!({"a": 0.01, "b": 0.25, "low_window": 16.0}));
-        let e = crate::registry::validate_window("scalable", json!({"a": 0}).as_object().unwrap()).unwrap_err();
+        let e = scalable_info().validate(json!({"a": 0}).as_object().unwrap()).unwrap_err();
         assert_eq!(e.field, "a");
     }
 }

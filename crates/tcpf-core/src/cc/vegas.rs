@@ -413,7 +413,7 @@ pub(crate) mod tests {
         assert!(c.window() <= 16.0 && c.ssthresh() < c.window());
         c.on_timeout(&timeout(20.0));
         assert_eq!((c.window(), c.ssthresh()), (1.0, 10.0));
-        let v = |j: serde_json::Value| crate::registry::validate_window("vegas", j.as_object().unwrap());
+        let v = |j: serde_json::Value| vegas_info().validate(j.as_object().unwrap());
         assert_eq!(VegasParams::from_params(&v(json!({})).unwrap()).unwrap(), VegasParams::LINUX);
         assert_eq!(v(json!({"alpha": 5, "beta": 3})).unwrap_err().field, "alpha");
         assert!(v(json!({"alpha": 5, "beta": 5, "gamma": 5})).is_ok());

@@ -128,15 +128,27 @@ pub fn group(gi: usize, v: &Value, graph: Option<&GraphDef>, dumbbell_rate: f64,
     let algorithm = t.with("algorithm", Some("tcp".to_string()), |v| v.as_str().map(str::to_string).ok_or_else(|| format!("must be an algorithm name (see `tcpf algorithms`); got {v}")))?;
     let reverse = t.string("direction", "forward", &["forward", "reverse"])? == "reverse";
 
-    // Where the group's flows go.
-    let (route, ref_rate) = match graph {
+    let (route, ref_rate) = group_route(&t, &path, graph, dumbbell_rate, reverse)?;
+    let (algorithm, kind) = group_kind(&t, &path, algorithm, ref_rate, external)?;
+    let access_delay = t.with("access_delay", Some(Spread::Fixed(0.001)), |v| Spread::parse(v, count))?;
+    let access_rate = t.with("access_rate", Some(10.0 * ref_rate), |v| units::rate_or_multiple(v, ref_rate))?;
+    let receiver_delay = t.with("receiver_delay", Some(0.0), units::seconds)?;
+    let (start, stop) = start_stop(&t, count, duration)?;
+    let rtt_noise = t.with("rtt_noise", Some(0.0), units::seconds)?;
+    Ok(Group { count, algorithm, kind, access_delay, access_rate, receiver_delay, start, stop, route, reverse, rtt_noise })
+}
+
+/// Where the group's flows go: the route and the rate that "Nx" multiples refer to (the
+/// bottleneck, or the path's first link).
+fn group_route(t: &Table, path: &str, graph: Option<&GraphDef>, dumbbell_rate: f64, reverse: bool) -> Result<(RouteDef, f64), ScenarioError> {
+    match graph {
         None => {
             for k in ["path", "from", "to"] {
                 if t.get(k).is_some() {
                     return err(t.field(k), "needs a general topology ([[links]]); the dumbbell routes every flow through its bottleneck");
                 }
             }
-            (RouteDef::Dumbbell, dumbbell_rate)
+            Ok((RouteDef::Dumbbell, dumbbell_rate))
         }
         Some(g) => {
             let name_of = |key: &str, v: &Value| -> Result<usize, ScenarioError> {
@@ -164,8 +176,8 @@ pub fn group(gi: usize, v: &Value, graph: Option<&GraphDef>, dumbbell_rate: f64,
                     let (a, b) = (name_of("from", a)?, name_of("to", b)?);
                     g.shortest_path(a, b).ok_or(ScenarioError { field: t.field("to"), message: format!("no route from '{}' to '{}'", g.nodes[a], g.nodes[b]) })?
                 }
-                (None, None, None) => return err(path.clone(), "needs path = [routers...] or from/to with a general topology"),
-                _ => return err(path.clone(), "give either path or from and to, not both"),
+                (None, None, None) => return err(path.to_string(), "needs path = [routers...] or from/to with a general topology"),
+                _ => return err(path.to_string(), "give either path or from and to, not both"),
             };
             if reverse {
                 nodes.reverse();
@@ -177,10 +189,15 @@ pub fn group(gi: usize, v: &Value, graph: Option<&GraphDef>, dumbbell_rate: f64,
             }
             let (li, _) = g.edge(nodes[0], nodes[1]).expect("checked above");
             let rate = g.links[li].rate;
-            (RouteDef::Path(nodes), rate)
+            Ok((RouteDef::Path(nodes), rate))
         }
-    };
+    }
+}
 
+/// What the group runs: its canonical algorithm name and kind, validated against the registry
+/// (or `external`, the user-defined controllers); `ref_rate` is the rate "Nx" multiples of a
+/// UDP source refer to.
+fn group_kind(t: &Table, path: &str, algorithm: String, ref_rate: f64, external: &[String]) -> Result<(String, GroupKind), ScenarioError> {
     let entry = registry::resolve(&algorithm);
     let empty = Map::new();
     let given = || match t.get("params") {
@@ -189,7 +206,7 @@ pub fn group(gi: usize, v: &Value, graph: Option<&GraphDef>, dumbbell_rate: f64,
         Some(other) => err(t.field("params"), format!("must be a table of parameters; got {other}")),
     };
     let params_error = |e: ParamError| e.under(&format!("{path}.params"));
-    let (algorithm, kind) = match entry.map(Entry::kind) {
+    Ok(match entry.map(Entry::kind) {
         Some(Kind::Rate) => {
             for k in ["recovery", "rtt_noise", "rate", "on", "off", "phase", "steps", "repeat", "shape"] {
                 if t.get(k).is_some() {
@@ -205,7 +222,7 @@ pub fn group(gi: usize, v: &Value, graph: Option<&GraphDef>, dumbbell_rate: f64,
                     return err(t.field(k), format!("does not apply to a UDP source ('{algorithm}')"));
                 }
             }
-            let pattern = udp_pattern(&t, &algorithm, ref_rate)?;
+            let pattern = udp_pattern(t, &algorithm, ref_rate)?;
             (algorithm, GroupKind::Udp { pattern })
         }
         _ => {
@@ -240,11 +257,12 @@ pub fn group(gi: usize, v: &Value, graph: Option<&GraphDef>, dumbbell_rate: f64,
                 (params.algorithm.clone(), GroupKind::Tcp { params, recovery, external: None })
             }
         }
-    };
+    })
+}
 
-    let access_delay = t.with("access_delay", Some(Spread::Fixed(0.001)), |v| Spread::parse(v, count))?;
-    let access_rate = t.with("access_rate", Some(10.0 * ref_rate), |v| units::rate_or_multiple(v, ref_rate))?;
-    let receiver_delay = t.with("receiver_delay", Some(0.0), units::seconds)?;
+/// When the group's flows start and stop; every flow must start before the end of the run
+/// and stop after it starts.
+fn start_stop(t: &Table, count: u32, duration: f64) -> Result<(Spread, Option<Spread>), ScenarioError> {
     let start = t.with("start", Some(Spread::Fixed(0.0)), |v| Spread::parse(v, count))?;
     if start.max() >= duration {
         return err(t.field("start"), format!("must be before the end of the run ({duration} s); got up to {} s", start.max()));
@@ -265,8 +283,7 @@ pub fn group(gi: usize, v: &Value, graph: Option<&GraphDef>, dumbbell_rate: f64,
             Some(s)
         }
     };
-    let rtt_noise = t.with("rtt_noise", Some(0.0), units::seconds)?;
-    Ok(Group { count, algorithm, kind, access_delay, access_rate, receiver_delay, start, stop, route, reverse, rtt_noise })
+    Ok((start, stop))
 }
 
 fn udp_pattern(t: &Table, algorithm: &str, ref_rate: f64) -> Result<UdpPattern, ScenarioError> {

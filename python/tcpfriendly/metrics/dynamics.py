@@ -20,8 +20,8 @@ times takes the RTT as an argument; pass the flow's ``mean_rtt_s`` from ``Result
 mean of its true RTT samples, queueing included) until the engine records a fine-grained RTT
 in the time series.
 
-This module will be folded into the project's metrics layer; the names and formulas are the
-contract.
+Part of the metrics layer (:mod:`tcpfriendly.metrics`): the plain statistics shared with the
+group aggregates (``cov``, ``jain``) are the ones of :mod:`.groups`.
 """
 
 from __future__ import annotations
@@ -31,6 +31,8 @@ from typing import Any, Dict, Iterable, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 import pandas as pd
+
+from . import groups as _groups
 
 __all__ = [
     "cov", "binned", "smoothness_cov", "smoothness_cov_geometric",
@@ -43,15 +45,10 @@ __all__ = [
 
 
 # ----- basic statistics ------------------------------------------------------------------------
-def cov(x: Iterable[float]) -> float:
-    """Coefficient of variation ``σ/μ`` of ``x`` (population σ, ``ddof = 0``); NaN when empty
-    or when the mean is 0."""
-    a = np.asarray(list(x) if not isinstance(x, (np.ndarray, pd.Series)) else x, dtype=float)
-    a = a[np.isfinite(a)]
-    if a.size == 0:
-        return float("nan")
-    m = a.mean()
-    return float(a.std() / m) if m != 0 else float("nan")
+# cov (population σ/μ) and jain ((Σx)²/(n·Σx²)) have one definition, in .groups; NaN and
+# None values are left out, NaN when nothing is left (or the mean / every value is 0).
+cov = _groups.cov
+jain = _groups.jain
 
 
 def mean_ci95(samples: Iterable[float]) -> Dict[str, float]:
@@ -81,17 +78,6 @@ def _t975(dof: int) -> float:
         return table[dof]
     z = 1.959964
     return z + (z ** 3 + z) / (4 * dof)
-
-
-def jain(x: Iterable[float]) -> float:
-    """Jain's fairness index ``F = (Σ x_i)² / (n · Σ x_i²)`` (Chiu-Jain; jin2001 §4,
-    sastry2005 Fig. 3): 1 for equal shares, 1/n when one flow takes everything. NaN when
-    empty or all zero."""
-    a = np.asarray(list(x), dtype=float)
-    if a.size == 0:
-        return float("nan")
-    s2 = float((a * a).sum())
-    return float(a.sum() ** 2 / (a.size * s2)) if s2 > 0 else float("nan")
 
 
 def max_ratio(x1: float, x2: float) -> float:

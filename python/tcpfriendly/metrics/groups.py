@@ -1,4 +1,5 @@
-"""Group aggregates of a run's per-flow results: the one definition of every group metric.
+"""Group aggregates of a run's per-flow results: the one definition of every group metric
+(part of the metrics layer, :mod:`tcpfriendly.metrics`, which re-exports these names).
 
 The engine (``crates/tcpf-core/src/metrics``) measures each flow and link once; this module
 turns the per-flow rows of a result (the engine's JSON, or ns-2's results in the same schema)
