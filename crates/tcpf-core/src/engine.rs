@@ -205,6 +205,9 @@ impl Simulation {
                     m.flows = a.flows.clone();
                     l.loss = Some(m);
                 }
+                if !s.report {
+                    l.unreported();
+                }
                 l
             })
             .collect();

@@ -72,6 +72,9 @@ pub struct Link {
     pub loss: Option<LossModel>,
     pub stats: LinkStats,
     q_last: Time,
+    /// Nobody reads this link's counters, it never drops and never refuses a packet (an
+    /// unreported, lossless, unlimited access link): admission is the FIFO arithmetic alone.
+    fast: bool,
 }
 
 impl Link {
@@ -92,7 +95,16 @@ impl Link {
             loss: None,
             stats: LinkStats::default(),
             q_last: 0,
+            fast: false,
         }
+    }
+
+    /// Nothing reads this link's counters or queue length (it is not reported). If it also
+    /// has no loss model and an unlimited queue, admission skips the counters and the
+    /// waiting-queue bookkeeping: the times it returns are the same, `stats` stays at zero.
+    /// Call after the loss model is attached.
+    pub fn unreported(&mut self) {
+        self.fast = self.loss.is_none() && matches!(self.queue, Queue::Unlimited);
     }
 
     #[inline]
@@ -147,6 +159,11 @@ impl Link {
     /// one). Returns when it reaches the far end, or None if it was dropped.
     #[inline]
     pub fn admit(&mut self, at: Time, pkt: &mut Packet) -> Option<Time> {
+        if self.fast {
+            let done = at.max(self.busy_until) + self.tx_ns(pkt.size);
+            self.busy_until = done;
+            return Some(done + self.delay);
+        }
         self.stats.arrivals += 1;
         if let Some(loss) = self.loss.as_mut() {
             if (!loss.data_only || pkt.kind != PacketKind::Ack) && loss.drops(at, pkt.flow) {
@@ -236,6 +253,27 @@ mod tests {
         // at 1 ms the first left: room for one more
         assert_eq!(l.admit(1_000_000, &mut p), Some(5_000_000));
         assert_eq!(l.admit(1_000_000, &mut p), None);
+    }
+
+    #[test]
+    fn unreported_access_link_times_like_a_counted_one() {
+        let mut counted = Link::new("c".into(), 0, 1, 8e6, 500, &QueueSpec::Unlimited, Rng::new(1));
+        let mut fast = Link::new("f".into(), 0, 1, 8e6, 500, &QueueSpec::Unlimited, Rng::new(1));
+        fast.unreported();
+        let mut p = pkt(0);
+        let mut a = Packet::ack(0, 1, 40, 0);
+        for at in [0, 0, 100, 5_000_000, 5_000_000, 9_000_000] {
+            assert_eq!(counted.admit(at, &mut p), fast.admit(at, &mut p));
+            assert_eq!(counted.admit(at, &mut a), fast.admit(at, &mut a));
+        }
+        assert_eq!(counted.stats.arrivals, 12);
+        assert_eq!(fast.stats.arrivals, 0);
+        // a lossy or bounded link keeps counting
+        let mut bounded = Link::new("b".into(), 0, 1, 8e6, 500, &QueueSpec::DropTail { limit: 1 }, Rng::new(1));
+        bounded.unreported();
+        bounded.admit(0, &mut p);
+        assert_eq!(bounded.admit(0, &mut p), None);
+        assert_eq!(bounded.stats.drops, 1);
     }
 
     #[test]
