@@ -9,7 +9,7 @@
 //! are those at the packet's arrival time.
 
 use super::loss::LossModel;
-use super::packet::{ecn, Packet, PacketKind};
+use super::packet::{ecn, Ext, Packet, PacketKind, Wire};
 use super::queue::{Admission, Arrival, Queue, QueueSpec};
 use super::NodeId;
 use crate::sim::{Rng, Time};
@@ -68,7 +68,10 @@ pub struct Link {
     busy_until: Time,
     /// Start of the busy period that ends at `busy_until` (transmission is continuous in it).
     period_start: Time,
-    pipe: VecDeque<(Time, Packet)>,
+    /// Packets in propagation (compact) with their arrival times at the far end, and the
+    /// out-of-line parts of those that have one, in the same order.
+    pipe: VecDeque<(Time, Wire)>,
+    ext: VecDeque<Ext>,
     pub loss: Option<LossModel>,
     pub stats: LinkStats,
     q_last: Time,
@@ -92,6 +95,7 @@ impl Link {
             busy_until: 0,
             period_start: 0,
             pipe: VecDeque::new(),
+            ext: VecDeque::new(),
             loss: None,
             stats: LinkStats::default(),
             q_last: 0,
@@ -208,7 +212,11 @@ impl Link {
     pub fn pipe_push(&mut self, arrival: Time, pkt: Packet) -> bool {
         let first = self.pipe.is_empty();
         debug_assert!(self.pipe.back().is_none_or(|(t, _)| *t <= arrival), "pipe out of order");
-        self.pipe.push_back((arrival, pkt));
+        let (w, ext) = pkt.split();
+        if let Some(e) = ext {
+            self.ext.push_back(e);
+        }
+        self.pipe.push_back((arrival, w));
         first
     }
 
@@ -216,8 +224,9 @@ impl Link {
     /// one, if any.
     #[inline]
     pub fn pop_arrival(&mut self) -> (Packet, Option<Time>) {
-        let (_, pkt) = self.pipe.pop_front().expect("arrival with an empty pipe");
-        (pkt, self.pipe.front().map(|(t, _)| *t))
+        let (_, w) = self.pipe.pop_front().expect("arrival with an empty pipe");
+        let ext = if w.has_ext() { self.ext.pop_front() } else { None };
+        (w.join(ext), self.pipe.front().map(|(t, _)| *t))
     }
 
     /// Counters as of time `t`: integrals are brought up to `t` and transmission time still to
