@@ -3,7 +3,7 @@
 use crate::cc;
 pub use crate::config::{FlowKind, FlowSpec, SimConfig};
 use crate::metrics::{FlowResult, LinkResult, LossLog, RunResult, TimeSeries};
-use crate::net::{Link, LinkStats, LossModel, Packet, PacketKind};
+use crate::net::{Link, LinkStats, LossModel, Packet, PacketKind, Pipes};
 use crate::sim::{to_secs, EventQueue, Rng, Time};
 use crate::transport::tcp::TcpStats;
 use crate::registry;
@@ -176,6 +176,8 @@ pub struct Simulation {
     cfg: SimConfig,
     q: EventQueue<Ev>,
     links: Vec<Link>,
+    /// The packets in the links' propagation pipes.
+    pipes: Pipes,
     flows: Vec<FlowState>,
     /// Links entered only from one other link (and never first on a path): a packet admitted
     /// upstream is admitted here at once, at its arrival time, without an event in between.
@@ -205,6 +207,9 @@ impl Simulation {
                     m.data_only = !a.include_acks;
                     m.flows = a.flows.clone();
                     l.loss = Some(m);
+                }
+                if !s.report {
+                    l.unreported();
                 }
                 l
             })
@@ -260,7 +265,7 @@ impl Simulation {
         });
         let nl = links.len();
         let fold = foldable(nl, &cfg.flows);
-        Ok(Simulation { cfg, q, links, flows, fold, out: Vec::with_capacity(64), ts, ts_link_bytes: vec![0; nl], ts_link_drops: vec![0; nl], snaps: [None, None], failed: None })
+        Ok(Simulation { cfg, q, links, pipes: Pipes::new(), flows, fold, out: Vec::with_capacity(64), ts, ts_link_bytes: vec![0; nl], ts_link_drops: vec![0; nl], snaps: [None, None], failed: None })
     }
 
     /// Run to the end and collect the results; a controller fault stops the run with an error
@@ -274,7 +279,7 @@ impl Simulation {
             let now = s.time;
             if let Ev::LinkArrival(l) = s.event {
                 // The link's next packet usually takes this entry's place.
-                let (pkt, next) = self.links[l as usize].pop_arrival();
+                let (pkt, next) = self.links[l as usize].pop_arrival(&mut self.pipes);
                 match next {
                     Some(t) => self.q.replace_top(t, Ev::LinkArrival(l)),
                     None => self.q.pop(),
@@ -338,7 +343,7 @@ impl Simulation {
                     continue;
                 }
             }
-            if self.links[l as usize].pipe_push(arrival, pkt) {
+            if self.links[l as usize].pipe_push(&mut self.pipes, arrival, pkt) {
                 self.q.schedule(arrival, Ev::LinkArrival(l));
             }
             return;

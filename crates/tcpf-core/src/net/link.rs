@@ -9,11 +9,64 @@
 //! are those at the packet's arrival time.
 
 use super::loss::LossModel;
-use super::packet::{ecn, Packet, PacketKind};
+use super::packet::{ecn, Ext, Packet, PacketKind, Wire};
 use super::queue::{Admission, Arrival, Queue, QueueSpec};
 use super::NodeId;
 use crate::sim::{Rng, Time};
 use std::collections::VecDeque;
+
+const NIL: u32 = u32::MAX;
+/// Entries in a chunk of a pipe.
+const CHUNK: usize = 16;
+
+/// The storage of every link's propagation pipe: chunks of [`CHUNK`] compact entries in one
+/// store, each link linking its own chunks into a FIFO, freed chunks reused first. Memory
+/// follows the packets in flight at once (plus at most two part-filled chunks a link), not
+/// the sum of each pipe's largest backlog: per-link buffers sized to each flow's largest
+/// window held 6× more than was ever in flight at 3 200 flows.
+#[derive(Default)]
+pub struct Pipes {
+    chunks: Vec<Chunk>,
+    /// First free chunk (linked through `next`), `NIL` if none.
+    free: u32,
+}
+
+#[derive(Clone, Copy)]
+struct Chunk {
+    at: [Time; CHUNK],
+    wire: [Wire; CHUNK],
+    next: u32,
+}
+
+impl Pipes {
+    pub fn new() -> Self {
+        Pipes { chunks: Vec::new(), free: NIL }
+    }
+
+    /// A fresh chunk whose first entry is (`at`, `wire`).
+    #[inline]
+    fn alloc(&mut self, at: Time, wire: Wire) -> u32 {
+        if self.free != NIL {
+            let i = self.free;
+            let c = &mut self.chunks[i as usize];
+            self.free = c.next;
+            c.next = NIL;
+            c.at[0] = at;
+            c.wire[0] = wire;
+            i
+        } else {
+            assert!(self.chunks.len() < NIL as usize, "too many packets in flight");
+            self.chunks.push(Chunk { at: [at; CHUNK], wire: [wire; CHUNK], next: NIL });
+            (self.chunks.len() - 1) as u32
+        }
+    }
+
+    #[inline]
+    fn release(&mut self, i: u32) {
+        self.chunks[i as usize].next = self.free;
+        self.free = i;
+    }
+}
 
 /// Counters since the start of the run (the engine subtracts snapshots taken at the ends of
 /// the measurement window).
@@ -68,10 +121,20 @@ pub struct Link {
     busy_until: Time,
     /// Start of the busy period that ends at `busy_until` (transmission is continuous in it).
     period_start: Time,
-    pipe: VecDeque<(Time, Packet)>,
+    /// Packets in propagation: a FIFO of chunks in the shared [`Pipes`], read at `head`
+    /// from `hpos`, written at `tail` from `tpos` (`NIL` when empty); the out-of-line parts
+    /// of those that have one, in the same order.
+    head: u32,
+    tail: u32,
+    hpos: u8,
+    tpos: u8,
+    ext: VecDeque<Ext>,
     pub loss: Option<LossModel>,
     pub stats: LinkStats,
     q_last: Time,
+    /// Nobody reads this link's counters, it never drops and never refuses a packet (an
+    /// unreported, lossless, unlimited access link): admission is the FIFO arithmetic alone.
+    fast: bool,
 }
 
 impl Link {
@@ -88,11 +151,24 @@ impl Link {
             starts: VecDeque::new(),
             busy_until: 0,
             period_start: 0,
-            pipe: VecDeque::new(),
+            head: NIL,
+            tail: NIL,
+            hpos: 0,
+            tpos: 0,
+            ext: VecDeque::new(),
             loss: None,
             stats: LinkStats::default(),
             q_last: 0,
+            fast: false,
         }
+    }
+
+    /// Nothing reads this link's counters or queue length (it is not reported). If it also
+    /// has no loss model and an unlimited queue, admission skips the counters and the
+    /// waiting-queue bookkeeping: the times it returns are the same, `stats` stays at zero.
+    /// Call after the loss model is attached.
+    pub fn unreported(&mut self) {
+        self.fast = self.loss.is_none() && matches!(self.queue, Queue::Unlimited);
     }
 
     #[inline]
@@ -147,6 +223,11 @@ impl Link {
     /// one). Returns when it reaches the far end, or None if it was dropped.
     #[inline]
     pub fn admit(&mut self, at: Time, pkt: &mut Packet) -> Option<Time> {
+        if self.fast {
+            let done = at.max(self.busy_until) + self.tx_ns(pkt.size);
+            self.busy_until = done;
+            return Some(done + self.delay);
+        }
         self.stats.arrivals += 1;
         if let Some(loss) = self.loss.as_mut() {
             if (!loss.data_only || pkt.kind != PacketKind::Ack) && loss.drops(at, pkt.flow) {
@@ -185,22 +266,66 @@ impl Link {
         Some(done + self.delay)
     }
 
-    /// Put an admitted packet in the propagation pipe; true if it is the only one there (the
-    /// caller must then schedule its arrival).
+    /// Put an admitted packet in the propagation pipe (its entries live in `pipes`); true if
+    /// it is the only one there (the caller must then schedule its arrival).
     #[inline]
-    pub fn pipe_push(&mut self, arrival: Time, pkt: Packet) -> bool {
-        let first = self.pipe.is_empty();
-        debug_assert!(self.pipe.back().is_none_or(|(t, _)| *t <= arrival), "pipe out of order");
-        self.pipe.push_back((arrival, pkt));
-        first
+    pub fn pipe_push(&mut self, pipes: &mut Pipes, arrival: Time, pkt: Packet) -> bool {
+        let (wire, ext) = pkt.split();
+        if let Some(e) = ext {
+            self.ext.push_back(e);
+        }
+        if self.tail == NIL {
+            let c = pipes.alloc(arrival, wire);
+            (self.head, self.tail, self.hpos, self.tpos) = (c, c, 0, 1);
+            return true;
+        }
+        let t = self.tpos as usize;
+        if t == CHUNK {
+            let c = pipes.alloc(arrival, wire);
+            pipes.chunks[self.tail as usize].next = c;
+            (self.tail, self.tpos) = (c, 1);
+        } else {
+            let c = &mut pipes.chunks[self.tail as usize];
+            debug_assert!(c.at[t - 1] <= arrival, "pipe out of order");
+            c.at[t] = arrival;
+            c.wire[t] = wire;
+            self.tpos += 1;
+        }
+        false
     }
 
     /// The head of the pipe reaches the far end. Returns it and the arrival time of the next
     /// one, if any.
     #[inline]
-    pub fn pop_arrival(&mut self) -> (Packet, Option<Time>) {
-        let (_, pkt) = self.pipe.pop_front().expect("arrival with an empty pipe");
-        (pkt, self.pipe.front().map(|(t, _)| *t))
+    pub fn pop_arrival(&mut self, pipes: &mut Pipes) -> (Packet, Option<Time>) {
+        assert!(self.head != NIL, "arrival with an empty pipe");
+        let h = self.head;
+        let c = &pipes.chunks[h as usize];
+        let p = self.hpos as usize;
+        let wire = c.wire[p];
+        let next = if h == self.tail && p + 1 == self.tpos as usize {
+            None
+        } else if p + 1 < CHUNK {
+            self.hpos += 1;
+            let t = c.at[p + 1];
+            let ext = if wire.has_ext() { self.ext.pop_front() } else { None };
+            return (wire.join(ext), Some(t));
+        } else {
+            Some(c.next)
+        };
+        pipes.release(h);
+        let ext = if wire.has_ext() { self.ext.pop_front() } else { None };
+        let t = match next {
+            None => {
+                (self.head, self.tail) = (NIL, NIL);
+                None
+            }
+            Some(n) => {
+                (self.head, self.hpos) = (n, 0);
+                Some(pipes.chunks[n as usize].at[0])
+            }
+        };
+        (wire.join(ext), t)
     }
 
     /// Counters as of time `t`: integrals are brought up to `t` and transmission time still to
@@ -239,12 +364,58 @@ mod tests {
     }
 
     #[test]
+    fn unreported_access_link_times_like_a_counted_one() {
+        let mut counted = Link::new("c".into(), 0, 1, 8e6, 500, &QueueSpec::Unlimited, Rng::new(1));
+        let mut fast = Link::new("f".into(), 0, 1, 8e6, 500, &QueueSpec::Unlimited, Rng::new(1));
+        fast.unreported();
+        let mut p = pkt(0);
+        let mut a = Packet::ack(0, 1, 40, 0);
+        for at in [0, 0, 100, 5_000_000, 5_000_000, 9_000_000] {
+            assert_eq!(counted.admit(at, &mut p), fast.admit(at, &mut p));
+            assert_eq!(counted.admit(at, &mut a), fast.admit(at, &mut a));
+        }
+        assert_eq!(counted.stats.arrivals, 12);
+        assert_eq!(fast.stats.arrivals, 0);
+        // a lossy or bounded link keeps counting
+        let mut bounded = Link::new("b".into(), 0, 1, 8e6, 500, &QueueSpec::DropTail { limit: 1 }, Rng::new(1));
+        bounded.unreported();
+        bounded.admit(0, &mut p);
+        assert_eq!(bounded.admit(0, &mut p), None);
+        assert_eq!(bounded.stats.drops, 1);
+    }
+
+    #[test]
     fn pipe_is_fifo() {
+        let mut pipes = Pipes::new();
         let mut l = Link::new("a".into(), 0, 1, 8e6, 500, &QueueSpec::Unlimited, Rng::new(1));
-        assert!(l.pipe_push(1_000_500, pkt(0)));
-        assert!(!l.pipe_push(2_000_500, pkt(1)));
-        let (p, nxt) = l.pop_arrival();
+        let mut m = Link::new("m".into(), 0, 1, 8e6, 500, &QueueSpec::Unlimited, Rng::new(1));
+        assert!(l.pipe_push(&mut pipes, 1_000_500, pkt(0)));
+        let mut sacked = Packet::ack(0, 5, 40, 7);
+        sacked.sack[0] = (6, 8);
+        sacked.nsack = 1;
+        assert!(m.pipe_push(&mut pipes, 1_000_600, sacked));
+        assert!(!l.pipe_push(&mut pipes, 2_000_500, pkt(1)));
+        let (p, nxt) = l.pop_arrival(&mut pipes);
         assert_eq!((p.seq, nxt), (0, Some(2_000_500)));
+        // each link keeps its own order
+        assert!(!l.pipe_push(&mut pipes, 3_000_500, pkt(2)));
+        assert_eq!(pipes.chunks.len(), 2);
+        let (a, nxt) = m.pop_arrival(&mut pipes);
+        assert_eq!((a.seq, a.sack_blocks(), nxt), (5, &[(6, 8)][..], None));
+        assert_eq!(l.pop_arrival(&mut pipes).0.seq, 1);
+        let (p, nxt) = l.pop_arrival(&mut pipes);
+        assert_eq!((p.seq, nxt), (2, None));
+        // chunks are freed and reused; a long backlog spans several
+        for k in 0..3 * CHUNK as u32 + 1 {
+            assert_eq!(l.pipe_push(&mut pipes, 4_000_000 + k as Time, pkt(k)), k == 0);
+        }
+        assert_eq!(pipes.chunks.len(), 4);
+        for k in 0..3 * CHUNK as u32 + 1 {
+            let (p, nxt) = l.pop_arrival(&mut pipes);
+            assert_eq!((p.seq, nxt), (k, (k < 3 * CHUNK as u32).then_some(4_000_000 + k as Time + 1)));
+        }
+        assert!(l.pipe_push(&mut pipes, 5_000_000, pkt(0)));
+        assert_eq!(pipes.chunks.len(), 4);
     }
 
     #[test]

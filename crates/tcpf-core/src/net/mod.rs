@@ -6,7 +6,7 @@ pub mod packet;
 pub mod queue;
 pub mod topology;
 
-pub use link::{Link, LinkStats};
+pub use link::{Link, LinkStats, Pipes};
 pub use loss::{LossAttach, LossModel, LossSpec};
 pub use packet::{Packet, PacketKind};
 pub use queue::{Admission, Discipline, QueueSpec, RedParams};

@@ -1,4 +1,5 @@
-//! The packet: small, `Copy`, moved by value through queues.
+//! The packet: small, `Copy`, moved by value through the engine; [`Wire`] is its compact form
+//! while it propagates (what the links' pipes hold).
 
 use crate::sim::Time;
 
@@ -67,5 +68,89 @@ impl Packet {
     #[inline]
     pub fn sack_blocks(&self) -> &[(u32, u32)] {
         &self.sack[..self.nsack as usize]
+    }
+}
+
+/// A packet in a link's propagation pipe: the fields every packet has, in 24 bytes. The
+/// SACK blocks and the aux word ([`Ext`]) travel out of line, in a FIFO beside the pipe,
+/// only for packets that carry any (`Packet::split` / `Wire::join` round-trip exactly).
+#[derive(Clone, Copy, Debug)]
+pub struct Wire {
+    stamp: Time,
+    flow: u32,
+    seq: u32,
+    size: u32,
+    hop: u16,
+    /// Kind (bits 0-1), number of SACK blocks (bits 2-3), has an [`Ext`] (bit 4).
+    tag: u8,
+    ecn: u8,
+}
+
+/// What a [`Wire`] leaves out: the aux word and the SACK blocks.
+#[derive(Clone, Copy, Debug)]
+pub struct Ext {
+    aux: u32,
+    sack: [(u32, u32); MAX_SACK_BLOCKS],
+}
+
+const TAG_EXT: u8 = 1 << 4;
+
+impl Packet {
+    /// The compact form, and the out-of-line part if the packet has a nonzero aux word or
+    /// SACK block.
+    #[inline]
+    pub fn split(&self) -> (Wire, Option<Ext>) {
+        let ext = (self.aux != 0 || self.sack != [(0, 0); MAX_SACK_BLOCKS]).then_some(Ext { aux: self.aux, sack: self.sack });
+        let tag = self.kind as u8 | (self.nsack << 2) | if ext.is_some() { TAG_EXT } else { 0 };
+        (Wire { stamp: self.stamp, flow: self.flow, seq: self.seq, size: self.size, hop: self.hop, tag, ecn: self.ecn }, ext)
+    }
+}
+
+impl Wire {
+    /// Whether the packet has an out-of-line part (to be passed to `join`).
+    #[inline]
+    pub fn has_ext(&self) -> bool {
+        self.tag & TAG_EXT != 0
+    }
+
+    /// The packet again, from its compact form and its out-of-line part (`Some` exactly when
+    /// `has_ext`).
+    #[inline]
+    pub fn join(self, ext: Option<Ext>) -> Packet {
+        debug_assert_eq!(ext.is_some(), self.has_ext());
+        let kind = match self.tag & 3 {
+            0 => PacketKind::Data,
+            1 => PacketKind::Ack,
+            _ => PacketKind::Datagram,
+        };
+        let (aux, sack) = ext.map_or((0, [(0, 0); MAX_SACK_BLOCKS]), |e| (e.aux, e.sack));
+        Packet { flow: self.flow, seq: self.seq, size: self.size, hop: self.hop, kind, ecn: self.ecn, stamp: self.stamp, nsack: (self.tag >> 2) & 3, aux, sack }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn same(a: &Packet, b: &Packet) -> bool {
+        format!("{a:?}") == format!("{b:?}")
+    }
+
+    #[test]
+    fn wire_is_small_and_round_trips() {
+        assert_eq!(std::mem::size_of::<Wire>(), 24);
+        let mut ack = Packet::ack(7, 100, 64, 123_456_789_012);
+        ack.ecn = ecn::ECE;
+        ack.hop = 2;
+        ack.sack[0] = (102, 104);
+        ack.sack[1] = (106, 107);
+        ack.nsack = 2;
+        let mut rate = Packet::data(3, 9, 1000, 5, ecn::ECT | ecn::CE);
+        rate.aux = 40_000;
+        for p in [ack, rate, Packet::data(1, 2, 1500, 99, 0), Packet::datagram(u32::MAX, u32::MAX, 200, Time::MAX)] {
+            let (w, ext) = p.split();
+            assert_eq!(w.has_ext(), p.aux != 0 || p.nsack > 0);
+            assert!(same(&w.join(ext), &p), "{p:?}");
+        }
     }
 }
