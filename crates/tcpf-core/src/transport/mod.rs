@@ -20,6 +20,7 @@ macro_rules! pacer_in_field {
 pub mod udp;
 pub mod rate;
 pub mod rtt;
+mod seqruns;
 pub mod sink;
 pub mod tcp;
 pub mod tear;

@@ -7,71 +7,7 @@ use super::core::Core;
 use super::{RETX, SACKED};
 use crate::net::packet::Packet;
 use crate::sim::Time;
-use std::collections::BTreeMap;
-
-/// The SACKed packets as runs `[start, end)` keyed by their start: disjoint, never adjacent
-/// (touching runs merge), inside [snd_una, snd_max). It lets an ACK's SACK blocks visit only the
-/// packets they newly cover, and finds the n-th highest SACKed packet by visiting at most n runs.
-#[derive(Default)]
-pub(super) struct SackedRuns(BTreeMap<u32, u32>);
-
-impl SackedRuns {
-    /// Cover `[lo, hi)`, calling `newly` for each packet not covered before, in increasing order.
-    pub fn add(&mut self, lo: u32, hi: u32, mut newly: impl FnMut(u32)) {
-        if lo >= hi {
-            return;
-        }
-        let (mut start, mut end) = (lo, hi);
-        // Packets below `covered` are SACKed (or below the block).
-        let mut covered = lo;
-        if let Some((&s, &e)) = self.0.range(..lo).next_back() {
-            if e >= lo {
-                start = s;
-                covered = e;
-                end = end.max(e);
-                self.0.remove(&s);
-            }
-        }
-        while let Some((&s, &e)) = self.0.range(lo..=hi).next() {
-            (covered..s).for_each(&mut newly);
-            covered = covered.max(e);
-            end = end.max(e);
-            self.0.remove(&s);
-        }
-        (covered..hi).for_each(&mut newly);
-        self.0.insert(start, end);
-    }
-
-    /// Forget the packets below `seq` (cumulatively acknowledged).
-    pub fn drop_below(&mut self, seq: u32) {
-        while let Some((&s, &e)) = self.0.first_key_value() {
-            if s >= seq {
-                break;
-            }
-            self.0.remove(&s);
-            if e > seq {
-                self.0.insert(seq, e);
-                break;
-            }
-        }
-    }
-
-    pub fn clear(&mut self) {
-        self.0.clear();
-    }
-
-    /// The `n`-th highest SACKed packet (n ≥ 1), if at least `n` are SACKed.
-    pub fn nth_highest(&self, n: u32) -> Option<u32> {
-        let mut above = 0;
-        for (&s, &e) in self.0.iter().rev() {
-            if above + (e - s) >= n {
-                return Some(e - (n - above));
-            }
-            above += e - s;
-        }
-        None
-    }
-}
+use crate::transport::seqruns::SeqRuns;
 
 /// SACK recovery's view of the sender's scoreboard, kept up to date as packets are SACKed,
 /// retransmitted and acknowledged so that an ACK costs O(log n) rather than a scan of the
@@ -79,7 +15,9 @@ impl SackedRuns {
 /// builds).
 #[derive(Default)]
 pub(super) struct Sack {
-    runs: SackedRuns,
+    /// The SACKed packets (as runs, so that an ACK's blocks visit only the packets they newly
+    /// SACK and the DupThresh-th highest is found by visiting at most DupThresh runs).
+    runs: SeqRuns,
     /// Packets flagged SACKED.
     sacked: u32,
     /// In recovery: un-SACKed packets flagged RETX (all retransmitted since recovery began).
@@ -251,5 +189,121 @@ impl DupAck for Sack {
         self.runs.clear();
         self.sacked = 0;
         self.retx = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Mode, Recovery, TcpParams, TcpSender, SACKED};
+    use super::{lost_below_scan, pipe_scan};
+    use crate::cc;
+    use crate::net::packet::{Packet, MAX_SACK_BLOCKS};
+    use crate::sim::{secs, Rng, Time};
+    use serde_json::Map;
+    use std::collections::{BTreeSet, VecDeque};
+
+    fn params(initial_window: f64) -> TcpParams {
+        TcpParams {
+            initial_window,
+            tick: 0.01,
+            min_rto: 0.2,
+            max_rto: 60.0,
+            initial_rto: 3.0,
+            max_backoff: 64,
+            max_window: f64::INFINITY,
+            packet_size: 1000,
+            header_size: 40,
+            ecn: false,
+            dupthresh: 3,
+            limited_transmit: false,
+            clock_phase: 0.0,
+            rtt_noise: 0.0,
+            log_losses: false,
+        }
+    }
+
+    /// A receiver's ACK: the cumulative acknowledgement and up to three SACK blocks, the one
+    /// holding the packet that just arrived first, then the highest others (RFC 2018).
+    fn ack_for(received: &BTreeSet<u32>, cum: u32, arrived: u32, t: Time) -> Packet {
+        let mut runs: Vec<(u32, u32)> = Vec::new();
+        for &s in received.range(cum..) {
+            match runs.last_mut() {
+                Some(r) if r.1 == s => r.1 = s + 1,
+                _ => runs.push((s, s + 1)),
+            }
+        }
+        let mut blocks: Vec<(u32, u32)> = runs.iter().copied().filter(|r| r.0 <= arrived && arrived < r.1).collect();
+        blocks.extend(runs.iter().rev().copied().filter(|r| !(r.0 <= arrived && arrived < r.1)));
+        blocks.truncate(MAX_SACK_BLOCKS);
+        let mut a = Packet::ack(0, cum, 40, t.saturating_sub(secs(0.05)));
+        for (i, &b) in blocks.iter().enumerate() {
+            a.sack[i] = b;
+        }
+        a.nsack = blocks.len() as u8;
+        a
+    }
+
+    /// Thousands of packets outstanding, one in 20 transmissions lost at random (retransmissions
+    /// too, so that retransmissions get SACKed and timeouts happen): after every ACK the
+    /// scoreboard's counters and runs give what scanning it gives.
+    #[test]
+    fn a_large_scattered_scoreboard_gives_the_scanning_answers() {
+        let p = cc::params::validate("tcp", &Map::new()).unwrap();
+        let ctl = cc::build(&p, 6000.0, f64::INFINITY);
+        let mut s = TcpSender::new(0, params(6000.0), Recovery::Sack, ctl, Rng::new(1));
+        let mut wire: VecDeque<Packet> = VecDeque::new();
+        let mut out = Vec::new();
+        s.start(0, &mut out);
+        wire.extend(out.drain(..));
+        let mut rng = Rng::new(3);
+        let mut sent_once = BTreeSet::new();
+        let mut received = BTreeSet::new();
+        let mut cum = 0u32;
+        let (mut checks, mut in_recovery_checks, mut largest) = (0u32, 0u32, 0usize);
+        let mut t: Time = secs(0.1);
+        let mut retx_sacked = 0;
+        for step in 0.. {
+            assert!(step < 200_000, "stuck at {cum}");
+            let expired = s.rto_deadline().is_some_and(|d| t >= d);
+            let Some(pkt) = (if expired { None } else { wire.pop_front() }) else {
+                // Everything sent has arrived or is lost, or the timer expired: it fires.
+                t = t.max(s.rto_deadline().expect("data outstanding"));
+                s.on_timeout(t, &mut out);
+                wire.extend(out.drain(..));
+                continue;
+            };
+            t += 20_000;
+            let first = sent_once.insert(pkt.seq);
+            if rng.range(0.0, 1.0) < 0.05 {
+                continue;
+            }
+            if !first && pkt.seq > cum {
+                retx_sacked += 1;
+            }
+            received.insert(pkt.seq);
+            while received.contains(&cum) {
+                cum += 1;
+            }
+            s.on_ack(t, &ack_for(&received, cum, pkt.seq, t), &mut out);
+            wire.extend(out.drain(..));
+            let Mode::Sack(m) = &s.mode else { unreachable!() };
+            let c = &s.c;
+            largest = largest.max(c.sb.len());
+            assert_eq!(m.sacked as usize, c.sb.iter().filter(|&&f| f & SACKED != 0).count());
+            let (lost_below, pipe) = m.lost_below_and_pipe(c);
+            assert_eq!(lost_below, lost_below_scan(c), "lost_below after the ACK of {}", pkt.seq);
+            if c.in_recovery {
+                assert_eq!(pipe, pipe_scan(c, lost_below), "pipe after the ACK of {}", pkt.seq);
+                in_recovery_checks += 1;
+            }
+            checks += 1;
+            if cum >= 20_000 {
+                break;
+            }
+        }
+        assert!(largest > 5000, "scoreboard of {largest} packets");
+        assert!(s.c.stats.retransmissions > 500, "{} retransmissions", s.c.stats.retransmissions);
+        assert!(in_recovery_checks > 10_000 && checks > 20_000, "{in_recovery_checks} of {checks}");
+        assert!(s.c.stats.timeouts > 0 && retx_sacked > 100, "{} timeouts, {retx_sacked} retransmissions SACKed", s.c.stats.timeouts);
     }
 }
