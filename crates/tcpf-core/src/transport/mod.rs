@@ -21,6 +21,7 @@ macro_rules! pacer_in_field {
 pub mod udp;
 pub mod rate;
 pub mod rtt;
+mod seqruns;
 pub mod sink;
 pub mod tcp;
 

@@ -2,9 +2,9 @@
 //! arrival first), optional delayed ACKs (every second in-order packet, or after a timeout;
 //! anything out of order is acknowledged at once), and ECN echo.
 
+use super::seqruns::SeqRuns;
 use crate::net::packet::{ecn, Packet, MAX_SACK_BLOCKS};
 use crate::sim::Time;
-use std::collections::VecDeque;
 
 /// Bytes a SACK block adds to an ACK (ns-2's Sack1 sink; RFC 2018 uses 8 per block too).
 pub const SACK_BLOCK_BYTES: u32 = 8;
@@ -17,8 +17,8 @@ pub struct TcpSink {
     delack_timeout: Time,
     /// Next expected sequence number.
     next: u32,
-    /// `ooo[i]`: packet `next + i` has arrived (so `ooo[0]` is always false).
-    ooo: VecDeque<bool>,
+    /// The packets above `next` that have arrived, as maximal runs (the SACK blocks).
+    ooo: SeqRuns,
     /// Newest out-of-order arrivals, newest first.
     recent: [u32; MAX_SACK_BLOCKS],
     nrecent: usize,
@@ -41,7 +41,7 @@ impl TcpSink {
             delayed,
             delack_timeout,
             next: 0,
-            ooo: VecDeque::new(),
+            ooo: SeqRuns::default(),
             recent: [0; MAX_SACK_BLOCKS],
             nrecent: 0,
             pending: 0,
@@ -64,20 +64,6 @@ impl TcpSink {
         self.nrecent = (self.nrecent + 1).min(MAX_SACK_BLOCKS);
     }
 
-    /// The received block [start, end) containing `seq` (which must have arrived).
-    fn block_of(&self, seq: u32) -> (u32, u32) {
-        let i = (seq - self.next) as usize;
-        let mut lo = i;
-        while lo > 0 && self.ooo[lo - 1] {
-            lo -= 1;
-        }
-        let mut hi = i + 1;
-        while hi < self.ooo.len() && self.ooo[hi] {
-            hi += 1;
-        }
-        (self.next + lo as u32, self.next + hi as u32)
-    }
-
     fn fill_sack(&self, ack: &mut Packet) {
         if !self.sack || self.ooo.is_empty() {
             return;
@@ -90,20 +76,16 @@ impl TcpSink {
             }
         };
         for &seq in &self.recent[..self.nrecent] {
-            if seq >= self.next && ((seq - self.next) as usize) < self.ooo.len() && self.ooo[(seq - self.next) as usize] {
-                push(self.block_of(seq), ack, &mut n);
+            if let Some(b) = self.ooo.run_of(seq) {
+                push(b, ack, &mut n);
             }
         }
         // Then the lowest blocks (they tell the sender about the holes it must fill first).
-        let mut i = 0;
-        while n < MAX_SACK_BLOCKS && i < self.ooo.len() {
-            if self.ooo[i] {
-                let b = self.block_of(self.next + i as u32);
-                i = (b.1 - self.next) as usize;
-                push(b, ack, &mut n);
-            } else {
-                i += 1;
+        for b in self.ooo.iter() {
+            if n >= MAX_SACK_BLOCKS {
+                break;
             }
+            push(b, ack, &mut n);
         }
         ack.nsack = n as u8;
     }
@@ -130,28 +112,19 @@ impl TcpSink {
             self.ece_latched = true;
         }
         let in_order = seq == self.next;
-        let fresh = if seq < self.next {
-            false
-        } else {
-            let i = (seq - self.next) as usize;
-            !(i < self.ooo.len() && self.ooo[i])
-        };
+        let fresh = seq >= self.next && self.ooo.run_of(seq).is_none();
         if fresh {
             self.delivered += 1;
         }
         if in_order {
             self.next += 1;
-            self.ooo.pop_front();
-            while self.ooo.front() == Some(&true) {
-                self.ooo.pop_front();
-                self.next += 1;
+            // The run that now follows in order is delivered with it.
+            if let Some((_, end)) = self.ooo.first().filter(|&(start, _)| start == self.next) {
+                self.next = end;
+                self.ooo.drop_below(end);
             }
         } else if fresh {
-            let i = (seq - self.next) as usize;
-            if self.ooo.len() <= i {
-                self.ooo.resize(i + 1, false);
-            }
-            self.ooo[i] = true;
+            self.ooo.add(seq, seq + 1, |_| {});
             self.note_recent(seq);
         }
         let immediate = !self.delayed || !in_order || !self.ooo.is_empty() || !fresh;

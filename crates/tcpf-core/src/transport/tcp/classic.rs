@@ -10,8 +10,14 @@ use crate::sim::{to_secs, Time};
 
 /// What a duplicate-ACK recovery mode decides.
 pub(super) trait DupAck {
-    /// Whether the mode reads the ACKs' SACK blocks.
-    const SACK: bool;
+    /// An ACK carries SACK blocks (before its cumulative acknowledgement is applied); only
+    /// SACK recovery reads them.
+    #[inline]
+    fn apply_sack(&mut self, _c: &mut Core, _pkt: &Packet) {}
+
+    /// The packets below `ack` are about to leave the scoreboard.
+    #[inline]
+    fn on_cumulative_ack(&mut self, _c: &Core, _ack: u32) {}
 
     /// Window inflation added to the controller's window (Reno/NewReno fast recovery).
     #[inline]
@@ -36,7 +42,7 @@ pub(super) trait DupAck {
     #[inline]
     fn on_dupack_in_recovery(&mut self) {}
 
-    /// The timer fired: forget recovery state.
+    /// The timer fired: forget recovery state (the skeleton then clears the scoreboard's flags).
     #[inline]
     fn on_timeout(&mut self) {}
 }
@@ -77,6 +83,7 @@ fn new_ack<M: DupAck>(m: &mut M, c: &mut Core, now: Time, pkt: &Packet, rtt: f64
     let ack = pkt.seq;
     let acked = ack - c.snd_una;
     c.sample_timed(now, ack);
+    m.on_cumulative_ack(c, ack);
     c.sb.drain(..acked as usize);
     c.snd_una = ack;
     if c.snd_nxt < c.snd_una {
@@ -101,8 +108,8 @@ fn new_ack<M: DupAck>(m: &mut M, c: &mut Core, now: Time, pkt: &Packet, rtt: f64
 #[inline]
 pub(super) fn on_ack<M: DupAck>(m: &mut M, c: &mut Core, now: Time, pkt: &Packet, rtt: f64, out: &mut Vec<Packet>) {
     let ack = pkt.seq;
-    if M::SACK && pkt.nsack > 0 {
-        super::sack::apply_sack(c, pkt);
+    if pkt.nsack > 0 {
+        m.apply_sack(c, pkt);
     }
     if ack > c.snd_una && ack <= c.snd_max {
         new_ack(m, c, now, pkt, rtt, out);

@@ -24,6 +24,7 @@ use super::{LossKind, LOST, RETX, SACKED};
 use crate::cc::Ack;
 use crate::net::packet::{ecn, Packet};
 use crate::sim::{to_secs, Time};
+use crate::transport::seqruns::SeqRuns;
 use std::collections::VecDeque;
 
 /// One retransmission still in flight: (sequence, first new sequence at the time, id).
@@ -52,6 +53,8 @@ pub(super) struct Linux {
     /// No packet below this awaits retransmission.
     lost_from: u32,
     sacked: u32,
+    /// The SACKed packets (an ACK's blocks visit only the packets they newly SACK).
+    runs: SeqRuns,
     lost: u32,
     /// In the Loss state (after a timeout) rather than fast recovery.
     loss_state: bool,
@@ -70,6 +73,7 @@ impl Default for Linux {
             marked_upto: 0,
             lost_from: 0,
             sacked: 0,
+            runs: SeqRuns::default(),
             lost: 0,
             loss_state: false,
             next_pif: 0,
@@ -116,16 +120,15 @@ impl Linux {
             }
         }
         c.snd_una += acked;
+        self.runs.drop_below(c.snd_una);
+        let (sb, snd_una) = (&mut c.sb, c.snd_una);
         for &(start, end) in pkt.sack_blocks() {
-            let lo = start.max(c.snd_una);
+            let lo = start.max(snd_una);
             let hi = end.min(c.snd_max);
-            for seq in lo..hi {
-                let i = (seq - c.snd_una) as usize;
-                let f = c.sb[i];
-                if f & SACKED != 0 {
-                    continue;
-                }
-                c.sb[i] = SACKED;
+            self.runs.add(lo, hi, |seq| {
+                let i = (seq - snd_una) as usize;
+                let f = sb[i];
+                sb[i] = SACKED;
                 self.sacked += 1;
                 if f & LOST != 0 {
                     self.lost -= 1;
@@ -135,7 +138,7 @@ impl Linux {
                 if self.high_sacked.is_none_or(|h| seq > h) {
                     self.high_sacked = Some(seq);
                 }
-            }
+            });
         }
         if self.sacked == 0 && self.lost == 0 {
             // Nothing SACKed or awaiting retransmission: the scoreboard is empty (ns-2 clears it).

@@ -172,7 +172,7 @@ impl Mode {
         match recovery {
             Recovery::Reno => Mode::Reno(reno::Reno::default()),
             Recovery::NewReno => Mode::NewReno(newreno::NewReno::default()),
-            Recovery::Sack => Mode::Sack(sack::Sack),
+            Recovery::Sack => Mode::Sack(sack::Sack::default()),
             Recovery::Linux => Mode::Linux(Box::default()),
         }
     }

@@ -14,8 +14,6 @@ pub(super) struct NewReno {
 }
 
 impl DupAck for NewReno {
-    const SACK: bool = false;
-
     #[inline]
     fn inflation(&self) -> f64 {
         self.reno.inflate

@@ -22,8 +22,6 @@ impl Reno {
 }
 
 impl DupAck for Reno {
-    const SACK: bool = false;
-
     #[inline]
     fn inflation(&self) -> f64 {
         self.inflate

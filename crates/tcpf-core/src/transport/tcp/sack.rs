@@ -7,23 +7,29 @@ use super::core::Core;
 use super::{RETX, SACKED};
 use crate::net::packet::Packet;
 use crate::sim::Time;
+use crate::transport::seqruns::SeqRuns;
 
-pub(super) struct Sack;
-
-/// Mark the packets the ACK's SACK blocks cover.
-pub(super) fn apply_sack(c: &mut Core, pkt: &Packet) {
-    for &(start, end) in pkt.sack_blocks() {
-        let lo = start.max(c.snd_una);
-        let hi = end.min(c.snd_max);
-        for seq in lo..hi {
-            c.sb[(seq - c.snd_una) as usize] |= SACKED;
-        }
-    }
+/// SACK recovery's view of the sender's scoreboard, kept up to date as packets are SACKed,
+/// retransmitted and acknowledged so that an ACK costs O(log n) rather than a scan of the
+/// window (the scanning definitions, [`lost_below_scan`] and [`pipe_scan`], check it in debug
+/// builds).
+#[derive(Default)]
+pub(super) struct Sack {
+    /// The SACKed packets (as runs, so that an ACK's blocks visit only the packets they newly
+    /// SACK and the DupThresh-th highest is found by visiting at most DupThresh runs).
+    runs: SeqRuns,
+    /// Packets flagged SACKED.
+    sacked: u32,
+    /// In recovery: un-SACKed packets flagged RETX (all retransmitted since recovery began).
+    retx: u32,
+    /// In recovery: every packet in [snd_una, holes_from) is SACKed or retransmitted.
+    holes_from: u32,
 }
 
-/// Sequence number below which every un-SACKed packet counts as lost (RFC 6675 IsLost:
-/// at least DupThresh SACKed packets above it).
-fn lost_below(c: &Core) -> u32 {
+/// Sequence number below which every un-SACKed packet counts as lost (RFC 6675 IsLost: at
+/// least DupThresh SACKed packets above it), by scanning the scoreboard: the reference.
+#[cfg(any(test, debug_assertions))]
+fn lost_below_scan(c: &Core) -> u32 {
     let mut count = 0;
     for (i, f) in c.sb.iter().enumerate().rev() {
         if f & SACKED != 0 {
@@ -36,8 +42,10 @@ fn lost_below(c: &Core) -> u32 {
     c.snd_una
 }
 
-/// Packets deemed in the network: un-SACKed ones not deemed lost, plus retransmissions.
-fn pipe(c: &Core, lost_below: u32) -> u32 {
+/// Packets deemed in the network (un-SACKed ones not deemed lost, plus retransmissions), by
+/// scanning the scoreboard: the reference.
+#[cfg(any(test, debug_assertions))]
+fn pipe_scan(c: &Core, lost_below: u32) -> u32 {
     let mut pipe = 0;
     for (i, f) in c.sb.iter().enumerate() {
         if f & SACKED == 0 {
@@ -53,46 +61,107 @@ fn pipe(c: &Core, lost_below: u32) -> u32 {
     pipe
 }
 
-/// Send while pipe < cwnd: lost packets not yet retransmitted first, then new data.
-fn sack_send(c: &mut Core, now: Time, out: &mut Vec<Packet>) {
-    let cwnd = c.cwnd();
-    let lost_below = lost_below(c);
-    let mut pipe = pipe(c, lost_below) as f64;
-    let mut scan = 0usize;
-    while cwnd - pipe >= 1.0 {
-        // First un-SACKed, not yet retransmitted packet deemed lost.
-        let mut next = None;
-        while scan < c.sb.len() {
-            let seq = c.snd_una + scan as u32;
-            if seq >= lost_below {
-                break;
-            }
-            if c.sb[scan] & (SACKED | RETX) == 0 {
-                next = Some(seq);
-                scan += 1;
-                break;
-            }
-            scan += 1;
+impl Sack {
+    /// (lost_below, pipe): every un-SACKed packet below `lost_below` counts as lost (RFC 6675
+    /// IsLost: at least DupThresh SACKed packets above it, here the DupThresh-th highest SACKed
+    /// packet); `pipe` counts the un-SACKed packets not deemed lost plus the retransmissions
+    /// (in recovery only).
+    fn lost_below_and_pipe(&self, c: &Core) -> (u32, u32) {
+        let n = c.p.dupthresh.max(1);
+        let (lost_below, unsacked_above) = match self.runs.nth_highest(n) {
+            // Exactly n SACKed packets in [lost_below, snd_max).
+            Some(seq) => (seq, c.snd_max - seq - n),
+            None => (c.snd_una, c.in_flight() - self.sacked),
+        };
+        let pipe = unsacked_above + self.retx;
+        #[cfg(debug_assertions)]
+        {
+            debug_assert_eq!(lost_below, lost_below_scan(c), "lost_below");
+            // The retransmissions are counted in recovery only.
+            debug_assert!(!c.in_recovery || pipe == pipe_scan(c, lost_below), "pipe");
         }
-        match next {
-            Some(seq) => c.transmit(now, seq, out),
-            None => {
-                if !c.send_new(now, out) {
+        (lost_below, pipe)
+    }
+
+    /// Retransmit `seq` (in recovery), counting it if it is now an un-SACKed retransmission.
+    fn retransmit(&mut self, c: &mut Core, now: Time, seq: u32, out: &mut Vec<Packet>) {
+        let before = c.sb.get((seq - c.snd_una) as usize).copied();
+        c.transmit(now, seq, out);
+        if before.is_some_and(|f| f & (SACKED | RETX) == 0) {
+            self.retx += 1;
+        }
+    }
+
+    /// Send while pipe < cwnd: lost packets not yet retransmitted first, then new data.
+    fn sack_send(&mut self, c: &mut Core, now: Time, out: &mut Vec<Packet>) {
+        let cwnd = c.cwnd();
+        let (lost_below, pipe) = self.lost_below_and_pipe(c);
+        let mut pipe = pipe as f64;
+        let mut scan = (self.holes_from.max(c.snd_una) - c.snd_una) as usize;
+        while cwnd - pipe >= 1.0 {
+            // First un-SACKed, not yet retransmitted packet deemed lost.
+            let mut next = None;
+            while scan < c.sb.len() {
+                let seq = c.snd_una + scan as u32;
+                if seq >= lost_below {
                     break;
                 }
+                if c.sb[scan] & (SACKED | RETX) == 0 {
+                    next = Some(seq);
+                    scan += 1;
+                    break;
+                }
+                scan += 1;
             }
+            match next {
+                Some(seq) => self.retransmit(c, now, seq, out),
+                None => {
+                    if !c.send_new(now, out) {
+                        break;
+                    }
+                }
+            }
+            pipe += 1.0;
         }
-        pipe += 1.0;
+        // Packets below stay SACKed or retransmitted until recovery ends.
+        self.holes_from = c.snd_una + scan as u32;
     }
 }
 
 impl DupAck for Sack {
-    const SACK: bool = true;
+    /// Mark the packets the ACK's SACK blocks cover.
+    fn apply_sack(&mut self, c: &mut Core, pkt: &Packet) {
+        let in_recovery = c.in_recovery;
+        let (sb, snd_una) = (&mut c.sb, c.snd_una);
+        for &(start, end) in pkt.sack_blocks() {
+            let lo = start.max(snd_una);
+            let hi = end.min(c.snd_max);
+            self.runs.add(lo, hi, |seq| {
+                let f = &mut sb[(seq - snd_una) as usize];
+                if in_recovery && *f & RETX != 0 {
+                    self.retx -= 1;
+                }
+                *f |= SACKED;
+                self.sacked += 1;
+            });
+        }
+    }
+
+    fn on_cumulative_ack(&mut self, c: &Core, ack: u32) {
+        for &f in c.sb.range(..(ack - c.snd_una) as usize) {
+            if f & SACKED != 0 {
+                self.sacked -= 1;
+            } else if c.in_recovery && f & RETX != 0 {
+                self.retx -= 1;
+            }
+        }
+        self.runs.drop_below(ack);
+    }
 
     #[inline]
     fn send(&mut self, c: &mut Core, now: Time, out: &mut Vec<Packet>) {
         if c.in_recovery {
-            sack_send(c, now, out);
+            self.sack_send(c, now, out);
         } else {
             c.send_window(c.cc.window(), now, out);
         }
@@ -102,8 +171,10 @@ impl DupAck for Sack {
         for f in c.sb.iter_mut() {
             *f &= !RETX;
         }
-        c.transmit(now, c.snd_una, out);
-        sack_send(c, now, out);
+        self.retx = 0;
+        self.holes_from = c.snd_una;
+        self.retransmit(c, now, c.snd_una, out);
+        self.sack_send(c, now, out);
     }
 
     /// A partial ACK keeps SACK recovery going; the full one ends it.
@@ -112,5 +183,127 @@ impl DupAck for Sack {
         if !partial {
             c.in_recovery = false;
         }
+    }
+
+    /// Every flag is about to be cleared (go-back-N).
+    fn on_timeout(&mut self) {
+        self.runs.clear();
+        self.sacked = 0;
+        self.retx = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Mode, Recovery, TcpParams, TcpSender, SACKED};
+    use super::{lost_below_scan, pipe_scan};
+    use crate::net::packet::{Packet, MAX_SACK_BLOCKS};
+    use crate::sim::{secs, Rng, Time};
+    use serde_json::Map;
+    use std::collections::{BTreeSet, VecDeque};
+
+    fn params(initial_window: f64) -> TcpParams {
+        TcpParams {
+            initial_window,
+            tick: 0.01,
+            min_rto: 0.2,
+            max_rto: 60.0,
+            initial_rto: 3.0,
+            max_backoff: 64,
+            max_window: f64::INFINITY,
+            packet_size: 1000,
+            header_size: 40,
+            ecn: false,
+            dupthresh: 3,
+            limited_transmit: false,
+            clock_phase: 0.0,
+            rtt_noise: 0.0,
+            log_losses: false,
+        }
+    }
+
+    /// A receiver's ACK: the cumulative acknowledgement and up to three SACK blocks, the one
+    /// holding the packet that just arrived first, then the highest others (RFC 2018).
+    fn ack_for(received: &BTreeSet<u32>, cum: u32, arrived: u32, t: Time) -> Packet {
+        let mut runs: Vec<(u32, u32)> = Vec::new();
+        for &s in received.range(cum..) {
+            match runs.last_mut() {
+                Some(r) if r.1 == s => r.1 = s + 1,
+                _ => runs.push((s, s + 1)),
+            }
+        }
+        let mut blocks: Vec<(u32, u32)> = runs.iter().copied().filter(|r| r.0 <= arrived && arrived < r.1).collect();
+        blocks.extend(runs.iter().rev().copied().filter(|r| !(r.0 <= arrived && arrived < r.1)));
+        blocks.truncate(MAX_SACK_BLOCKS);
+        let mut a = Packet::ack(0, cum, 40, t.saturating_sub(secs(0.05)));
+        for (i, &b) in blocks.iter().enumerate() {
+            a.sack[i] = b;
+        }
+        a.nsack = blocks.len() as u8;
+        a
+    }
+
+    /// Thousands of packets outstanding, one in 20 transmissions lost at random (retransmissions
+    /// too, so that retransmissions get SACKed and timeouts happen): after every ACK the
+    /// scoreboard's counters and runs give what scanning it gives.
+    #[test]
+    fn a_large_scattered_scoreboard_gives_the_scanning_answers() {
+        let p = crate::registry::validate_window("tcp", &Map::new()).unwrap();
+        let ctl = crate::registry::build_window(&p, 6000.0, f64::INFINITY).unwrap();
+        let mut s = TcpSender::new(0, params(6000.0), Recovery::Sack, ctl, Rng::new(1));
+        let mut wire: VecDeque<Packet> = VecDeque::new();
+        let mut out = Vec::new();
+        s.start(0, &mut out);
+        wire.extend(out.drain(..));
+        let mut rng = Rng::new(3);
+        let mut sent_once = BTreeSet::new();
+        let mut received = BTreeSet::new();
+        let mut cum = 0u32;
+        let (mut checks, mut in_recovery_checks, mut largest) = (0u32, 0u32, 0usize);
+        let mut t: Time = secs(0.1);
+        let mut retx_sacked = 0;
+        for step in 0.. {
+            assert!(step < 200_000, "stuck at {cum}");
+            let expired = s.rto_deadline().is_some_and(|d| t >= d);
+            let Some(pkt) = (if expired { None } else { wire.pop_front() }) else {
+                // Everything sent has arrived or is lost, or the timer expired: it fires.
+                t = t.max(s.rto_deadline().expect("data outstanding"));
+                s.on_timeout(t, &mut out);
+                wire.extend(out.drain(..));
+                continue;
+            };
+            t += 20_000;
+            let first = sent_once.insert(pkt.seq);
+            if rng.range(0.0, 1.0) < 0.05 {
+                continue;
+            }
+            if !first && pkt.seq > cum {
+                retx_sacked += 1;
+            }
+            received.insert(pkt.seq);
+            while received.contains(&cum) {
+                cum += 1;
+            }
+            s.on_ack(t, &ack_for(&received, cum, pkt.seq, t), &mut out);
+            wire.extend(out.drain(..));
+            let Mode::Sack(m) = &s.mode else { unreachable!() };
+            let c = &s.c;
+            largest = largest.max(c.sb.len());
+            assert_eq!(m.sacked as usize, c.sb.iter().filter(|&&f| f & SACKED != 0).count());
+            let (lost_below, pipe) = m.lost_below_and_pipe(c);
+            assert_eq!(lost_below, lost_below_scan(c), "lost_below after the ACK of {}", pkt.seq);
+            if c.in_recovery {
+                assert_eq!(pipe, pipe_scan(c, lost_below), "pipe after the ACK of {}", pkt.seq);
+                in_recovery_checks += 1;
+            }
+            checks += 1;
+            if cum >= 20_000 {
+                break;
+            }
+        }
+        assert!(largest > 5000, "scoreboard of {largest} packets");
+        assert!(s.c.stats.retransmissions > 500, "{} retransmissions", s.c.stats.retransmissions);
+        assert!(in_recovery_checks > 10_000 && checks > 20_000, "{in_recovery_checks} of {checks}");
+        assert!(s.c.stats.timeouts > 0 && retx_sacked > 100, "{} timeouts, {retx_sacked} retransmissions SACKed", s.c.stats.timeouts);
     }
 }
