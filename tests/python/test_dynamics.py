@@ -32,7 +32,7 @@ def test_cov_and_jain_and_max_ratio():
 
 def test_mean_ci95_uses_student_t():
     ci = d.mean_ci95([1.0, 2.0, 3.0])
-    half = 4.303 * 1.0 / math.sqrt(3)
+    half = 4.302653 * 1.0 / math.sqrt(3)
     assert ci["mean"] == 2 and ci["lo"] == pytest.approx(2 - half) and ci["hi"] == pytest.approx(2 + half)
     assert d.mean_ci95([5.0])["lo"] == 5.0 and d.mean_ci95([])["n"] == 0
 

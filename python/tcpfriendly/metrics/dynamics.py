@@ -64,20 +64,8 @@ def mean_ci95(samples: Iterable[float]) -> Dict[str, float]:
     m = float(a.mean())
     if n == 1:
         return {"mean": m, "lo": m, "hi": m, "n": 1}
-    half = _t975(n - 1) * float(a.std(ddof=1)) / math.sqrt(n)
+    half = _groups.t975(n - 1) * float(a.std(ddof=1)) / math.sqrt(n)
     return {"mean": m, "lo": m - half, "hi": m + half, "n": n}
-
-
-def _t975(dof: int) -> float:
-    """The 0.975 quantile of Student's t with ``dof`` degrees of freedom (table, then the
-    normal approximation with the first Cornish-Fisher correction)."""
-    table = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306,
-             9: 2.262, 10: 2.228, 11: 2.201, 12: 2.179, 13: 2.160, 14: 2.145, 15: 2.131,
-             16: 2.120, 17: 2.110, 18: 2.101, 19: 2.093, 20: 2.086, 25: 2.060, 30: 2.042}
-    if dof in table:
-        return table[dof]
-    z = 1.959964
-    return z + (z ** 3 + z) / (4 * dof)
 
 
 def max_ratio(x1: float, x2: float) -> float:

@@ -21,7 +21,7 @@ from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Seque
 
 __all__ = [
     "GROUP_METRICS", "INT_METRICS", "VERSION", "by_group", "group_metrics", "goodputs",
-    "mean", "jain", "cov", "share", "fraction", "loss_event_rate", "total",
+    "mean", "jain", "cov", "share", "fraction", "loss_event_rate", "total", "t975",
 ]
 
 # Bumped whenever a definition below changes, so that results computed with an older
@@ -164,3 +164,24 @@ def group_metrics(flows: Sequence[Flow], names: Optional[Sequence[str]] = None) 
     names = list(GROUP_METRICS) if names is None else list(names)
     fns: List[Callable[[Sequence[Flow], Sequence[Flow]], Any]] = [GROUP_METRICS[n][0] for n in names]
     return {g: {n: fn(fs, flows) for n, fn in zip(names, fns)} for g, fs in by_group(flows).items()}
+
+
+# Two-sided 95% quantiles of Student's t, t(0.975, df), for df = 1..30.
+_T975 = [12.706205, 4.302653, 3.182446, 2.776445, 2.570582, 2.446912, 2.364624, 2.306004,
+         2.262157, 2.228139, 2.200985, 2.178813, 2.160369, 2.144787, 2.131450, 2.119905,
+         2.109816, 2.100922, 2.093024, 2.085963, 2.079614, 2.073873, 2.068658, 2.063899,
+         2.059539, 2.055529, 2.051831, 2.048407, 2.045230, 2.042272]
+_Z975 = 1.959963984540054
+
+
+def t975(df: int) -> float:
+    """t(0.975, df), the two-sided 95% quantile of Student's t used by every confidence interval
+    of the package (sweep plots, jin2001 Table 5's intervals): the table for df <= 30, the
+    Cornish-Fisher expansion above (error < 1e-5)."""
+    if df < 1:
+        return float("nan")
+    if df <= len(_T975):
+        return _T975[df - 1]
+    z, v = _Z975, float(df)
+    return (z + (z ** 3 + z) / (4 * v) + (5 * z ** 5 + 16 * z ** 3 + 3 * z) / (96 * v ** 2)
+            + (3 * z ** 7 + 19 * z ** 5 + 17 * z ** 3 - 15 * z) / (384 * v ** 3))

@@ -16,27 +16,9 @@ import os
 from typing import Any, Dict, List, Optional, Sequence
 
 from ..errors import ScenarioError
+from ..metrics.groups import t975
 
 __all__ = ["summarize", "plot", "t975"]
-
-# Two-sided 95% quantiles of Student's t, t(0.975, df), for df = 1..30.
-_T975 = [12.706205, 4.302653, 3.182446, 2.776445, 2.570582, 2.446912, 2.364624, 2.306004,
-         2.262157, 2.228139, 2.200985, 2.178813, 2.160369, 2.144787, 2.131450, 2.119905,
-         2.109816, 2.100922, 2.093024, 2.085963, 2.079614, 2.073873, 2.068658, 2.063899,
-         2.059539, 2.055529, 2.051831, 2.048407, 2.045230, 2.042272]
-_Z975 = 1.959963984540054
-
-
-def t975(df: int) -> float:
-    """t(0.975, df): the table for df <= 30, the Cornish-Fisher expansion above (error < 1e-5)."""
-    if df < 1:
-        return float("nan")
-    if df <= len(_T975):
-        return _T975[df - 1]
-    z, v = _Z975, float(df)
-    return (z + (z ** 3 + z) / (4 * v) + (5 * z ** 5 + 16 * z ** 3 + 3 * z) / (96 * v ** 2)
-            + (3 * z ** 7 + 19 * z ** 5 + 17 * z ** 3 - 15 * z) / (384 * v ** 3))
-
 
 def summarize(table, by: Sequence[str], metric: str):
     """Mean, 95% CI half-width, standard deviation and count of ``metric`` per ``by`` cell
