@@ -332,30 +332,11 @@ impl Linux {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Mode, Recovery, TcpParams, TcpSender};
+    use super::super::{test_params as params, Mode, Recovery, TcpSender};
     use crate::net::packet::Packet;
     use crate::sim::{secs, Rng, Time};
     use serde_json::{json, Map, Value};
 
-    fn params(initial_window: f64) -> TcpParams {
-        TcpParams {
-            initial_window,
-            tick: 0.01,
-            min_rto: 0.2,
-            max_rto: 60.0,
-            initial_rto: 3.0,
-            max_backoff: 64,
-            max_window: f64::INFINITY,
-            packet_size: 1000,
-            header_size: 40,
-            ecn: false,
-            dupthresh: 3,
-            limited_transmit: false,
-            clock_phase: 0.0,
-            rtt_noise: 0.0,
-            log_losses: false,
-        }
-    }
 
     fn sender(algorithm: &str, given: Value, w: f64) -> TcpSender {
         let given: Map<String, Value> = given.as_object().unwrap().clone();

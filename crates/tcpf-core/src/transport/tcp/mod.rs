@@ -306,3 +306,25 @@ impl TcpSender {
         }
     }
 }
+
+/// TCP parameters for the recovery modes' unit tests: ns-2's defaults, no window cap.
+#[cfg(test)]
+pub(crate) fn test_params(initial_window: f64) -> TcpParams {
+    TcpParams {
+        initial_window,
+        tick: 0.01,
+        min_rto: 0.2,
+        max_rto: 60.0,
+        initial_rto: 3.0,
+        max_backoff: 64,
+        max_window: f64::INFINITY,
+        packet_size: 1000,
+        header_size: 40,
+        ecn: false,
+        dupthresh: 3,
+        limited_transmit: false,
+        clock_phase: 0.0,
+        rtt_noise: 0.0,
+        log_losses: false,
+    }
+}

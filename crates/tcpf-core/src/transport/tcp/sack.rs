@@ -195,32 +195,13 @@ impl DupAck for Sack {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Mode, Recovery, TcpParams, TcpSender, SACKED};
+    use super::super::{test_params as params, Mode, Recovery, TcpSender, SACKED};
     use super::{lost_below_scan, pipe_scan};
     use crate::net::packet::{Packet, MAX_SACK_BLOCKS};
     use crate::sim::{secs, Rng, Time};
     use serde_json::Map;
     use std::collections::{BTreeSet, VecDeque};
 
-    fn params(initial_window: f64) -> TcpParams {
-        TcpParams {
-            initial_window,
-            tick: 0.01,
-            min_rto: 0.2,
-            max_rto: 60.0,
-            initial_rto: 3.0,
-            max_backoff: 64,
-            max_window: f64::INFINITY,
-            packet_size: 1000,
-            header_size: 40,
-            ecn: false,
-            dupthresh: 3,
-            limited_transmit: false,
-            clock_phase: 0.0,
-            rtt_noise: 0.0,
-            log_losses: false,
-        }
-    }
 
     /// A receiver's ACK: the cumulative acknowledgement and up to three SACK blocks, the one
     /// holding the packet that just arrived first, then the highest others (RFC 2018).
