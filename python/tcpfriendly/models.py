@@ -59,6 +59,10 @@ def names() -> List[str]:
 def call(name: str, **params: Any) -> Dict[str, Any]:
     """Run model ``name`` with keyword parameters (``None`` values are left out)."""
     clean = {k: v for k, v in params.items() if v is not None}
+    for k, v in clean.items():
+        # JSON has no NaN or infinity: name the parameter instead of failing as "not valid JSON".
+        if isinstance(v, float) and not math.isfinite(v):
+            raise ModelError(f"{k}: must be a finite number, got {v}", field=k)
     try:
         text = _core().model(name, json.dumps(clean))
     except _core().FieldError as exc:

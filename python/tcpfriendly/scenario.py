@@ -51,8 +51,11 @@ def _call_engine(fn, *args):
         raise ScenarioError(str(exc)) from None
 
 
-def _plain(value: Any, path: str) -> Any:
-    """Copy ``value`` into plain JSON types, naming the field of anything that cannot be."""
+def _plain(value: Any, path: str, depth: int = 0) -> Any:
+    """Copy ``value`` into plain JSON types, naming the field of anything that cannot be
+    (and of tables or arrays nested more than ``MAX_NESTING`` deep)."""
+    if isinstance(value, (Mapping, list, tuple)) and depth >= MAX_NESTING:
+        raise ScenarioError.at(path or "<scenario>", f"tables or arrays nested more than {MAX_NESTING} levels deep")
     if isinstance(value, bool) or value is None or isinstance(value, str):
         return value
     if isinstance(value, int):
@@ -66,13 +69,13 @@ def _plain(value: Any, path: str) -> Any:
         for key, item in value.items():
             if not isinstance(key, str):
                 raise ScenarioError(f"{path or '<scenario>'}: keys must be strings, got {key!r}", field=path)
-            out[key] = _plain(item, f"{path}.{key}" if path else key)
+            out[key] = _plain(item, f"{path}.{key}" if path else key, depth + 1)
         return out
     if isinstance(value, (list, tuple)):
-        return [_plain(item, f"{path}[{i}]") for i, item in enumerate(value)]
+        return [_plain(item, f"{path}[{i}]", depth + 1) for i, item in enumerate(value)]
     if hasattr(value, "item") and callable(value.item):  # numpy scalars
         try:
-            return _plain(value.item(), path)
+            return _plain(value.item(), path, depth)
         except (TypeError, ValueError):
             pass
     raise ScenarioError(
@@ -81,11 +84,21 @@ def _plain(value: Any, path: str) -> Any:
     )
 
 
+# A scenario file is a few kilobytes; a larger one (or a device such as /dev/zero) is refused
+# before it is read into memory.
+MAX_SCENARIO_BYTES = 16 * 1024 * 1024
+# Tables and arrays nest a few levels in any scenario; deeper input is refused, not recursed into.
+MAX_NESTING = 64
+
+
 def _read_toml(text: str, source: str) -> Dict[str, Any]:
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ScenarioError(f"malformed TOML in {source}: {exc}", field=None) from None
+    except RecursionError:
+        raise ScenarioError(f"malformed TOML in {source}: tables or arrays nested too deeply "
+                            f"(a scenario needs a few levels)", field=None) from None
 
 
 def _drop_none(d: Mapping[str, Any]) -> Dict[str, Any]:
@@ -140,10 +153,13 @@ class Scenario:
         name = os.fspath(path)
         try:
             with open(name, "rb") as f:
-                raw = f.read()
+                raw = f.read(MAX_SCENARIO_BYTES + 1)
         except OSError as exc:
             reason = exc.strerror or type(exc).__name__
             raise ScenarioFileError(f"cannot read scenario file {name}: {reason}") from None
+        if len(raw) > MAX_SCENARIO_BYTES:
+            raise ScenarioFileError(f"cannot read scenario file {name}: larger than "
+                                    f"{MAX_SCENARIO_BYTES // (1024 * 1024)} MiB, the limit for a scenario")
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as exc:

@@ -138,7 +138,8 @@ def _load_controllers(specs: List[str]) -> Dict[str, type]:
             else:
                 mod = importlib.import_module(module)
             out[name] = getattr(mod, cls_name)
-        except Exception as exc:  # noqa: BLE001 - report any import failure as bad input
+        except (Exception, SystemExit) as exc:  # noqa: BLE001 - any import failure (even a
+            # module that calls sys.exit) is bad input, reported as such with exit code 2
             raise ScenarioError(f"--controller {name}: cannot load {target}: {type(exc).__name__}: {exc}") from None
     return out
 

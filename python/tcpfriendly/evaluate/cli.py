@@ -70,8 +70,9 @@ def parse_controllers(items: Optional[List[str]]) -> Dict[str, type]:
             spec = importlib.util.spec_from_file_location(f"tcpf_user_{name}", path)
             mod = importlib.util.module_from_spec(spec)
             spec.loader.exec_module(mod)  # the user's own file, by request
-        except (OSError, ImportError, SyntaxError) as exc:
-            raise ScenarioError(f"--controller: cannot load {path}: {one_line(exc)}") from None
+        except (Exception, SystemExit) as exc:  # noqa: BLE001 - any failure of the user's file
+            # (even sys.exit) is bad input: exit 2 with one line
+            raise ScenarioError(f"--controller: cannot load {path}: {type(exc).__name__}: {one_line(exc)}") from None
         if not hasattr(mod, cls):
             raise ScenarioError(f"--controller: {path} has no class {cls!r}")
         out[name] = getattr(mod, cls)
