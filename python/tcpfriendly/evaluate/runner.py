@@ -140,7 +140,8 @@ def reduce_trough(res, ctx) -> Dict[str, Any]:
                            float(sc["bottleneck"]["rate"]), ctx["sample_s"], wire,
                            t1=ctx["t1"], t2=ctx["t2"], bin_s=ctx["bin_s"],
                            steady=(ctx["steady_from"], ctx["steady_to"]),
-                           util_recover=ctx["util_recover"], drop_recover=ctx["drop_recover"])
+                           util_recover=ctx["util_recover"], drop_recover=ctx["drop_recover"],
+                           drop_window=ctx["drop_window"])
     ends, u = dyn.binned(b["time"].to_numpy(), b["utilization"].to_numpy(), ctx["bin_s"])
     m["series"] = {"time": ends.round(3).tolist(), "utilization": u.round(4).tolist()}
     return m

@@ -375,7 +375,7 @@ def trough_metrics(time: Sequence[float], utilization: Sequence[float], drops: S
                    link_rate_bps: float, interval_s: float, wire_bytes: float,
                    t1: float = 50.0, t2: float = 80.0, steady: Tuple[float, float] = (20.0, 30.0),
                    bin_s: float = 0.1, util_recover: float = 0.95,
-                   drop_recover: float = 1.5) -> Dict[str, float]:
+                   drop_recover: float = 1.5, drop_window: float = 1.0) -> Dict[str, float]:
     """sastry2005's trough-test metrics (§VI-B, Table I), all in percent.
 
     A CBR at half the bottleneck stops at ``t1`` and restarts at ``t2``; "steady state" is
@@ -390,11 +390,16 @@ def trough_metrics(time: Sequence[float], utilization: Sequence[float], drops: S
       from the first bin after ``t1`` that is below it (the queue drains first): "the product of
       the drop in utilization at t1 (from the utilization at steady state) and the amount of
       time it takes to get back to 95% of the steady-state utilization";
-    - **drop metric** = (``max D_b`` over ``[t2, t2 + T_D]`` − ``D_ss``) × ``T_D``, where ``T_D``
-      = seconds after the drop-rate peak following ``t2`` until ``D_b ≤ drop_recover · D_ss``
-      (1.5), counted from ``t2``: "the product of the additional drop rate (as compared to the
-      steady-state drop rate) and the time required to get back to 1.5 times the steady-state
-      drop rate".
+    - **drop metric** = (``D(t2) − D_ss``) × ``T_D``: "the product of the additional drop rate
+      (as compared to the steady-state drop rate) and the time required to get back to 1.5
+      times the steady-state drop rate", using "the difference in the drop rates at t2 and at
+      steady state". ``D(t2)`` is the largest binned drop rate in ``(t2, t2 + drop_window]``
+      (the restarted CBR refills the queue within a fraction of a second, so the burst of
+      drops it causes is there); ``T_D`` = seconds from ``t2`` until the first bin after that
+      peak with ``D_b ≤ drop_recover · D_ss`` (1.5). The peak is looked for only in that
+      window: searched over the rest of the run it would pick up a steady-state fluctuation
+      of the 0.1-s drop rate long after the CBR's restart (a scheme that absorbs the restart
+      quickly, such as TCP, then got a "recovery" of 25 s).
 
     The paper does not state the bin width or the time unit of the products: seconds and
     ``bin_s`` are assumptions (named in the experiment). Products of a fraction and seconds are
@@ -433,8 +438,9 @@ def trough_metrics(time: Sequence[float], utilization: Sequence[float], drops: S
 
     after2 = ends > t2
     e2, d2 = ends[after2], dr[after2]
-    if d2.size:
-        ipk = int(np.argmax(d2))
+    near = e2 <= t2 + max(drop_window, bin_s) + 1e-9
+    if near.any():
+        ipk = int(np.argmax(np.where(near, d2, -np.inf)))
         peak = float(d2[ipk])
         rec = _first_time(e2[ipk:], d2[ipk:] <= drop_recover * d_ss)
         t_d = (rec - t2) if math.isfinite(rec) else float(e2[-1] - t2)
