@@ -96,6 +96,16 @@ def test_aggressiveness_counts_rtts_to_the_new_steady_window():
     assert a["n"] == 4
     assert a["mean"] == pytest.approx(18.0, abs=0.6)
     assert a["targets"][0] == pytest.approx(20.0)
+    # the RTT at every sample: the round trips are counted, not the seconds / one RTT. With
+    # the RTT 0.05 s (an empty queue) for the first 0.9 s of each rise and 0.1 s after it, the
+    # 1.8 s are 0.9 / 0.05 + 0.9 / 0.1 = 27 round trips (a run-mean RTT would say 18)
+    ph = np.mod(t - 10.0, 20.0)
+    rtt = np.where((ph > 1e-9) & (ph <= 0.9 + 1e-9), 0.05, 0.1)
+    b = d.aggressiveness(t, w, rises, rtt_s=rtt, eps=1.0, period_s=10.0)
+    assert b["seconds"] == a["seconds"]
+    assert b["mean"] == pytest.approx(27.0, abs=0.6)
+    q = d.rtt_from_queue([0, 9], base_rtt_s=0.04, rate_bps=8e6, wire_bytes=1000)
+    assert q[0] == pytest.approx(0.041) and q[1] == pytest.approx(0.05)
 
 
 def test_responsiveness_counts_loss_events_until_the_window_is_down():
@@ -143,6 +153,12 @@ def test_trough_metrics_on_a_synthetic_link():
     assert m["utilization_metric"] == pytest.approx(100 * 0.5 * 0.6, rel=1e-6)
     assert m["t_drop_recover_s"] == pytest.approx(1.1, abs=1e-6)      # first bin back: (81.0, 81.1]
     assert m["drop_metric"] == pytest.approx(100 * (0.5 - 0.05) * 1.1, rel=1e-6)
+    # a steady-state burst of drops long after t2 is not "the drop rate at t2": the peak is
+    # looked for within drop_window after t2 only (it used to give a 25-s "recovery")
+    late = drops.copy()
+    late[(t > 100) & (t <= 100.1)] = u[(t > 100) & (t <= 100.1)] * per_sample * 0.9 / 0.1
+    assert d.trough_metrics(t, u, late, rate, dt, wire, bin_s=0.1)["drop_metric"] == pytest.approx(m["drop_metric"])
+    assert d.trough_metrics(t, u, late, rate, dt, wire, bin_s=0.1, drop_window=30.0)["t_drop_recover_s"] > 20
     # the queue keeps the link busy for 0.3 s after t1 before the trough: recovery is counted
     # back to 95% AFTER the fall, from t1
     u2 = u.copy()

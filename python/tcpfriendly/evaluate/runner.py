@@ -120,7 +120,18 @@ def reduce_impulse(res, ctx) -> Dict[str, Any]:
     falls = [k * period for k in range(1, int(dur // period)) if k * period + on <= dur]
     log = dyn.loss_log(res.raw)
     lt = log[log["flow"] == 0]["time"].to_numpy()
-    agg = dyn.aggressiveness(t, w, rises, rtt, eps=ctx["eps"], period_s=off)
+    rounds = rtt
+    if ctx.get("rtt_count") == "queue":
+        # round trips counted from the flow's RTT at every sample (its propagation round
+        # trip plus the bottleneck queue then): assumption rtt_count of the experiment
+        sc, lts = res.scenario, res.timeseries("links")
+        f0, bn = sc["flows"][0], sc["bottleneck"]
+        q = lts[lts["link"] == "bottleneck"].sort_values("time")
+        rounds = dyn.rtt_from_queue(
+            np.interp(t, q["time"].to_numpy(dtype=float), q["queue_pkts"].to_numpy(dtype=float)),
+            2 * (bn["delay"] + f0["access_delay"] + f0["receiver_delay"]), bn["rate"],
+            sc["packet_size"] + sc["tcp"]["header_size"])
+    agg = dyn.aggressiveness(t, w, rises, rounds, eps=ctx["eps"], period_s=off)
     rsp = dyn.responsiveness(t, w, falls, lt, eps=ctx["eps"], period_s=on)
     sel = (t >= 80) & (t <= 200)
     return {

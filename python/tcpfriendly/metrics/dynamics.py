@@ -38,7 +38,7 @@ __all__ = [
     "cov", "binned", "smoothness_cov", "smoothness_cov_geometric",
     "jain", "jain_over_time", "max_ratio", "mean_ci95",
     "flow_series", "loss_log", "loss_events_between",
-    "aggressiveness", "responsiveness", "convergence_t1_delta_t2",
+    "aggressiveness", "responsiveness", "convergence_t1_delta_t2", "rtt_from_queue",
     "trough_metrics", "convergence_time", "normalised", "fair_share_ratio",
     "shortest_rtt_flow",
 ]
@@ -220,8 +220,29 @@ def _steady_window(t: np.ndarray, w: np.ndarray, start: float, end: float, tail:
     return float(w[sel].mean()) if sel.any() else float("nan")
 
 
+def rtt_from_queue(queue_pkts: Sequence[float], base_rtt_s: float, rate_bps: float,
+                   wire_bytes: float) -> np.ndarray:
+    """A flow's round-trip time at each sample of its bottleneck's queue, when that FIFO queue
+    is the only one it meets: ``RTT(t) = base_rtt_s + (queue_pkts(t) + 1) · 8 · wire_bytes / rate_bps``
+    (the wait behind the queued packets plus its own transmission). ``base_rtt_s``: the
+    propagation round trip, twice the one-way delays of the path."""
+    q = np.asarray(queue_pkts, dtype=float)
+    return float(base_rtt_s) + (np.maximum(q, 0.0) + 1.0) * 8.0 * float(wire_bytes) / float(rate_bps)
+
+
+def _rounds(tt: np.ndarray, rtt: Any, a: float, b: float) -> float:
+    """Round trips elapsed in ``(a, b]``: ``(b − a) / rtt`` for a constant RTT, else
+    ``Σ Δt_i / RTT_i`` over the samples in ``(a, b]`` (each sample covers the interval ending at it)."""
+    if np.ndim(rtt) == 0:
+        return (b - a) / float(rtt)
+    r = np.asarray(rtt, dtype=float)
+    dt = np.diff(tt, prepend=tt[0] - (tt[1] - tt[0] if tt.size > 1 else 0.0))
+    sel = (tt > a + 1e-9) & (tt <= b + 1e-9) & np.isfinite(r) & (r > 0)
+    return float(np.sum(dt[sel] / r[sel]))
+
+
 def aggressiveness(t: Sequence[float], cwnd: Sequence[float], rises: Sequence[float],
-                   rtt_s: float, eps: float = 1.0, tail: float = 1 / 3,
+                   rtt_s: Any, eps: float = 1.0, tail: float = 1 / 3,
                    period_s: Optional[float] = None) -> Dict[str, Any]:
     """1/aggressiveness in RTTs, per bandwidth rise, with a 95% CI over the rises (jin2001 §5
     and §6.2.4, Table 5).
@@ -234,11 +255,16 @@ def aggressiveness(t: Sequence[float], cwnd: Sequence[float], rises: Sequence[fl
 
         W_target = mean cwnd over the last ``tail`` of [r, r + P)    (the new steady window)
         T_r      = min{ t ≥ r : cwnd(t) ≥ W_target − ε } − r
-        1/aggr_r = T_r / RTT
+        1/aggr_r = round trips in [r, r + T_r]
 
-    ``rtt_s``: the flow's round-trip time, from ``Result.flows.mean_rtt_s`` (the time series'
-    ``srtt_s`` is the coarse RTO estimator; see the module docstring). A rise whose target is
-    never reached within P is reported as NaN and left out of the CI.
+    ``rtt_s``: either the flow's round-trip time (a number, e.g. ``Result.flows.mean_rtt_s``:
+    then ``1/aggr_r = T_r / rtt_s``) or its RTT at every sample of ``t`` (an array, e.g.
+    :func:`rtt_from_queue`: then the round trips are counted, ``Σ Δt_i / RTT_i``). jin2001
+    counts RTTs; the RTT is not constant during a rise (the queue empties when the CBR stops
+    and refills as the window grows), so dividing the seconds by the run's mean RTT
+    under-counts the round trips of a fast rise (TCP's). The time series' ``srtt_s`` is the
+    coarse RTO estimator (see the module docstring), not a per-sample RTT. A rise whose target
+    is never reached within P is reported as NaN and left out of the CI.
 
     Returns ``{"samples": [...RTTs], "seconds": [...], "targets": [...], "w_before": [...],
     "mean", "lo", "hi", "n"}``.
@@ -257,7 +283,7 @@ def aggressiveness(t: Sequence[float], cwnd: Sequence[float], rises: Sequence[fl
         sel = (tt >= r) & (tt < r + p)
         reach = _first_time(tt[sel], ww[sel] >= target - eps)
         secs = reach - r if math.isfinite(reach) else float("nan")
-        out["samples"].append(secs / rtt_s if math.isfinite(secs) else float("nan"))
+        out["samples"].append(_rounds(tt, rtt_s, r, reach) if math.isfinite(secs) else float("nan"))
         out["seconds"].append(secs)
         out["targets"].append(target)
         out["w_before"].append(before)
