@@ -78,6 +78,45 @@ def test_gaimd_is_below_tcp_under_random_losses():
     pts = {p["cv"]: p["norm_identical"] for p in ev.metrics["tsao2007/s1-nonperiodic"]["points"]}
     assert pts[0.0] == pytest.approx(1.0, abs=0.05)
     assert pts[1.0] < 0.95
+    # tsao2007 Obs. 1 / Fig. 1: falls to ~80% of TCP's at CV[T] = 1 (published.toml: abs 0.1)
+    assert pts[1.0] == pytest.approx(0.8, abs=0.1)
+    assert pts[0.0] > pts[0.5] > pts[1.0]
+
+
+#: jin2001 Table 5's schemes with jin2001's parameters (§6: SIMD and AIMD beta 1/16, AIMD
+#: alpha ~ 1/10, IIAD 1 and 2/3, AIAD beta 2/3)
+JIN2001 = {"tcp": None, "simd": {"beta": 0.0625}, "aiad_h": {"beta": 2 / 3},
+           "gaimd": {"alpha": 0.1, "beta": 0.0625}, "iiad": {"alpha": 1.0, "beta": 2 / 3}}
+
+
+def test_jin2001_table5_aggressiveness_order():
+    """1/aggressiveness (RTTs) TCP < SIMD < AIAD ~ AIMD < IIAD (Table 5 simulation midpoints
+    13.5 < 33.1 < 105.6 ~ 109.4 < 174.4), quick settings (3 runs of 10 cycles)."""
+    inv = {}
+    for alg, params in JIN2001.items():
+        ev = evaluate(alg, params, quick=True, workers=1, only=["jin2001"], progress=False)
+        m = ev.metrics["jin2001/impulse-response"]
+        inv[alg] = m["inv_aggressiveness_rtt"]["mean"]
+        assert m["inv_aggressiveness_rtt"]["n"] >= 20, alg
+    assert inv["tcp"] < inv["simd"] < min(inv["aiad_h"], inv["gaimd"])
+    assert max(inv["aiad_h"], inv["gaimd"]) < inv["iiad"]
+    assert 0.8 < inv["aiad_h"] / inv["gaimd"] < 1.25          # AIAD ~ AIMD
+    # the smooth schemes' rises are long enough for the quick run to land within 25% of the
+    # paper's midpoints (TCP's is seed-dependent: see experiments/jin2001/.../experiment.toml)
+    for alg, mid in (("simd", 33.1), ("aiad_h", 105.6), ("gaimd", 109.4), ("iiad", 174.4)):
+        assert inv[alg] == pytest.approx(mid, rel=0.25), (alg, inv[alg])
+
+
+def test_sastry2005_table1_utilisation_metric_order():
+    """Utilisation metric (10 runs, as the paper): TCP lowest and IIAD highest, as Table I
+    (TCP 20.9 < LOG 21.8 <= SQRT 22.5 < IIAD 25.0). Not reproduced, so not asserted: LOG <=
+    SQRT (ours: SQRT below LOG) and the drop-metric order (docs/evaluate-tsao2007.md)."""
+    um = {}
+    for alg in ("tcp", "log", "sqrt", "iiad"):
+        ev = evaluate(alg, None, quick=True, seeds=10, workers=1, only=["sastry2005"], progress=False)
+        um[alg] = ev.metrics["sastry2005/trough"]["utilization_metric"]
+    assert um["tcp"] < min(um["log"], um["sqrt"])
+    assert max(um["log"], um["sqrt"]) < um["iiad"]
 
 
 def test_formula_controller_evaluates_end_to_end():
