@@ -148,3 +148,7 @@ def test_bad_input_is_one_line_exit_2(capsys):
     assert "params.beta" in err and "\n" not in err
     with pytest.raises(tf.ScenarioError, match="algorithm: unknown algorithm 'nosuch'"):
         evaluate("nosuch")
+    with pytest.raises(tf.ScenarioError, match="rtt_count: must be 'queue' or 'mean'"):
+        evaluate("tcp", quick=True, only=["jin2001"], assumptions={"jin2001/impulse-response": {"rtt_count": "srtt"}})
+    with pytest.raises(tf.ScenarioError, match="drop_window: must be a positive number"):
+        evaluate("tcp", quick=True, only=["sastry2005"], assumptions={"sastry2005/trough": {"drop_window": 0}})
