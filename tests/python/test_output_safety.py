@@ -15,6 +15,7 @@ import tcpfriendly as tf
 
 from conftest import REPO, _tcpf_command
 from test_cli import assert_one_line_error
+from test_sweep import SPEC, TINY
 
 MANIFEST = ".tcpf-out.json"  # what an output directory holds (tcpfriendly.outfiles.MANIFEST)
 
@@ -143,3 +144,63 @@ def test_full_disk_names_the_file_and_leaves_no_truncated_file(tcpf, small_path,
     p = _run_limited(["run", small_path, "--out", out], 2000, REPO)
     assert p.returncode == 2 and "result.json" in p.stderr
     assert {n: (out / n).read_bytes() for n in os.listdir(out)} == before
+
+
+# ----- tcpf sweep --out ---------------------------------------------------------------------------
+@pytest.fixture
+def sweep_dir(tmp_path):
+    (tmp_path / "tiny.toml").write_text(TINY)
+    (tmp_path / "spec.toml").write_text(SPEC.replace("seeds = 3", "seeds = 1"))
+    # another study on the same base scenario: a fixed override the first does not have
+    (tmp_path / "other.toml").write_text(
+        SPEC.replace("seeds = 3", "seeds = 1\n[set]\n\"flows[0].count\" = 1"))
+    return tmp_path
+
+
+def test_two_specs_on_one_out_do_not_replace_each_others_table(tcpf, sweep_dir):
+    out = sweep_dir / "o"
+    p = tcpf("sweep", sweep_dir / "spec.toml", "--out", out)
+    assert p.returncode == 0, p.stderr
+    table = (out / "results.csv").read_bytes()
+    for extra in ([], ["--dry-run"]):
+        p = tcpf("sweep", sweep_dir / "other.toml", "--out", out, *extra)
+        assert_one_line_error(p, 2, "--out:", str(out), "--force")
+        assert (out / "results.csv").read_bytes() == table
+    # a spec that would drop runs of the recorded table (fewer seeds) is refused too
+    (sweep_dir / "fewer.toml").write_text(SPEC.replace("seeds = 3", "seeds = [3]\nbase_seed = 3")
+                                          .replace('"bottleneck.rate" = ["1.5Mbps", "5Mbps"]',
+                                                   '"bottleneck.rate" = ["1.5Mbps"]'))
+    p = tcpf("sweep", sweep_dir / "fewer.toml", "--out", out)
+    assert_one_line_error(p, 2, "--out:", "would replace that table", "--force")
+    # growing the same study (more seeds) reuses the stored runs
+    (sweep_dir / "more.toml").write_text(SPEC.replace("seeds = 3", "seeds = 2"))
+    p = tcpf("sweep", sweep_dir / "more.toml", "--out", out)
+    assert p.returncode == 0 and "6 already done, 6 to run" in p.stderr, p.stderr
+    # --force replaces the table with the other study's
+    p = tcpf("sweep", sweep_dir / "other.toml", "--out", out, "--force")
+    assert p.returncode == 0, p.stderr
+    spec = json.loads((out / "sweep.json").read_text())["spec"]
+    assert spec["set"] == {"flows[0].count": 1}
+
+
+def test_sweep_refuses_a_foreign_directory(tcpf, sweep_dir):
+    foreign = sweep_dir / "home"
+    foreign.mkdir()
+    (foreign / "results.csv").write_text("someone else's\n")
+    p = tcpf("sweep", sweep_dir / "spec.toml", "--out", foreign)
+    assert_one_line_error(p, 2, "--out:", str(foreign), "--force")
+    assert os.listdir(foreign) == ["results.csv"]
+
+
+def test_sweep_on_a_full_disk_names_the_file(sweep_dir):
+    out = sweep_dir / "o"
+    p = _run_limited(["sweep", sweep_dir / "spec.toml", "--out", out], 600, sweep_dir)
+    assert p.returncode == 2, (p.stdout, p.stderr)
+    lines = p.stderr.strip().splitlines()
+    assert lines[-1].startswith("error: --out: cannot write ") and "File too large" in lines[-1]
+    assert "Traceback" not in p.stderr
+    for root, _dirs, files in os.walk(out):
+        for name in files:  # no truncated file, no temporary left
+            assert not name.endswith(".tmp"), name
+            if name != MANIFEST:
+                assert os.path.getsize(os.path.join(root, name)) <= 600

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Optional, Tuple
 
 from .. import metrics as _metrics
 from ..errors import ScenarioError
+from ..outfiles import OutputError
 
 if TYPE_CHECKING:  # annotations only
     from .runner import SweepResult
@@ -18,6 +19,10 @@ GROUP_METRICS = list(_metrics.GROUP_METRICS)
 # Per-link metrics, as columns link.<name>.<metric> on every row of the run.
 LINK_METRICS = ["utilization", "drops", "marks", "mean_queue_pkts"]
 _INT_METRICS = _metrics.INT_METRICS
+# The most runs (grid points x seeds) one sweep may have. The size is computed from the axis
+# lengths before anything is expanded, so a larger spec is refused at once (exit 2, naming the
+# largest factor); planning keeps about 2 kB per run in memory.
+MAX_RUNS = 100_000
 # Identity columns of a run file (before the metrics).
 _RUN_ID_COLUMNS = ["run", "seed", "group", "algorithm", "recovery", "params", "direction"]
 
@@ -25,6 +30,12 @@ _RUN_ID_COLUMNS = ["run", "seed", "group", "algorithm", "recovery", "params", "d
 class SweepError(ScenarioError):
     """A sweep spec is invalid: a bad axis path, value, seed list or metric, or a grid point
     the engine rejects. Raised before any run starts; the message names the axis/key."""
+
+
+class SweepOutputError(SweepError, OutputError):
+    """The sweep's ``out`` directory may not be used (it is a file, or holds another output and
+    ``force`` was not given): both a :class:`SweepError` and an
+    :class:`~tcpfriendly.outfiles.OutputError`."""
 
 
 class SweepInterrupted(KeyboardInterrupt):
