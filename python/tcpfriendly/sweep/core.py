@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Optional, Tuple
 
 from .. import metrics as _metrics
 from ..errors import ScenarioError
-from ..outfiles import OutputError
+from ..outfiles import OutputError, identity_of
 
 if TYPE_CHECKING:  # annotations only
     from .runner import SweepResult
@@ -94,3 +94,16 @@ def run_key(normalized: Mapping[str, Any], seed: int, version: Optional[str] = N
                             "metrics": _metrics.VERSION},
                            sort_keys=True, separators=(",", ":"), allow_nan=False)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:32], canonical
+
+
+def spec_identity(spec: Mapping[str, Any]) -> str:
+    """The identity of a sweep's study (a hash): its name, base scenario, ``set`` overrides and
+    the paths of its axes and zipped axes. The axis *values*, the seeds and the metrics are not
+    part of it: adding seeds or values to a sweep and rerunning it into the same ``--out`` grows
+    the same study (stored runs are reused, the table is rebuilt, and a spec that would drop
+    runs of the recorded table is refused); a different base scenario, other overrides or
+    other axes are another study, refused there unless ``force``."""
+    zipped = spec.get("zip") or []
+    return identity_of({"name": spec.get("name"), "scenario": spec.get("scenario"),
+                        "set": spec.get("set") or {}, "axes": list(spec.get("axes") or {}),
+                        "zip": [list(g) for g in zipped if isinstance(g, Mapping)]})

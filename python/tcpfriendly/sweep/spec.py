@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Mapping, 
 from ..errors import ScenarioError, ScenarioFileError
 from ..scenario import Scenario, _call_engine, _read_toml, as_scenario, native
 from .core import (GROUP_METRICS, LINK_METRICS, MAX_RUNS, Run, SweepError, _RUN_ID_COLUMNS,
-                   _jsonable, _kind, _label, run_key)
+                   _jsonable, _kind, _label, run_key, spec_identity)
 
 if TYPE_CHECKING:  # annotations only
     from .runner import SweepResult
@@ -130,21 +130,6 @@ def _resolve_metrics(metrics: Optional[Iterable[str]]) -> List[str]:
     if not out:
         raise SweepError("metrics: needs at least one metric", field="metrics")
     return out
-
-
-def spec_identity(spec: Mapping[str, Any]) -> str:
-    """The identity of a sweep's study (a hash): its name, base scenario, ``set`` overrides and
-    the paths of its axes and zipped axes. The axis *values*, the seeds and the metrics are not
-    part of it: adding seeds or values to a sweep and rerunning it into the same ``--out`` grows
-    the same study (stored runs are reused, the table is rebuilt, and a spec that would drop
-    runs of the recorded table is refused); a different base scenario, other overrides or
-    other axes are another study, refused there unless ``force``."""
-    from ..outfiles import identity_of
-
-    zipped = spec.get("zip") or []
-    return identity_of({"name": spec.get("name"), "scenario": spec.get("scenario"),
-                        "set": spec.get("set") or {}, "axes": list(spec.get("axes") or {}),
-                        "zip": [list(g) for g in zipped if isinstance(g, Mapping)]})
 
 
 class Sweep:

@@ -9,7 +9,7 @@ from typing import Any, Dict, List, Optional
 
 from ..errors import ScenarioFileError
 from ..outfiles import OutDir, OutputError, atomic_write, stale_temp_pid
-from .core import _INT_METRICS, Run
+from .core import _INT_METRICS, Run, spec_identity
 
 def _schema_for(rows: List[Dict[str, Any]]):
     import pyarrow as pa
@@ -161,8 +161,6 @@ def _write_spec(out: OutDir, sweep, points, runs) -> str:
 def legacy_identity(directory: str) -> Optional[str]:
     """The identity of a sweep written before output manifests existed: the spec recorded in
     its ``sweep.json`` (None when there is none)."""
-    from .spec import spec_identity
-
     path = os.path.join(directory, "sweep.json")
     if os.path.islink(path) or not os.path.isfile(path):
         return None
