@@ -228,10 +228,11 @@ def claim(directory: "os.PathLike[str] | str", command: str, identity: str, *,
             same = previous.get("command") == command and previous.get("identity") == identity
             if not same and not force:
                 what = previous.get("command")
-                kind = f"`tcpf {what}`" if what == command else f"`tcpf {what}` (not `tcpf {command}`)"
-                raise OutputError.at(field, f"{path} holds the output of a different {kind} "
-                                            "(another scenario, seed or spec); use --force to "
-                                            "replace it, or choose another directory")
+                held = (f"the output of a different `tcpf {what}` (another scenario, seed or "
+                        "spec)" if what == command else
+                        f"the output of `tcpf {what}`, not of `tcpf {command}`")
+                raise OutputError.at(field, f"{path} holds {held}; use --force to replace it, "
+                                            "or choose another directory")
         elif entries:
             old = legacy(path) if legacy is not None else None
             if old is not None and old == identity:
