@@ -9,7 +9,7 @@ import sys
 import time
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
-from .core import GROUP_METRICS, Run, SweepError, SweepOutputError, SweepInterrupted, _RUN_ID_COLUMNS, _label
+from .core import GROUP_METRICS, Run, SweepError, SweepInterrupted, SweepOutputError, _label
 from .executors import Collector, Executor, ThreadExecutor, default_workers
 from ..outfiles import OutputError, claim
 from .store import RunStore, _write_outputs, _write_spec, legacy_identity
