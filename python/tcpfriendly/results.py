@@ -11,6 +11,7 @@ import pandas as pd
 
 from . import metrics
 from .errors import ScenarioError
+from .outfiles import OutDir, claim, identity_of
 from .scenario import ScenarioLike, _call_engine, as_scenario, check_seed, native
 
 __all__ = ["Result", "run"]
@@ -98,31 +99,39 @@ class Result:
         """The engine's JSON, unchanged (what ``tcpf run --json`` prints)."""
         return self._text
 
-    def write(self, directory: "os.PathLike[str] | str") -> List[str]:
-        """Write result.json, flows.csv, links.csv (and timeseries_flows.csv,
-        timeseries_links.csv when present) into ``directory``, creating it.
-        Returns the paths written."""
-        directory = os.fspath(directory)
-        os.makedirs(directory, exist_ok=True)
-        written = []
-
-        def put(name: str, write) -> None:
-            path = os.path.join(directory, name)
-            write(path)
-            written.append(path)
-
-        def write_json(path: str) -> None:
-            with open(path, "w", encoding="utf-8") as f:
-                f.write(self._text)
-                f.write("\n")
-
-        put("result.json", write_json)
-        put("flows.csv", lambda p: _csv_ready(self.flows).to_csv(p, index=False))
-        put("links.csv", lambda p: _csv_ready(self.links).to_csv(p, index=False))
+    def output_files(self) -> List[str]:
+        """The names :meth:`write` writes: result.json, flows.csv, links.csv (and
+        timeseries_flows.csv, timeseries_links.csv when the run recorded time series)."""
+        names = ["result.json", "flows.csv", "links.csv"]
         if self.has_timeseries():
-            for kind in TIMESERIES_KINDS:
-                put(f"timeseries_{kind}.csv",
-                    lambda p, k=kind: _csv_ready(self.timeseries(k)).to_csv(p, index=False))
+            names += [f"timeseries_{kind}.csv" for kind in TIMESERIES_KINDS]
+        return names
+
+    def write(self, directory: "os.PathLike[str] | str", force: bool = False,
+              field: Optional[str] = "directory") -> List[str]:
+        """Write result.json, flows.csv, links.csv (and timeseries_flows.csv,
+        timeseries_links.csv when present) into ``directory``, creating it; returns the paths
+        written.
+
+        The rules of :mod:`tcpfriendly.outfiles`: each file is written to a temporary name and
+        renamed; a symbolic link is never followed; a directory holding another output (a
+        different scenario or seed, or files tcpfriendly did not write) is refused with an
+        :class:`~tcpfriendly.outfiles.OutputError` unless ``force``; an I/O error names the
+        file. Rewriting the same run's directory is allowed."""
+        out = claim_run_dir(directory, self.scenario, force=force, field=field,
+                            files=self.output_files())
+        return self.write_claimed(out)
+
+    def write_claimed(self, out) -> List[str]:
+        """Write the files into ``out``, an :class:`~tcpfriendly.outfiles.OutDir` from
+        :func:`claim_run_dir`, and record its manifest."""
+        written = [out.write_text("result.json", self._text + "\n")]
+        frames = [("flows.csv", self.flows), ("links.csv", self.links)]
+        if self.has_timeseries():
+            frames += [(f"timeseries_{k}.csv", self.timeseries(k)) for k in TIMESERIES_KINDS]
+        for name, df in frames:
+            written.append(out.write_text(name, _csv_ready(df).to_csv(index=False)))
+        out.commit()
         return written
 
     # ----- readable summary ---------------------------------------------------------------
@@ -267,6 +276,22 @@ def _table(headers: List[str], rows: List[List[str]], left: int) -> List[str]:
         return "  ".join(out).rstrip()
 
     return ["  " + fmt(headers)] + ["  " + fmt(r) for r in rows]
+
+
+# ----- output directories -------------------------------------------------------------------
+def run_identity(normalized: Dict[str, Any]) -> str:
+    """What makes two runs' files the same output: the normalized scenario (its ``seed``
+    included), as recorded in ``result.json``'s ``scenario``."""
+    return identity_of({"scenario": normalized})
+
+
+def claim_run_dir(directory: "os.PathLike[str] | str", normalized: Dict[str, Any], *,
+                  force: bool = False, field: Optional[str] = "directory",
+                  files: Sequence[str] = ("result.json", "flows.csv", "links.csv")) -> OutDir:
+    """Check that the run of ``normalized`` may write into ``directory`` (see
+    :func:`tcpfriendly.outfiles.claim`); nothing is written yet."""
+    return claim(directory, "run", run_identity(normalized), force=force, field=field,
+                 files=files)
 
 
 # ----- running ----------------------------------------------------------------------------

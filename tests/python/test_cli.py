@@ -102,8 +102,8 @@ def test_out_dir_writes_files(tcpf, small_path, tmp_path):
     proc = tcpf("run", small_path, "--out", out, "--timeseries", "1")
     assert proc.returncode == 0, proc.stderr
     names = sorted(p.name for p in out.iterdir())
-    assert names == ["flows.csv", "links.csv", "result.json", "timeseries_flows.csv",
-                     "timeseries_links.csv"]
+    assert names == [".tcpf-out.json", "flows.csv", "links.csv", "result.json",
+                     "timeseries_flows.csv", "timeseries_links.csv"]
     result = json.loads((out / "result.json").read_text())
     with open(out / "flows.csv", newline="") as f:
         rows = list(csv.DictReader(f))
@@ -123,7 +123,8 @@ def test_out_json_matches_stdout(tcpf, small_path, tmp_path):
     proc = tcpf("run", small_path, "--json", "--out", out)
     assert proc.returncode == 0, proc.stderr
     assert (out / "result.json").read_text() == proc.stdout
-    assert sorted(p.name for p in out.iterdir()) == ["flows.csv", "links.csv", "result.json"]
+    assert sorted(p.name for p in out.iterdir()) == [".tcpf-out.json", "flows.csv", "links.csv",
+                                                     "result.json"]
 
 
 def test_out_dir_untouched_when_run_fails(tcpf, write_toml, tmp_path):

@@ -229,7 +229,8 @@ def test_local_sweep_table_matches_direct_runs(tiny, tmp_path):
                                    "group", "algorithm", "recovery"]
     for col in sw.GROUP_METRICS + ["link.bottleneck.utilization", "link.bottleneck.drops",
                                    "link.bottleneck.marks", "link.bottleneck.mean_queue_pkts",
-                                   "link.bottleneck_reverse.utilization", "run"]:
+                                   "link.bottleneck_reverse.utilization", "run", "status",
+                                   "error"]:
         assert col in t.columns, col
     assert t["seed"].tolist()[:6] == [3, 3, 4, 4, 5, 5]
     assert t["flows[1].params.beta"].dtype == float
@@ -306,7 +307,11 @@ def test_failed_runs_are_reported_and_retried_on_rerun(tiny, tmp_path, monkeypat
     res = grid_sweep(tiny).run(out=tmp_path / "o", workers=2, quiet=True)
     assert len(res.failures) == 2 and res.ran == 16 and res.missing == 2
     assert "seed 4: engine exploded" in res.failure_label(0)
-    assert len(res.table) == 16 * 2
+    # 16 runs x 2 flow groups, and one row per failed run (status "failed", the message)
+    assert len(res.table) == 16 * 2 + 2
+    bad = res.table[res.table["status"] == "failed"]
+    assert bad["seed"].tolist() == [4, 4] and bad["flows[1].params.beta"].tolist() == [0.25, 0.25]
+    assert bad["error"].tolist() == ["engine exploded"] * 2 and bad["share"].isna().all()
     monkeypatch.setattr(executors, "execute", real)
     again = grid_sweep(tiny).run(out=tmp_path / "o", quiet=True)
     assert (again.ran, again.cached, again.failures) == (2, 16, [])
@@ -317,7 +322,8 @@ def test_metric_selection(tiny):
     t = s.run(quiet=True).table
     # group metrics in the spec's order, then link columns link by link (bottleneck first)
     assert list(t.columns[9:]) == ["share", "link.bottleneck.utilization", "link.bottleneck.drops",
-                                   "link.bottleneck_reverse.utilization", "run"]
+                                   "link.bottleneck_reverse.utilization", "run", "status",
+                                   "error"]
 
 
 def test_axis_values_of_mixed_kinds_become_json_text(tiny):
@@ -481,3 +487,124 @@ def test_bare_tcpf_sweep_prints_help(tcpf):
     p = tcpf("sweep")
     assert p.returncode == 0 and p.stdout.startswith("Usage: tcpf sweep")
     assert "plot" in p.stdout and p.stderr == ""
+
+
+# ----- hardening (issue 17): grid size, corrupt cache files, a poisoned point -------------------
+def test_grid_size_is_refused_before_anything_is_expanded(tcpf, tmp_path, tiny):
+    from tcpfriendly.sweep.core import MAX_RUNS
+
+    axes = "".join(f'"flows[1].params.p{i}" = {list(range(10))}\n' for i in range(9))
+    (tmp_path / "grid.toml").write_text(f'scenario = "tiny.toml"\n[axes]\n{axes}')
+    (tmp_path / "seeds.toml").write_text('scenario = "tiny.toml"\nseeds = 1000000000\n')
+    for spec, field in (("grid.toml", "axes.flows[1].params.p0"), ("seeds.toml", "seeds")):
+        for extra in ([], ["--dry-run"]):
+            start = time.monotonic()
+            p = tcpf("sweep", tmp_path / spec, "--out", tmp_path / "o", *extra)
+            assert time.monotonic() - start < 5
+            assert p.returncode == 2 and p.stdout == "", (p.stdout, p.stderr)
+            assert p.stderr.count("\n") == 1 and p.stderr.startswith(f"error: {field}: "), p.stderr
+            assert "1000000000 runs" in p.stderr and f"limit of {MAX_RUNS}" in p.stderr
+    assert not (tmp_path / "o").exists()
+    # the library: a range of 10**9 values or seeds is refused from its length alone
+    start = time.monotonic()
+    with pytest.raises(SweepError) as err:
+        Sweep(tiny, axes={"duration": range(1, 10**9)})
+    assert err.value.field == "axes.duration"
+    with pytest.raises(SweepError) as err:
+        Sweep(tiny, axes={"duration": [5, 6]}, seeds=10**9)
+    assert err.value.field == "seeds"
+    with pytest.raises(SweepError) as err:
+        Sweep(tiny, axes={"duration": [5, 6]}, seeds=range(10**9))
+    assert err.value.field == "seeds"
+    assert time.monotonic() - start < 1
+    ok = Sweep(tiny, axes={"duration": list(range(5, 15))}, seeds=MAX_RUNS // 10)
+    assert ok.size() == (10, MAX_RUNS // 10)
+
+
+def test_empty_or_corrupt_run_files_are_redone_and_repaired(tiny, tmp_path):
+    out = tmp_path / "o"
+    first = grid_sweep(tiny, seeds=1).run(out=out, quiet=True)
+    files = sorted((out / "runs").iterdir())
+    files[0].write_bytes(b"")                       # 0 bytes
+    files[1].write_bytes(files[1].read_bytes()[:100])  # truncated
+    files[2].write_bytes(files[3].read_bytes())     # another run's file
+    again = grid_sweep(tiny, seeds=1).run(out=out, quiet=True)
+    assert (again.ran, again.cached, again.failures) == (3, 3, [])
+    pd.testing.assert_frame_equal(first.table, again.table, check_exact=True)
+    third = grid_sweep(tiny, seeds=1).run(out=out, quiet=True)  # repaired: nothing to redo
+    assert (third.ran, third.cached) == (0, 6)
+
+
+POISON_SPEC = """\
+scenario = "tiny.toml"
+seeds = 2
+
+[axes]
+"flows[1].algorithm" = ["formula"]
+"flows[1].params" = [{ increase = "1", decrease = "0.5*w" },
+                     { increase = "log(w-w)", decrease = "0.5*w" },
+                     { increase = "2", decrease = "0.5*w" }]
+"""
+
+
+def test_cli_poisoned_point_fails_alone_and_is_reported(tcpf, tmp_path, tiny):
+    # log(w-w) parses, and evaluates to -inf when the flow first grows: a run-time failure
+    (tmp_path / "poison.toml").write_text(POISON_SPEC)
+    out = tmp_path / "o"
+    p = tcpf("sweep", tmp_path / "poison.toml", "--out", out, "--workers", "2")
+    assert p.returncode == 1, (p.stdout, p.stderr)
+    assert p.stdout.startswith("sweep: 4/6 runs done (4 run now, 0 cached, 2 failed)")
+    failed_lines = [l for l in p.stdout.splitlines() if l.startswith("  failed: point 1: ")]
+    assert len(failed_lines) == 2 and all("evaluated to -inf" in l for l in failed_lines)
+    assert p.stderr.splitlines()[-1].startswith("error: 2 of 6 runs failed")
+    t = pd.read_csv(out / "results.csv", keep_default_na=False)
+    assert t["status"].tolist() == ["ok"] * 4 + ["failed"] * 2 + ["ok"] * 4
+    bad = t[t["status"] == "failed"]
+    assert bad["point"].tolist() == [1, 1] and bad["seed"].tolist() == [3, 4]
+    assert all('formula increase = "log(w-w)" evaluated to -inf' in e for e in bad["error"])
+    assert (t[t["status"] == "ok"]["error"] == "").all()
+    assert len(os.listdir(out / "runs")) == 4
+
+
+def test_any_exception_of_a_run_fails_that_run_alone(tiny, monkeypatch):
+    from tcpfriendly.sweep import executors
+
+    class Panic(BaseException):  # what a Rust panic raises through PyO3
+        pass
+
+    real = executors.execute
+
+    def poisoned(scenario_json, seed, key):
+        if '"beta":0.125' in scenario_json:
+            raise Panic("index out of bounds")
+        return real(scenario_json, seed, key)
+
+    monkeypatch.setattr(executors, "execute", poisoned)
+    res = grid_sweep(tiny, seeds=2).run(workers=2, quiet=True)
+    assert (res.total, res.ran, len(res.failures)) == (12, 8, 4)
+    assert [(r.point, r.seed) for r, _ in res.failures] == [(2, 3), (2, 4), (3, 3), (3, 4)]
+    assert {m for _, m in res.failures} == {"Panic: index out of bounds"}
+    t = res.table
+    assert (t[t["point"].isin([2, 3])]["status"] == "failed").all()
+    assert (t[~t["point"].isin([2, 3])]["status"] == "ok").all() and len(t) == 8 * 2 + 4
+
+
+def test_summaries_and_plots_leave_failed_runs_out(tiny, monkeypatch, tmp_path):
+    from tcpfriendly.sweep import executors
+    from tcpfriendly.sweep.plot import plot
+
+    real = executors.execute
+
+    def poisoned(scenario_json, seed, key):
+        if seed == 4 and '"beta":0.25' in scenario_json:
+            raise RuntimeError("poisoned")
+        return real(scenario_json, seed, key)
+
+    monkeypatch.setattr(executors, "execute", poisoned)
+    res = grid_sweep(tiny, seeds=2).run(out=tmp_path / "o", quiet=True)
+    assert res.table["status"].tolist().count("failed") == 2  # rows without metrics, and...
+    s = summarize(res.table, ["flows[1].params.beta", "bottleneck.rate", "group"], "share")
+    assert len(s) == 6 * 2 and s["n"].tolist() == [2] * 8 + [1] * 4
+    fig = plot(tmp_path / "o", x="flows[1].params.beta", y="share", hue="bottleneck.rate",
+               group=1, out=tmp_path / "share.png")
+    assert fig is not None and (tmp_path / "share.png").stat().st_size > 0

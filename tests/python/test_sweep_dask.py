@@ -149,3 +149,20 @@ def test_ctrl_c_with_dask_local_keeps_finished_runs(tmp_path):
     assert p.returncode == 0, p.stderr
     assert f"{done} already done, {40 - done} to run" in p.stderr
     assert len(pd.read_parquet(out / "results.parquet")) == 80
+
+
+def test_dask_poisoned_point_fails_alone_like_the_local_executor(client, tmp_path):
+    from tcpfriendly.sweep import Sweep
+    from test_sweep import POISON_SPEC
+
+    (tmp_path / "tiny.toml").write_text(TINY)
+    (tmp_path / "poison.toml").write_text(POISON_SPEC)
+    local = Sweep.from_toml(tmp_path / "poison.toml").run(out=tmp_path / "l", workers=2, quiet=True)
+    on_dask = run_sweep(Sweep.from_toml(tmp_path / "poison.toml"), tmp_path / "d", dask=client,
+                        quiet=True)
+    assert (on_dask.total, on_dask.ran, len(on_dask.failures)) == (6, 4, 2)
+    assert [(r.point, r.seed) for r, _ in on_dask.failures] == [(1, 3), (1, 4)]
+    assert [m for _, m in on_dask.failures] == [m for _, m in local.failures]
+    assert "evaluated to -inf" in on_dask.failures[0][1]
+    pd.testing.assert_frame_equal(local.table, on_dask.table, check_exact=True)
+    assert (tmp_path / "l" / "results.csv").read_bytes() == (tmp_path / "d" / "results.csv").read_bytes()

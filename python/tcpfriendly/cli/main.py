@@ -83,7 +83,13 @@ def run_command(
     out: Optional[str] = typer.Option(
         None, "--out", metavar="DIR",
         help="Also write result.json, flows.csv and links.csv (and time-series CSVs) into "
-             "DIR, creating it. Nothing is written if the run fails."),
+             "DIR, creating it. Nothing is written if the run fails. Each file is written to a "
+             "temporary name and renamed; DIR must be new, empty or this same run's (same "
+             "scenario and seed) unless --force."),
+    force: bool = typer.Option(
+        False, "--force",
+        help="Write into an --out DIR that holds other files or another run's output "
+             "(replacing our files there; a symbolic link is replaced, never followed)."),
     timeseries: Optional[float] = typer.Option(
         None, "--timeseries", metavar="SECONDS",
         help="Record per-flow cwnd/rate/RTT and per-link queue samples every SECONDS "
@@ -100,14 +106,17 @@ def run_command(
     check_seed(seed, "--seed")
     if timeseries is not None and not timeseries > 0:
         raise ScenarioError(f"--timeseries: must be a positive number of seconds, got {timeseries:g}")
-    if out is not None and os.path.exists(out) and not os.path.isdir(out):
-        raise ScenarioError(f"--out: {out} exists and is not a directory")
+    if out is not None and os.path.lexists(out) and not os.path.isdir(out):
+        raise ScenarioError(f"--out: {out} exists and is not a directory", field="--out")
     scenario = Scenario.from_toml(file)
     controllers = _load_controllers(controller or [])
+    claimed = None
+    if out is not None:  # refuse a directory holding another output before running
+        claimed = _claim_out(out, scenario, seed, timeseries, list(controllers), force)
     result = run(scenario, seed=seed, timeseries=timeseries, controllers=controllers)
     for warning in result.raw.get("warnings", []):
         sys.stderr.write(f"warning: {one_line(warning)}\n")
-    written: List[str] = result.write(out) if out is not None else []
+    written: List[str] = result.write_claimed(claimed) if claimed is not None else []
     if as_json:
         sys.stdout.write(result.to_json() + "\n")
         return
@@ -115,6 +124,25 @@ def run_command(
     if written:
         typer.echo("")
         typer.echo(f"wrote {', '.join(written)}")
+
+
+def _claim_out(out: str, scenario, seed: Optional[int], timeseries: Optional[float],
+               controller_names: List[str], force: bool):
+    """Check --out before the run (the identity of a run is its normalized scenario with the
+    seed, as result.json records it)."""
+    from ..results import claim_run_dir
+    from ..scenario import _call_engine, native
+
+    data = scenario.to_dict()
+    if seed is not None:
+        data["seed"] = seed
+    text = json.dumps(data, separators=(",", ":"), allow_nan=False)
+    args = (text, controller_names) if controller_names else (text,)
+    normalized = json.loads(_call_engine(native().normalize, *args))
+    files = ["result.json", "flows.csv", "links.csv"]
+    if timeseries is not None:
+        files += ["timeseries_flows.csv", "timeseries_links.csv"]
+    return claim_run_dir(out, normalized, force=force, field="--out", files=files)
 
 
 def _load_controllers(specs: List[str]) -> Dict[str, type]:

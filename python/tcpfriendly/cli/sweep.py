@@ -4,8 +4,11 @@
     tcpf sweep plot DIR --x AXIS --y METRIC [--hue AXIS] [--kind line|heatmap] --out FILE.png
 
 ``tcpf sweep FILE.toml`` is short for ``tcpf sweep run FILE.toml``. Exit codes follow the
-`tcpf` policy (cli/errors.py): 2 for a bad spec (before any run starts), 1 when a run fails, 130
-when interrupted (finished runs are kept: rerun to finish).
+`tcpf` policy (cli/errors.py): 2 for a bad spec (before any run starts: a bad axis or point, a
+grid over ``MAX_RUNS`` runs, an ``--out`` holding another output without ``--force``) or an
+output file that cannot be written; 1 when any run failed (the others complete, the table and
+the summary list the failed ones); 130 when interrupted (finished runs are kept: rerun to
+finish).
 """
 
 from __future__ import annotations
@@ -78,7 +81,11 @@ def _root(ctx: typer.Context) -> None:
         "version) and never recomputed; DIR/results.parquet and DIR/results.csv hold the "
         "tidy table (one row per run x flow group: axis values, seed, metrics) and "
         "DIR/sweep.json the spec. Ctrl-C stops cleanly (finished runs are kept); rerunning "
-        "runs only what is missing.\n\n"
+        "runs only what is missing. A run that fails fails alone: its row has status=failed "
+        "and the message in `error`, the summary lists it and the exit code is 1. A sweep has "
+        "at most 100000 runs (points x seeds). DIR must be new, empty or this same study's "
+        "(same base scenario, [set] and axis paths; more seeds or values may be added) unless "
+        "--force.\n\n"
         "\b\n"
         "Examples:\n"
         "  tcpf sweep examples/sweep-gaimd-beta.toml --out out/beta\n"
@@ -99,7 +106,11 @@ def run_command(
     out: Optional[str] = typer.Option(
         None, "--out", metavar="DIR",
         help="Output directory (default: out/<FILE's name>). Runs already stored there are "
-             "not recomputed."),
+             "not recomputed. It must be new, empty or this same spec's output unless --force."),
+    force: bool = typer.Option(
+        False, "--force",
+        help="Use an --out DIR that holds another spec's sweep (its table is replaced; stored "
+             "runs are shared, being keyed by content) or files tcpfriendly did not write."),
     dry_run: bool = typer.Option(
         False, "--dry-run", help="Validate the spec and print what would run; run nothing."),
     progress: Optional[bool] = typer.Option(
@@ -119,10 +130,15 @@ def run_command(
     if out is None:
         out = os.path.join("out", os.path.splitext(os.path.basename(file))[0])
     if dry_run:
+        from ..sweep.runner import _claim
+        from ..sweep.store import RunStore
+
+        with as_flags({"out": "--out"}):
+            _claim(sweep, out, force)  # the refusal a real run would meet; writes nothing
         points, runs = sweep.plan()
         keys = {r.key for r in runs}
-        runs_dir = os.path.join(out, "runs")
-        done = sum(1 for k in keys if os.path.exists(os.path.join(runs_dir, f"{k}.parquet")))
+        store = RunStore(out, create=False)
+        done = sum(1 for k in keys if store.has(k))
         typer.echo(f"sweep: {len(keys)} runs ({len(points)} points x {len(sweep.seeds)} seeds): "
                    f"{done} already done, {len(keys) - done} to run (dry run: nothing run)")
         for i, point in enumerate(points):
@@ -131,7 +147,8 @@ def run_command(
         return
     try:
         with as_flags({"workers": "--workers", "dask": "--dask", "out": "--out"}):
-            result = run_sweep(sweep, out, workers=workers, dask=dask, progress=progress)
+            result = run_sweep(sweep, out, workers=workers, dask=dask, progress=progress,
+                               force=force)
     except SweepInterrupted as stop:
         result = stop.result
         _summary(result)
@@ -142,8 +159,12 @@ def run_command(
     if result.failures:
         n = len(result.failures)
         raise RuntimeError(f"{n} of {result.total} run{'s' if result.total != 1 else ''} failed "
-                           f"(first: {result.failure_label(0)}); the others are stored: fix and "
-                           "rerun to retry the failed ones")
+                           f"(first: {result.failure_label(0)}); the others completed and are "
+                           "stored, the failed ones have status=failed in the table: fix and "
+                           "rerun to retry them")
+
+
+_LISTED_FAILURES = 20
 
 
 def _summary(result) -> None:
@@ -155,6 +176,12 @@ def _summary(result) -> None:
     if files:
         text += f" in {', '.join(files)}"
     typer.echo(text)
+    for i in range(min(len(result.failures), _LISTED_FAILURES)):
+        run = result.failures[i][0]
+        typer.echo(f"  failed: point {run.point}: {result.failure_label(i)}")
+    if len(result.failures) > _LISTED_FAILURES:
+        typer.echo(f"  ... and {len(result.failures) - _LISTED_FAILURES} more failed runs "
+                   "(status=failed in the table)")
 
 
 @app.command(

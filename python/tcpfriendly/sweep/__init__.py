@@ -36,7 +36,14 @@ Caching: each run is keyed by a SHA-256 of (normalized scenario with the seed, s
 ``DIR/runs/<key>.parquet`` (written to a temporary name, then renamed), and a run whose file
 exists is never recomputed, so rerunning an interrupted sweep runs only what is missing.
 ``DIR/results.parquet`` and ``DIR/results.csv`` (the tidy table) are rebuilt from the run
-files at the end; ``DIR/sweep.json`` records the spec, the grid points and each run's key.
+files at the end; ``DIR/sweep.json`` records the spec, the grid points and each run's key. A
+run file that cannot be read back (empty, corrupt) is a missing run, redone. ``DIR`` follows
+:mod:`tcpfriendly.outfiles` (atomic files, no symlinks followed, one study per directory
+unless ``force``).
+
+Limits and failures: a sweep has at most :data:`~.core.MAX_RUNS` runs, checked from the axis
+lengths and the seed count before anything is expanded. A run that raises (any exception) fails
+alone; the table has one row for it with ``status = "failed"`` and its ``error``.
 
 Modules: :mod:`.spec` (the spec and its plan), :mod:`.core` (errors, runs, keys),
 :mod:`.store` (run files and tables), :mod:`.executors` (the executor protocol, threads),

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Optional, Tuple
 
 from .. import metrics as _metrics
 from ..errors import ScenarioError
+from ..outfiles import OutputError, identity_of
 
 if TYPE_CHECKING:  # annotations only
     from .runner import SweepResult
@@ -18,6 +19,10 @@ GROUP_METRICS = list(_metrics.GROUP_METRICS)
 # Per-link metrics, as columns link.<name>.<metric> on every row of the run.
 LINK_METRICS = ["utilization", "drops", "marks", "mean_queue_pkts"]
 _INT_METRICS = _metrics.INT_METRICS
+# The most runs (grid points x seeds) one sweep may have. The size is computed from the axis
+# lengths before anything is expanded, so a larger spec is refused at once (exit 2, naming the
+# largest factor); planning keeps about 2 kB per run in memory.
+MAX_RUNS = 100_000
 # Identity columns of a run file (before the metrics).
 _RUN_ID_COLUMNS = ["run", "seed", "group", "algorithm", "recovery", "params", "direction"]
 
@@ -25,6 +30,12 @@ _RUN_ID_COLUMNS = ["run", "seed", "group", "algorithm", "recovery", "params", "d
 class SweepError(ScenarioError):
     """A sweep spec is invalid: a bad axis path, value, seed list or metric, or a grid point
     the engine rejects. Raised before any run starts; the message names the axis/key."""
+
+
+class SweepOutputError(SweepError, OutputError):
+    """The sweep's ``out`` directory may not be used (it is a file, or holds another output and
+    ``force`` was not given): both a :class:`SweepError` and an
+    :class:`~tcpfriendly.outfiles.OutputError`."""
 
 
 class SweepInterrupted(KeyboardInterrupt):
@@ -83,3 +94,16 @@ def run_key(normalized: Mapping[str, Any], seed: int, version: Optional[str] = N
                             "metrics": _metrics.VERSION},
                            sort_keys=True, separators=(",", ":"), allow_nan=False)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:32], canonical
+
+
+def spec_identity(spec: Mapping[str, Any]) -> str:
+    """The identity of a sweep's study (a hash): its name, base scenario, ``set`` overrides and
+    the paths of its axes and zipped axes. The axis *values*, the seeds and the metrics are not
+    part of it: adding seeds or values to a sweep and rerunning it into the same ``--out`` grows
+    the same study (stored runs are reused, the table is rebuilt, and a spec that would drop
+    runs of the recorded table is refused); a different base scenario, other overrides or
+    other axes are another study, refused there unless ``force``."""
+    zipped = spec.get("zip") or []
+    return identity_of({"name": spec.get("name"), "scenario": spec.get("scenario"),
+                        "set": spec.get("set") or {}, "axes": list(spec.get("axes") or {}),
+                        "zip": [list(g) for g in zipped if isinstance(g, Mapping)]})

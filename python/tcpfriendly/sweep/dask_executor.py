@@ -26,7 +26,7 @@ except ImportError:  # pragma: no cover - dask is a dependency; a clear error if
     WorkerPlugin = object
 
 from .core import Run, SweepError
-from .executors import Collector, default_workers, execute
+from .executors import Collector, _error_text, default_workers, execute
 from .store import rows_table
 
 __all__ = ["DaskExecutor", "run_on_dask", "DASK_CONNECT_TIMEOUT"]
@@ -92,13 +92,39 @@ def _client(dask: Any, workers: Optional[int]):
         raise RuntimeError(f"cannot connect to the Dask scheduler at {dask}: {exc}") from None
 
 
+class RunFailed:
+    """What :func:`execute_or_failure` returns for a run that raised on the worker: its message.
+    A failing run is not a failing task, so Dask neither logs a traceback for it nor retries it
+    (the same scenario and seed would fail the same way); ``retries`` are left for lost
+    workers."""
+
+    __slots__ = ("message",)
+
+    def __init__(self, message: str):
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def execute_or_failure(scenario_json: str, seed: int, key: str):
+    """:func:`~.executors.execute` on a worker: its rows, or a :class:`RunFailed` when the run
+    raised (any exception: an engine error, a memory guard, a panic)."""
+    try:
+        return execute(scenario_json, seed, key)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - the run fails alone
+        return RunFailed(_error_text(exc))
+
+
 def _submit_all(todo: List[Run], client, collector: Collector, retries: int) -> bool:
     """Submit ``todo`` and store each result as it arrives. True if interrupted by Ctrl-C
     (results already finished are kept; the rest are cancelled)."""
     futures = {}
     batch = uuid.uuid4().hex[:8]  # fresh task keys: a resubmitted run never meets a cancelled one
     for run in todo:
-        fut = client.submit(execute, run.scenario_json, run.seed, run.key,
+        fut = client.submit(execute_or_failure, run.scenario_json, run.seed, run.key,
                             key=f"tcpf-run-{run.key}-{batch}", pure=False, retries=retries)
         futures[fut] = run
     handled = set()
@@ -107,10 +133,17 @@ def _submit_all(todo: List[Run], client, collector: Collector, retries: int) -> 
         run = futures[fut]
         handled.add(fut)
         try:
-            table = rows_table(fut.result(), run)
+            rows = fut.result()
+            if isinstance(rows, RunFailed):
+                collector.fail_message(run, rows.message)
+                return
+            table = rows_table(rows, run)
             if collector.store is not None:
                 collector.store.save(run.key, table)
-        except Exception as exc:  # noqa: BLE001 - includes KilledWorker after the retries
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # noqa: BLE001 - any failure of this run (KilledWorker
+            # after the retries, an error raised on the worker) fails it alone
             collector.fail(run, exc)
         else:
             collector.ok(run, table)

@@ -90,7 +90,10 @@ class Collector:
             self.on_run(run, True)
 
     def fail(self, run: Run, exc: BaseException) -> None:
-        self.failures.append((run, _error_text(exc)))
+        self.fail_message(run, _error_text(exc))
+
+    def fail_message(self, run: Run, message: str) -> None:
+        self.failures.append((run, message))
         self.progress.update(False)
         if self.on_run is not None:
             self.on_run(run, False)
@@ -130,7 +133,8 @@ def _run_threads(todo: List[Run], workers: int, collector: Collector,
                     running[0] += 1
                 try:
                     table = _run_and_store(run, collector.store)
-                except Exception as exc:  # noqa: BLE001 - reported per run
+                except BaseException as exc:  # noqa: BLE001 - any failure (a Rust panic is a
+                    # BaseException) fails this run alone; the thread goes on with the next
                     results.put((run, None, exc))
                 else:
                     results.put((run, table, None))

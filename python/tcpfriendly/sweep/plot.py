@@ -22,9 +22,11 @@ __all__ = ["summarize", "plot", "t975"]
 
 def summarize(table, by: Sequence[str], metric: str):
     """Mean, 95% CI half-width, standard deviation and count of ``metric`` per ``by`` cell
-    (in first-appearance order)."""
+    (in first-appearance order); rows of failed runs (``status`` "failed") are left out."""
     import pandas as pd
 
+    if "status" in table.columns:
+        table = table[table["status"] == "ok"]
     rows = []
     for keys, g in table.groupby(list(by), sort=False, dropna=False):
         values = [float(v) for v in g[metric] if v is not None and not pd.isna(v)]
@@ -105,6 +107,8 @@ def plot(source, x: str, y: str, hue: Optional[str] = None, kind: str = "line",
     import pandas as pd
 
     table, axes = _load(source)
+    if "status" in table.columns:  # failed runs have a row but no metrics
+        table = table[table["status"] == "ok"]
     if kind not in ("line", "heatmap"):
         raise ScenarioError.at("kind", f"must be line or heatmap, got {kind!r}")
     columns = list(table.columns)

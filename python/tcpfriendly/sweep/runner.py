@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import sys
 import time
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
-from .core import GROUP_METRICS, Run, SweepError, SweepInterrupted, _RUN_ID_COLUMNS, _label
+from .core import GROUP_METRICS, Run, SweepError, SweepInterrupted, SweepOutputError, _label
 from .executors import Collector, Executor, ThreadExecutor, default_workers
-from .store import RunStore, _write_outputs, _write_spec
+from ..outfiles import OutputError, claim
+from .store import RunStore, _write_outputs, _write_spec, legacy_identity
 
 # ----- progress -----------------------------------------------------------------------------
 def _clock(seconds: float) -> str:
@@ -130,25 +132,43 @@ def _axis_column(values: List[Any]) -> List[Any]:
     return [v if isinstance(v, str) and kinds <= {"str"} else _label(v) for v in values]
 
 
+STATUS_COLUMNS = ["status", "error"]
+
+
 def _assemble(sweep, points: List[Dict[str, Any]], runs: List[Run], tables: Mapping[str, Any],
-              metrics: List[str]):
-    """The tidy table of the runs in ``tables`` (plan order)."""
+              metrics: List[str], failed: Optional[Mapping[str, str]] = None):
+    """The tidy table of the runs in ``tables`` (plan order), and one row per run in
+    ``failed`` (``{key: message}``: status "failed", the message in ``error``, no metrics)."""
     import pandas as pd
     import pyarrow as pa
 
+    failed = failed or {}
     paths = sweep.axis_paths
+    ident = ["seed", "group", "algorithm", "recovery", "params", "direction"]
     parts, point_of_row = [], []
     for run in runs:
         t = tables.get(run.key)
-        if t is None:
+        if t is not None:
+            t = t.replace_schema_metadata(None)
+            t = t.append_column("status", pa.array(["ok"] * t.num_rows, pa.string()))
+            t = t.append_column("error", pa.array([""] * t.num_rows, pa.string()))
+        elif run.key in failed:
+            t = pa.table({"run": pa.array([run.key], pa.string()),
+                          "seed": pa.array([run.seed], pa.int64()),
+                          "status": pa.array(["failed"], pa.string()),
+                          "error": pa.array([failed[run.key]], pa.string())})
+        else:
             continue
-        t = t.replace_schema_metadata(None)
         parts.append(t)
         point_of_row.extend([run.point] * t.num_rows)
     if not parts:
-        return pd.DataFrame(columns=["point", *paths, *_RUN_ID_COLUMNS[1:],
-                                     *[m for m in metrics if m in GROUP_METRICS], "run"])
+        return pd.DataFrame(columns=["point", *paths, *ident,
+                                     *[m for m in metrics if m in GROUP_METRICS], "run",
+                                     *STATUS_COLUMNS])
     df = pa.concat_tables(parts, promote_options="default").to_pandas()
+    for col in ident:
+        if col not in df.columns:
+            df[col] = None
     axis_cols = {}
     for path in paths:
         column = _axis_column([points[i][path] for i in range(len(points))])
@@ -156,6 +176,8 @@ def _assemble(sweep, points: List[Dict[str, Any]], runs: List[Run], tables: Mapp
     keep: List[str] = []
     for m in metrics:
         if m in GROUP_METRICS:
+            if m not in df.columns:
+                df[m] = float("nan")
             keep.append(m)
         elif m.count(".") == 1:  # link.<metric>: every link
             suffix = "." + m.split(".", 1)[1]
@@ -171,21 +193,71 @@ def _assemble(sweep, points: List[Dict[str, Any]], runs: List[Run], tables: Mapp
     link_order = [c for c in df.columns if c in set(metric_cols) and c.startswith("link.")]
     metric_cols = [c for c in metric_cols if not c.startswith("link.")] + link_order
     front = pd.DataFrame({"point": pd.Series(point_of_row, dtype="int64"), **axis_cols})
-    ident = ["seed", "group", "algorithm", "recovery", "params", "direction"]
-    out = pd.concat([front, df[ident + metric_cols + ["run"]]], axis=1)
+    out = pd.concat([front, df[ident + metric_cols + ["run"] + STATUS_COLUMNS]], axis=1)
     return out
+
+
+def _claim(sweep, out_dir: str, force: bool):
+    """The output directory of ``sweep`` (:func:`tcpfriendly.outfiles.claim`): new, empty or
+    this same spec's; a directory with another spec's table is refused unless ``force``."""
+    def legacy(directory: str) -> Optional[str]:
+        try:
+            entries = set(os.listdir(directory))
+        except OSError:
+            return None
+        if entries <= {"runs"} and os.path.isdir(os.path.join(directory, "runs")):
+            return identity  # only a cache of run files: content-addressed, safe to share
+        return legacy_identity(directory)
+
+    identity = sweep.identity()
+    try:
+        claimed = claim(out_dir, "sweep", identity, force=force, field="out",
+                        files=["sweep.json", "results.parquet", "results.csv"], legacy=legacy)
+    except OutputError as exc:  # before anything runs: also a SweepError, as it always was
+        raise SweepOutputError(str(exc), field=exc.field) from None
+    if not force:
+        _check_coverage(sweep, out_dir)
+    return claimed
+
+
+def _check_coverage(sweep, out_dir: str) -> None:
+    """The same study may grow in ``out_dir`` (more seeds, more axis values), but not lose runs
+    its table has: a spec whose grid misses some (point, seed) of the recorded ``sweep.json``
+    would replace that table with a smaller one, so it is refused (unless ``force``)."""
+    path = os.path.join(out_dir, "sweep.json")
+    if os.path.islink(path) or not os.path.isfile(path):
+        return
+    try:
+        with open(path, "rb") as f:
+            record = json.loads(f.read().decode("utf-8"))
+        old_points = record["points"]
+        old = {(json.dumps(old_points[r["point"]], sort_keys=True), int(r["seed"]))
+               for r in record["runs"]}
+    except (OSError, ValueError, KeyError, IndexError, TypeError, AttributeError):
+        return  # not a readable record: nothing to protect beyond the manifest
+    seeds = set(sweep.seeds)
+    grid = {json.dumps(p, sort_keys=True) for p in sweep.points()}
+    lost = sorted((p, s) for p, s in old if p not in grid or s not in seeds)
+    if lost:
+        point, seed = lost[0]
+        raise SweepOutputError.at("out", f"{out_dir} holds the table of a sweep with {len(lost)} "
+                                         f"run{'s' if len(lost) != 1 else ''} this spec does not "
+                                         f"have (e.g. {point}, seed {seed}); running it there "
+                                         "would replace that table: use --force to replace it, "
+                                         "or choose another directory")
 
 
 def run_sweep(sweep, out: "Optional[os.PathLike[str] | str]" = None, *,
               workers: Optional[int] = None, dask: Any = None, progress: Optional[bool] = None,
               quiet: bool = False, on_run: Optional[Callable[[Run, bool], None]] = None,
-              log: Optional[Callable[[str], None]] = None) -> SweepResult:
+              log: Optional[Callable[[str], None]] = None, force: bool = False) -> SweepResult:
     """Run a sweep.
 
     Args:
         out: directory for the run files, ``results.parquet``/``results.csv`` and
             ``sweep.json``; runs already stored there are not recomputed. ``None`` keeps
-            everything in memory (no caching).
+            everything in memory (no caching). It must be new, empty or this same spec's
+            output (see :mod:`tcpfriendly.outfiles`).
         workers: local threads (default: every core), or LocalCluster workers with
             ``dask="local"``.
         dask: ``None`` (local threads), ``"local"`` (start a ``LocalCluster``), a scheduler
@@ -194,9 +266,18 @@ def run_sweep(sweep, out: "Optional[os.PathLike[str] | str]" = None, *,
         quiet: no status lines and no progress bar.
         on_run: called as ``on_run(run, ok)`` on the calling thread after each run.
         log: where status lines go (default: stderr).
+        force: write into ``out`` even if it holds another spec's table (replaced) or files
+            tcpfriendly did not write; stored runs are shared (they are keyed by content).
+
+    A run that fails (any exception from the engine or a worker) fails alone: the others
+    complete, and the table has one row for it with ``status = "failed"`` and the message in
+    ``error`` (successful rows: ``status = "ok"``, empty ``error``); :attr:`SweepResult.failures`
+    lists them.
 
     Raises:
         SweepError: the spec or a grid point is invalid (before anything runs).
+        OutputError: ``out`` holds another output (unless ``force``), or a file cannot be
+            written (the message names it).
         SweepInterrupted: Ctrl-C; finished runs are stored and ``.result`` has the table.
     """
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
@@ -207,19 +288,24 @@ def run_sweep(sweep, out: "Optional[os.PathLike[str] | str]" = None, *,
             sys.stderr.flush()
     say = (lambda message: None) if quiet else log
     start = time.monotonic()
-    points, runs = sweep.plan()
     out_dir = os.fspath(out) if out is not None else None
-    if out_dir is not None and os.path.exists(out_dir) and not os.path.isdir(out_dir):
-        raise SweepError.at("out", f"{out_dir} exists and is not a directory")
+    claimed = _claim(sweep, out_dir, force) if out_dir is not None else None
+    points, runs = sweep.plan()
     store = RunStore(out_dir) if out_dir is not None else None
     unique: Dict[str, Run] = {}
     for run in runs:
         unique.setdefault(run.key, run)
-    stored = {k for k in unique if store is not None and store.has(k)}
-    done_keys = [k for k in unique if k in stored]
-    todo = [run for k, run in unique.items() if k not in stored]
-    if out_dir is not None:
-        _write_spec(out_dir, sweep, points, runs)
+    tables: Dict[str, Any] = {}
+    if store is not None:
+        for k in unique:
+            t = store.try_load(k)  # an empty or corrupt file is a missing run: redone
+            if t is not None:
+                tables[k] = t
+    done_keys = set(tables)
+    todo = [run for k, run in unique.items() if k not in done_keys]
+    if claimed is not None:
+        _write_spec(claimed, sweep, points, runs)
+        claimed.commit(extra=["runs/"], remove_stale=False)
     shape = f"{len(points)} point{'s' if len(points) != 1 else ''} x {len(sweep.seeds)} seed" \
             f"{'s' if len(sweep.seeds) != 1 else ''}"
     dup = len(runs) - len(unique)
@@ -233,19 +319,24 @@ def run_sweep(sweep, out: "Optional[os.PathLike[str] | str]" = None, *,
     if todo:
         interrupted = _executor(dask, workers, say).run(todo, collector)
     bar.close()
-    tables = dict(collector.tables)
-    for key in done_keys:
-        tables[key] = store.load(key)
+    ran_keys = set(collector.tables)
+    tables.update(collector.tables)
     if store is not None:  # runs finished by threads abandoned at a second Ctrl-C
         for key in unique:
-            if key not in tables and store.has(key):
-                tables[key] = store.load(key)
-    df = _assemble(sweep, points, runs, tables, sweep.metrics)
+            if key not in tables:
+                t = store.try_load(key)
+                if t is not None:
+                    tables[key] = t
+                    ran_keys.add(key)
+    # failures in plan order (executors report them as they finish)
+    collector.failures.sort(key=lambda f: (f[0].point, f[0].seed))
+    failed = {run.key: message for run, message in collector.failures if run.key not in tables}
+    df = _assemble(sweep, points, runs, tables, sweep.metrics, failed)
     paths = [os.path.join(out_dir, "sweep.json")] if out_dir is not None else []
-    if out_dir is not None:
-        paths = _write_outputs(out_dir, df) + paths
-    ran = len([k for k in tables if k not in set(done_keys)])
-    result = SweepResult(df, total=len(unique), cached=len(done_keys), ran=ran,
+    if claimed is not None:
+        paths = _write_outputs(claimed, df) + paths
+        claimed.commit(extra=["runs/"])
+    result = SweepResult(df, total=len(unique), cached=len(done_keys), ran=len(ran_keys),
                          failures=collector.failures, interrupted=interrupted, out=out_dir,
                          paths=paths, elapsed=time.monotonic() - start, points=points)
     if interrupted:

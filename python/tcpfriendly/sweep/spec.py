@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Mapping, 
 
 from ..errors import ScenarioError, ScenarioFileError
 from ..scenario import Scenario, _call_engine, _read_toml, as_scenario, native
-from .core import (GROUP_METRICS, LINK_METRICS, Run, SweepError, _RUN_ID_COLUMNS, _jsonable, _kind,
-                   _label, run_key)
+from .core import (GROUP_METRICS, LINK_METRICS, MAX_RUNS, Run, SweepError, _RUN_ID_COLUMNS,
+                   _jsonable, _kind, _label, run_key, spec_identity)
 
 if TYPE_CHECKING:  # annotations only
     from .runner import SweepResult
@@ -91,6 +91,9 @@ def _flatten_axes(table: Mapping[str, Any], what: str, prefix: str = "") -> Dict
         if isinstance(values, (str, bytes)) or not isinstance(values, Sequence):
             raise SweepError(f"{what} {path}: must be a list of values, got {_label(values) if _jsonable(values) else repr(values)}",
                              field=path)
+        if len(values) > MAX_RUNS:  # before copying: a huge range is refused, not expanded
+            raise SweepError(f"axes.{path}: {len(values)} values, over the limit of {MAX_RUNS} "
+                             "runs per sweep", field=f"axes.{path}")
         values = list(values)
         if not values:
             raise SweepError(f"{what} {path}: needs at least one value", field=path)
@@ -199,8 +202,10 @@ class Sweep:
             count = _check_seed_value(seeds, "seeds")
             if count < 1:
                 raise SweepError("seeds: must be at least 1", field="seeds")
+            self._check_size(count)  # before the list of seeds is built
             self.seeds = [self.base_seed + i for i in range(count)]
         elif isinstance(seeds, Sequence) and not isinstance(seeds, str):
+            self._check_size(len(seeds))
             self.seeds = [_check_seed_value(s, f"seeds[{i}]") for i, s in enumerate(seeds)]
             if not self.seeds:
                 raise SweepError("seeds: needs at least one seed", field="seeds")
@@ -210,6 +215,40 @@ class Sweep:
             raise SweepError(f"seeds: must be a count or a list of seeds, got {seeds!r}", field="seeds")
         self.metrics = _resolve_metrics(metrics)
         self._plan: Optional[Tuple[List[Dict[str, Any]], List[Run]]] = None
+
+    # ----- size ---------------------------------------------------------------------------
+    def _factors(self) -> List[Tuple[str, int]]:
+        """(field, length) of every grid dimension: ``axes.PATH`` and ``zip[i]``."""
+        dims = [(f"axes.{p}", len(vs)) for p, vs in self.axes.items()]
+        dims += [(f"zip[{i}]", len(next(iter(g.values())))) for i, g in enumerate(self.zip)]
+        return dims
+
+    def _check_size(self, n_seeds: int) -> None:
+        """Refuse a sweep of more than :data:`MAX_RUNS` runs, computed from the lengths alone
+        (nothing is expanded), naming its largest factor (an axis, a zip group or ``seeds``)."""
+        factors = self._factors() + [("seeds", int(n_seeds))]
+        total = 1
+        for _, n in factors:
+            total *= n
+        if total <= MAX_RUNS:
+            return
+        field, largest = max(factors, key=lambda f: f[1])
+        points = total // max(1, int(n_seeds))
+        raise SweepError(f"{field}: the sweep would have {total} runs ({points} grid points x "
+                         f"{n_seeds} seeds), over the limit of {MAX_RUNS} runs per sweep; its "
+                         f"largest factor is {field} ({largest}): make it smaller, or split the "
+                         "sweep", field=field)
+
+    def size(self) -> Tuple[int, int]:
+        """(grid points, seeds), computed without expanding the grid."""
+        n = 1
+        for _, k in self._factors():
+            n *= k
+        return n, len(self.seeds)
+
+    def identity(self) -> str:
+        """What its output directory's manifest records: see :func:`spec_identity`."""
+        return spec_identity(self.spec())
 
     # ----- constructors -------------------------------------------------------------------
     @classmethod
@@ -337,18 +376,15 @@ class Sweep:
     # ----- running ------------------------------------------------------------------------
     def run(self, out: "Optional[os.PathLike[str] | str]" = None, *, workers: Optional[int] = None,
             dask: Any = None, progress: Optional[bool] = None, quiet: bool = False,
-            on_run: Optional[Callable[["Run", bool], None]] = None) -> "SweepResult":
+            on_run: Optional[Callable[["Run", bool], None]] = None,
+            force: bool = False) -> "SweepResult":
         """Run every missing run and return a :class:`SweepResult` (its ``table`` is the tidy
         result). See :func:`run_sweep` for the arguments."""
         from .runner import run_sweep
 
         return run_sweep(self, out, workers=workers, dask=dask, progress=progress, quiet=quiet,
-                         on_run=on_run)
+                         on_run=on_run, force=force)
 
     def __repr__(self) -> str:
-        n = 1
-        for vs in self.axes.values():
-            n *= len(vs)
-        for g in self.zip:
-            n *= len(next(iter(g.values())))
-        return f"<Sweep: {n} points x {len(self.seeds)} seeds, axes {self.axis_paths}>"
+        n, k = self.size()
+        return f"<Sweep: {n} points x {k} seeds, axes {self.axis_paths}>"

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import json
 import os
-import threading
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Dict, List, Optional
 
 from ..errors import ScenarioFileError
-from .core import _INT_METRICS, Run
+from ..outfiles import OutDir, OutputError, atomic_write, stale_temp_pid
+from .core import _INT_METRICS, Run, spec_identity
 
 def _schema_for(rows: List[Dict[str, Any]]):
     import pyarrow as pa
@@ -43,20 +43,6 @@ def rows_table(rows: List[Dict[str, Any]], run: Optional[Run] = None):
 
 
 # ----- storage ------------------------------------------------------------------------------
-def _atomic_write(path: str, write: Callable[[str], None]) -> None:
-    directory, base = os.path.split(path)
-    tmp = os.path.join(directory, f".{base}.{os.getpid()}.{threading.get_ident()}.tmp")
-    try:
-        write(tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-
-
 def _pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -68,44 +54,70 @@ def _pid_alive(pid: int) -> bool:
 
 
 class RunStore:
-    """``OUT/runs/<key>.parquet``: one file per finished run, written atomically."""
+    """``OUT/runs/<key>.parquet``: one file per finished run, written atomically
+    (:func:`tcpfriendly.outfiles.atomic_write`). A file that cannot be read back as that run
+    (empty, truncated, corrupt, another run's) counts as missing: the run is redone and the
+    file replaced."""
 
-    def __init__(self, out: str):
+    def __init__(self, out: str, create: bool = True):
         self.out = out
         self.dir = os.path.join(out, "runs")
-        os.makedirs(self.dir, exist_ok=True)
-        self._clean_stale()
+        if create:
+            try:
+                os.makedirs(self.dir, exist_ok=True)
+            except OSError as exc:
+                raise OutputError.at("out", f"cannot create {self.dir}: "
+                                            f"{exc.strerror or exc}") from None
+            self._clean_stale()
 
     def _clean_stale(self) -> None:
         """Remove temporaries left by a killed sweep (never those of a live process)."""
         for name in os.listdir(self.dir):
-            if name.startswith(".") and name.endswith(".tmp"):
-                parts = name.split(".")
+            pid = stale_temp_pid(name)
+            if pid is not None and pid != os.getpid() and not _pid_alive(pid):
                 try:
-                    pid = int(parts[-3])
-                except (IndexError, ValueError):
-                    continue
-                if pid != os.getpid() and not _pid_alive(pid):
-                    try:
-                        os.unlink(os.path.join(self.dir, name))
-                    except OSError:
-                        pass
+                    os.unlink(os.path.join(self.dir, name))
+                except OSError:
+                    pass
 
     def path(self, key: str) -> str:
         return os.path.join(self.dir, f"{key}.parquet")
 
     def has(self, key: str) -> bool:
-        return os.path.exists(self.path(key))
+        """A file is stored for ``key`` and its Parquet footer names that run (cheap: the
+        data is not read)."""
+        import pyarrow.parquet as pq
+
+        path = self.path(key)
+        if os.path.islink(path) or not os.path.isfile(path):
+            return False
+        try:
+            meta = pq.read_schema(path).metadata or {}
+        except Exception:  # noqa: BLE001 - any unreadable file is a missing run
+            return False
+        return meta.get(b"tcpfriendly.key") == key.encode()
 
     def save(self, key: str, table) -> None:
         import pyarrow.parquet as pq
 
-        _atomic_write(self.path(key), lambda tmp: pq.write_table(table, tmp))
+        # not fsync'ed (about 5 ms a file): a run file lost or emptied by a power cut fails
+        # has() and the run is redone
+        atomic_write(self.path(key), lambda f: pq.write_table(table, f), force=True, sync=False)
 
     def load(self, key: str):
         import pyarrow.parquet as pq
 
         return pq.read_table(self.path(key))
+
+    def try_load(self, key: str):
+        """The stored table of ``key``, or None when it is missing or cannot be read back
+        whole (the run is then redone)."""
+        if not self.has(key):
+            return None
+        try:
+            return self.load(key)
+        except Exception:  # noqa: BLE001 - a corrupt file is a missing run
+            return None
 
 
 def load_results(out: "os.PathLike[str] | str"):
@@ -119,35 +131,42 @@ def load_results(out: "os.PathLike[str] | str"):
     return pd.read_parquet(path)
 
 
-def _write_outputs(out: str, df) -> List[str]:
+def _write_outputs(out: OutDir, df) -> List[str]:
     from ..results import _csv_ready
 
     written = []
-    path = os.path.join(out, "results.parquet")
-    _atomic_write(path, lambda tmp: df.to_parquet(tmp, index=False, engine="pyarrow"))
-    written.append(path)
-    path = os.path.join(out, "results.csv")
-    _atomic_write(path, lambda tmp: _csv_ready(df).to_csv(tmp, index=False))
-    written.append(path)
+    written.append(out.write_with("results.parquet",
+                                  lambda f: df.to_parquet(f, index=False, engine="pyarrow")))
+    written.append(out.write_text("results.csv", _csv_ready(df).to_csv(index=False)))
     return written
 
 
-def _write_spec(out: str, sweep, points, runs) -> str:
+def spec_record(sweep, points, runs) -> Dict[str, Any]:
     from ..version import __version__
 
-    record = {
+    return {
         "tcpfriendly": __version__,
         "spec": sweep.spec(),
         "axes": sweep.axis_paths,
         "points": points,
         "runs": [{"point": r.point, "seed": r.seed, "key": r.key} for r in runs],
     }
-    path = os.path.join(out, "sweep.json")
 
-    def write(tmp: str) -> None:
-        with open(tmp, "w", encoding="utf-8") as f:
-            json.dump(record, f, indent=1, ensure_ascii=False)
-            f.write("\n")
 
-    _atomic_write(path, write)
-    return path
+def _write_spec(out: OutDir, sweep, points, runs) -> str:
+    text = json.dumps(spec_record(sweep, points, runs), indent=1, ensure_ascii=False) + "\n"
+    return out.write_text("sweep.json", text)
+
+
+def legacy_identity(directory: str) -> Optional[str]:
+    """The identity of a sweep written before output manifests existed: the spec recorded in
+    its ``sweep.json`` (None when there is none)."""
+    path = os.path.join(directory, "sweep.json")
+    if os.path.islink(path) or not os.path.isfile(path):
+        return None
+    try:
+        with open(path, "rb") as f:
+            spec = json.loads(f.read().decode("utf-8")).get("spec")
+        return spec_identity(spec) if isinstance(spec, dict) else None
+    except (OSError, ValueError, AttributeError):
+        return None
