@@ -195,6 +195,22 @@ class Result:
             lines.extend(_table(headers, rows, left=1))
         return "\n".join(lines).rstrip("\n")
 
+    # ----- figures and notebook display (tcpfriendly.plot, tcpfriendly.report) ----------------
+    def plot(self, kind: str = "cwnd", **options: Any):
+        """One figure of this run as a matplotlib Figure: ``kind`` is ``cwnd``, ``rate``,
+        ``rtt``, ``queue`` or ``goodput``; options as :func:`tcpfriendly.plot.figure`
+        (``by``, ``flows``, ``bin_s``, ``links``, ``t0``, ``t1``). Save it with
+        ``fig.savefig("cwnd.svg")`` or :func:`tcpfriendly.plot.save`."""
+        from .plot import figure
+
+        return figure(self, kind, **options)
+
+    def _repr_html_(self) -> str:
+        """Jupyter display: the group and link tables and the key figure."""
+        from .report.notebook import result_html
+
+        return result_html(self)
+
     def __repr__(self) -> str:
         return f"<tcpfriendly.Result: {len(self.raw.get('flows', []))} flows, {len(self.raw.get('links', []))} links>"
 
