@@ -432,9 +432,15 @@ def figure(result: Any, kind: str = "cwnd", *, by: Optional[str] = None,
     return fig
 
 
-def fit(fig) -> None:
-    """Lay the figure out once (a layout engine would redo it on every save: PNG, then SVG)."""
-    fig.tight_layout(pad=0.6)
+def fit(fig, title_lines: int = 2) -> None:
+    """Fixed margins in inches (room for tick labels, the y label and a two-line title): no
+    layout engine, which would measure every text on every save (PNG, then SVG) -- the
+    figures of a 32-flow run are drawn in about half the time."""
+    w, h = fig.get_size_inches()
+    axes = fig.get_axes()
+    top = 0.22 + 0.17 * title_lines + (0.25 if fig._suptitle is not None else 0.0)
+    fig.subplots_adjust(left=0.8 / w, right=1 - 0.2 / w, bottom=0.55 / h, top=1 - top / h,
+                        hspace=0.45 * len(axes) / max(h - 1.0, 1.0))
 
 
 def _savefig(fig, target, fmt: str) -> None:
@@ -443,7 +449,7 @@ def _savefig(fig, target, fmt: str) -> None:
     # a fixed hash salt and no date: the same figure gives the same SVG bytes
     with matplotlib.rc_context({"svg.hashsalt": "tcpfriendly", "svg.fonttype": "none"}):
         meta = {"Date": None} if fmt == "svg" else {"Software": None}
-        fig.savefig(target, format=fmt, dpi=110, metadata=meta)
+        fig.savefig(target, format=fmt, dpi=100, metadata=meta)
 
 
 def save(fig, base: "os.PathLike[str] | str", formats: Sequence[str] = ("png", "svg")) -> List[str]:
