@@ -10,6 +10,8 @@ import os
 import shlex
 from typing import Any, Dict, List, Optional, Sequence
 
+import numpy as np
+
 from ..errors import ScenarioError
 from . import html as H
 from .core import Page, Section
@@ -23,6 +25,8 @@ KEY_LINK_METRICS = ["utilization", "mean_queue_pkts", "drops"]
 MAX_FIGURES = 6
 MAX_SERIES = 12
 MAX_ROWS = 300
+#: Above this many x values, the CI is a shaded band instead of error bars.
+MAX_ERRORBARS = 30
 _LABELS = {"share": "share (group mean goodput / mean flow goodput; 1 = fair)",
            "goodput_bps_mean": "goodput per flow (b/s)", "jain": "Jain's index within the group",
            "loss_event_rate": "loss-event rate (events / packets sent)", "timeouts": "timeouts",
@@ -85,8 +89,13 @@ def _figure(summary, metric: str, x: Optional[str], series_keys: List[str], titl
             numeric = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in order)
             xs = list(g[x]) if numeric else list(range(len(order)))
             labels = [str(v) for v in order]
-        ci = [0 if (c is None or not math.isfinite(c)) else c for c in g["ci95"]]
-        ax.errorbar(xs, g["mean"], yerr=ci, marker="o", ms=4, lw=1.1, capsize=3, label=label)
+        ci = np.array([0 if (c is None or not math.isfinite(c)) else c for c in g["ci95"]], dtype=float)
+        mean = g["mean"].to_numpy(dtype=float)
+        if len(xs) <= MAX_ERRORBARS:
+            ax.errorbar(xs, mean, yerr=ci, marker="o", ms=4, lw=1.1, capsize=3, label=label)
+        else:  # many x values: a line and a shaded 95% band (one path each, not 3 per point)
+            line, = ax.plot(xs, mean, lw=1.1, label=label)
+            ax.fill_between(xs, mean - ci, mean + ci, color=line.get_color(), alpha=0.2, lw=0)
         shown += 1
     if x is None or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in _order(summary[x])):
         ax.set_xticks(xs, labels)
@@ -110,6 +119,8 @@ def build(path: str) -> Page:
         except json.JSONDecodeError as exc:
             raise ScenarioError.at("PATH", f"{path}/sweep.json: not valid JSON ({exc.msg})") from None
     table = load_results(path)
+    if table.empty:
+        raise ScenarioError.at("PATH", f"{path}: the sweep's results table is empty (no finished run)")
     spec: Dict[str, Any] = record.get("spec") or {}
     axes = [a for a in record.get("axes") or [] if a in table.columns]
     n_runs = len(record.get("runs") or [])
