@@ -1,12 +1,10 @@
 """Figures of one run (issue 16 item 1): tcpfriendly.plot, Result.plot, tcpf plot, tcpf run --plot."""
 
-import json
 import os
 import resource
 import subprocess
 import xml.etree.ElementTree as ET
 
-import numpy as np
 import pytest
 
 import tcpfriendly

@@ -114,7 +114,6 @@ def run_dir(tmp_path_factory):
     d = tmp_path_factory.mktemp("run")
     (d / "s.toml").write_text(SMALL_TOML)
     out = d / "out"
-    from tcpfriendly.cli.main import app  # noqa: F401 - the CLI is importable
     r = subprocess.run([*_tcpf(), "run", str(d / "s.toml"), "--plot", str(out / "plots"), "--out", str(out)],
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr

@@ -84,7 +84,7 @@ def _flow_table(raw: Mapping[str, Any]) -> pd.DataFrame:
 
 
 def _group_label(raw: Mapping[str, Any], group: int) -> str:
-    from ..results import _algorithm_label, _params_label
+    from ..formatting import _algorithm_label, _params_label
 
     for f in raw.get("flows") or []:
         if f.get("group") == group:
@@ -94,7 +94,7 @@ def _group_label(raw: Mapping[str, Any], group: int) -> str:
 
 
 def _scenario_label(raw: Mapping[str, Any]) -> str:
-    from ..results import _link_label
+    from ..formatting import _link_label
 
     sc = raw.get("scenario") or {}
     parts = [f"{len(raw.get('flows') or [])} flows"]

@@ -12,6 +12,7 @@ Other outputs plug in through :func:`register` (see :mod:`.core` and docs/see-it
 """
 
 from . import html
-from .core import SOURCES, Page, Section, Source, build, register, render, write
+from .core import SOURCES, build, register, render, write
+from .page import Page, Section, Source
 
 __all__ = ["SOURCES", "Page", "Section", "Source", "build", "register", "render", "write", "html"]

@@ -27,38 +27,13 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass, field
 from typing import Callable, List, Optional
 
 from ..errors import ScenarioError, ScenarioFileError
 from . import html as H
+from .page import Page, Section, Source  # noqa: F401 - Section: re-exported for sources
 
 __all__ = ["Page", "Section", "Source", "SOURCES", "register", "build", "render", "write"]
-
-
-@dataclass
-class Section:
-    anchor: str
-    heading: str
-    body: str
-
-
-@dataclass
-class Page:
-    title: str
-    subtitle: str = ""
-    sections: List[Section] = field(default_factory=list)
-    #: shell commands that regenerate what the report shows (its inputs, then the report)
-    commands: List[str] = field(default_factory=list)
-    #: the kind of output, for the footer ("run", "sweep", "evaluate", ...)
-    kind: str = ""
-
-
-@dataclass
-class Source:
-    name: str
-    detect: Callable[[str], bool]
-    build: Callable[[str], Page]
 
 
 #: The registered sources, asked in order.

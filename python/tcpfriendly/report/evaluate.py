@@ -16,7 +16,7 @@ from typing import Any, Dict, List
 
 from ..errors import ScenarioError
 from . import html as H
-from .core import Page, Section
+from .page import Page, Section
 
 NAME = "evaluate"
 #: SVG figures larger than this are linked by name instead of inlined.

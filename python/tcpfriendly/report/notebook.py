@@ -21,7 +21,7 @@ def result_html(result: Any) -> str:
     per-flow goodput bars)."""
     from .. import plot
     from ..errors import ScenarioError
-    from .run import group_table, link_table
+    from .tables import group_table, link_table
 
     parts = [_CSS, '<div class="tcpf-nb">', f"<b>{H.esc(repr(result))}</b>",
              group_table(result), link_table(result)]

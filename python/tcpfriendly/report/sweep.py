@@ -14,7 +14,7 @@ import numpy as np
 
 from ..errors import ScenarioError
 from . import html as H
-from .core import Page, Section
+from .page import Page, Section
 from .toml_text import dumps
 
 NAME = "sweep"
