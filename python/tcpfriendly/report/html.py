@@ -85,8 +85,9 @@ def inline_svg(svg: str, prefix: Optional[str] = None) -> str:
     if ids:
         svg = _ID.sub(lambda m: f'id="{prefix}{m.group(1)}"', svg)
         svg = re.sub(r"#([\w.:-]+)", lambda m: f"#{prefix}{m.group(1)}" if m.group(1) in ids else m.group(0), svg)
-    # scale with the page: keep the viewBox, drop the fixed size
-    svg = re.sub(r'<svg([^>]*?)\swidth="[^"]*"\s+height="[^"]*"', r"<svg\1", svg, count=1)
+    # scale with the page, never beyond the figure's own size: keep the viewBox, turn the fixed
+    # width into a maximum
+    svg = re.sub(r'<svg([^>]*?)\swidth="([^"]*)"\s+height="[^"]*"', r'<svg\1 style="max-width:\2"', svg, count=1)
     return svg.strip()
 
 
