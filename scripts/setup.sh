@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Set up a development/run environment in ./.venv (idempotent; safe to re-run):
 #   - system packages when missing and apt-get is usable as root: a C toolchain,
-#     python3-venv, and Debian's ns2 (the reference simulator for cross-checks);
+#     python3-venv, Debian's ns2 (the reference simulator for cross-checks) and Debian's
+#     chromium (headless: tests/python/test_report.py renders the HTML reports in it);
 #   - Rust via rustup when cargo is missing;
 #   - .venv with the Python dependencies (pyproject.toml, extras "test");
 #   - the simulator extension tcpfriendly._core built in RELEASE mode and the package
@@ -27,7 +28,9 @@ if [ ! -x .venv/bin/python ] && ! "$PYTHON" -c 'import ensurepip, venv' >/dev/nu
 fi
 want_ns2=0
 command -v ns >/dev/null 2>&1 || want_ns2=1
-if [ ${#need[@]} -gt 0 ] || [ $want_ns2 = 1 ]; then
+want_chromium=0
+command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || want_chromium=1
+if [ ${#need[@]} -gt 0 ] || [ $want_ns2 = 1 ] || [ $want_chromium = 1 ]; then
     if [ $can_apt = 1 ]; then
         say "apt-get update"
         DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null || say "warning: apt-get update failed"
@@ -41,12 +44,22 @@ if [ ${#need[@]} -gt 0 ] || [ $want_ns2 = 1 ]; then
             DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ns2 >/dev/null \
                 || say "warning: could not install ns2; ns-2 cross-checks will be skipped"
         fi
+        if [ $want_chromium = 1 ]; then
+            say "installing chromium (headless browser for the HTML report tests)"
+            DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null \
+                || say "warning: could not install chromium; the browser checks of tcpf report will be skipped"
+        fi
     else
         [ ${#need[@]} -gt 0 ] && die "missing system packages: ${need[*]} (install them, or re-run as root with apt-get)"
-        say "ns-2 (\`ns\`) not found and apt-get is not usable here; ns-2 cross-checks will be skipped"
+        if [ $want_ns2 = 1 ]; then
+            say "ns-2 (\`ns\`) not found and apt-get is not usable here; ns-2 cross-checks will be skipped"
+        fi
+        if [ $want_chromium = 1 ]; then
+            say "chromium not found and apt-get is not usable here; the browser checks of tcpf report will be skipped"
+        fi
     fi
 else
-    say "system packages present (cc, ns $(command -v ns))"
+    say "system packages present (cc, ns $(command -v ns), chromium)"
 fi
 
 # --- Rust --------------------------------------------------------------------------------

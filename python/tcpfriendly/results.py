@@ -12,6 +12,9 @@ import pandas as pd
 from . import metrics
 from .errors import ScenarioError
 from .outfiles import OutDir, claim, identity_of
+# the text formatting of results (one home: tcpfriendly.formatting, shared with plot and report)
+from .formatting import (_algorithm_label, _fixed, _int, _link_label, _num, _params_label,  # noqa: F401
+                         _percent, _table)
 from .scenario import ScenarioLike, _call_engine, as_scenario, check_seed, native
 
 __all__ = ["Result", "run"]
@@ -204,78 +207,24 @@ class Result:
             lines.extend(_table(headers, rows, left=1))
         return "\n".join(lines).rstrip("\n")
 
+    # ----- figures and notebook display (tcpfriendly.plot, tcpfriendly.report) ----------------
+    def plot(self, kind: str = "cwnd", **options: Any):
+        """One figure of this run as a matplotlib Figure: ``kind`` is ``cwnd``, ``rate``,
+        ``rtt``, ``queue`` or ``goodput``; options as :func:`tcpfriendly.plot.figure`
+        (``by``, ``flows``, ``bin_s``, ``links``, ``t0``, ``t1``). Save it with
+        ``fig.savefig("cwnd.svg")`` or :func:`tcpfriendly.plot.save`."""
+        from .plot import figure
+
+        return figure(self, kind, **options)
+
+    def _repr_html_(self) -> str:
+        """Jupyter display: the group and link tables and the key figure."""
+        from .report.notebook import result_html
+
+        return result_html(self)
+
     def __repr__(self) -> str:
         return f"<tcpfriendly.Result: {len(self.raw.get('flows', []))} flows, {len(self.raw.get('links', []))} links>"
-
-
-# ----- formatting helpers ---------------------------------------------------------------------
-def _percent(v) -> str:
-    text = _fixed(v, 3)
-    return text if text == "-" else f"{float(v) * 100:.1f}%"
-
-
-def _fixed(v, digits: int) -> str:
-    try:
-        v = float(v)
-    except (TypeError, ValueError):
-        return "-"
-    return f"{v:.{digits}f}" if math.isfinite(v) else "-"
-
-
-def _int(v) -> str:
-    try:
-        return str(int(v))
-    except (TypeError, ValueError):
-        return "-"
-
-
-def _num(v) -> str:
-    if isinstance(v, float) and v.is_integer():
-        return str(int(v))
-    return str(v)
-
-
-def _link_label(link: Dict[str, Any]) -> str:
-    """'5 Mb/s, 20 ms, red, limit 72 pkts' from a normalized bottleneck (bps, s, packets)."""
-    parts = []
-    rate, delay = link.get("rate"), link.get("delay")
-    if isinstance(rate, (int, float)):
-        parts.append(f"{rate / 1e6:g} Mb/s")
-    if isinstance(delay, (int, float)):
-        parts.append(f"{delay * 1e3:g} ms")
-    if link.get("queue"):
-        parts.append(str(link["queue"]) + (" + ECN" if link.get("ecn") else ""))
-    if isinstance(link.get("limit"), (int, float)):
-        parts.append(f"limit {_num(link['limit'])} pkts")
-    loss = link.get("loss")
-    if isinstance(loss, dict) and loss:
-        parts.append("loss " + " ".join(f"{k}={v}" for k, v in loss.items()))
-    return ", ".join(parts)
-
-
-def _algorithm_label(row) -> str:
-    name = str(row.get("algorithm"))
-    recovery = row.get("recovery") if hasattr(row, "get") else None
-    if isinstance(recovery, str) and recovery:
-        name += f"/{recovery}"
-    return name
-
-
-def _params_label(params) -> str:
-    if not isinstance(params, dict) or not params:
-        return "-"
-    return " ".join(f"{k}={_num(v) if not isinstance(v, float) else f'{v:g}'}" for k, v in params.items())
-
-
-def _table(headers: List[str], rows: List[List[str]], left: int) -> List[str]:
-    """Align columns; the first ``left`` columns are left-aligned, the rest right-aligned."""
-    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
-
-    def fmt(cells):
-        out = [c.ljust(w) if i < left else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths))]
-        return "  ".join(out).rstrip()
-
-    return ["  " + fmt(headers)] + ["  " + fmt(r) for r in rows]
 
 
 # ----- output directories -------------------------------------------------------------------

@@ -16,6 +16,8 @@ from ..errors import ScenarioError, one_line
 from . import evaluate as evaluate_cli
 from . import model as model_cli
 from . import ns2 as ns2_cli
+from . import plot as plot_cli
+from . import report as report_cli
 from . import sweep as sweep_cli
 from .errors import run_app
 
@@ -99,6 +101,11 @@ def run_command(
         help="A window controller written in Python (a tcpfriendly.Controller subclass) that "
              "flow groups use as `algorithm = \"NAME\"`; MODULE is an importable module or a "
              ".py file. Repeat for several. Example: --controller halving=mylaws.py:Halving"),
+    plot: Optional[str] = typer.Option(
+        None, "--plot", metavar="DIR",
+        help="Also draw the run's figures (cwnd, rate, RTT, queue, goodput; PNG + SVG) into DIR; "
+             "records a time series (every 0.1 s unless --timeseries or the file sets one) and the "
+             "loss log. See `tcpf plot --help`."),
 ) -> None:
     from ..results import run
     from ..scenario import Scenario, check_seed
@@ -109,6 +116,10 @@ def run_command(
     if out is not None and os.path.lexists(out) and not os.path.isdir(out):
         raise ScenarioError(f"--out: {out} exists and is not a directory", field="--out")
     scenario = Scenario.from_toml(file)
+    if plot is not None:
+        from .plot import for_run
+
+        scenario, timeseries = for_run(scenario, timeseries, plot)
     controllers = _load_controllers(controller or [])
     claimed = None
     if out is not None:  # refuse a directory holding another output before running
@@ -117,6 +128,10 @@ def run_command(
     for warning in result.raw.get("warnings", []):
         sys.stderr.write(f"warning: {one_line(warning)}\n")
     written: List[str] = result.write_claimed(claimed) if claimed is not None else []
+    if plot is not None:
+        from .. import plot as plots
+
+        written += plots.write(result, plot)
     if as_json:
         sys.stdout.write(result.to_json() + "\n")
         return
@@ -281,6 +296,8 @@ _add_bench(app)
 app.add_typer(model_cli.app, name="model", short_help="Analytic models from the papers: rates, TCP-friendly curves, spectrum, CYRF, Illinois, Markov, Chiu-Jain.")
 app.add_typer(sweep_cli.app, name="sweep")
 evaluate_cli.register(app)  # tcpf evaluate ALG ...
+plot_cli.register(app)  # tcpf plot RESULT
+report_cli.register(app)  # tcpf report PATH
 
 
 # ----- entry point ------------------------------------------------------------------------------

@@ -1,0 +1,203 @@
+"""Figures of one run (issue 16 item 1): tcpfriendly.plot, Result.plot, tcpf plot, tcpf run --plot."""
+
+import os
+import resource
+import subprocess
+import xml.etree.ElementTree as ET
+
+import pytest
+
+import tcpfriendly
+from tcpfriendly import metrics, plot
+from tcpfriendly.errors import ScenarioError
+from tcpfriendly.metrics import dynamics
+
+from conftest import REPO, SMALL_TOML, _tcpf_command
+
+
+@pytest.fixture(scope="module")
+def series_result():
+    """The small scenario with a 0.1 s time series and the loss log."""
+    sc = tcpfriendly.Scenario.from_toml_string(SMALL_TOML).to_dict()
+    sc["loss_log"] = True
+    return tcpfriendly.run(sc, timeseries=0.1)
+
+
+@pytest.fixture(scope="module")
+def bare_result():
+    return tcpfriendly.run(tcpfriendly.Scenario.from_toml_string(SMALL_TOML))
+
+
+def _png_ok(path):
+    """A decodable PNG that is not one flat colour (it has drawn content)."""
+    import matplotlib.image as mpimg
+
+    img = mpimg.imread(path)
+    assert img.ndim == 3 and img.shape[0] > 200 and img.shape[1] > 300
+    gray = img[..., :3].mean(axis=2)
+    assert (gray < 0.9).mean() > 0.01, f"{path} is (almost) blank"
+
+
+def _svg_ok(path):
+    tree = ET.parse(path)
+    paths = [e for e in tree.iter() if e.tag.endswith("}path") or e.tag == "path"]
+    assert len(paths) > 20, f"{path}: only {len(paths)} paths"
+
+
+@pytest.mark.parametrize("kind", plot.KINDS)
+def test_each_kind_is_one_call_with_labelled_axes(series_result, kind):
+    fig = series_result.plot(kind)
+    axes = fig.get_axes()
+    assert axes
+    # every axis that carries data says what it shows and in which unit
+    for ax in axes:
+        if ax.get_ylabel():
+            assert "(" in ax.get_ylabel() or ax.get_ylabel() == "packets", ax.get_ylabel()
+    assert axes[-1].get_xlabel() in ("time (s)", "flow id")
+    assert any(ax.lines or ax.patches or ax.collections for ax in axes)
+
+
+def test_goodput_bars_show_group_means_and_jain_from_metrics(series_result):
+    fig = series_result.plot("goodput")
+    ax = fig.get_axes()[0]
+    flows = series_result.raw["flows"]
+    heights = sorted(round(p.get_height(), 9) for p in ax.patches)
+    assert heights == sorted(round(f["goodput_bps"] / 1e6, 9) for f in flows)
+    overall = metrics.jain(metrics.goodputs(flows))
+    assert f"{overall:.3f}" in ax.get_title()
+    per_group = metrics.group_metrics(flows)
+    legend = " ".join(t.get_text() for t in ax.get_legend().get_texts())
+    for g, m in per_group.items():
+        assert f"mean {m['goodput_bps_mean'] / 1e6:.3g} Mb/s, Jain {m['jain']:.3f}" in legend
+
+
+def test_rate_bins_are_the_metrics_layer_bins(series_result):
+    fig = series_result.plot("rate", by="flow", bin_s=0.5)
+    ax = fig.get_axes()[0]
+    ts = series_result.timeseries("flows")
+    d = dynamics.flow_series(ts, 0)
+    ends, means = dynamics.binned(d["time"].to_numpy(), d["rate_bps"].to_numpy(), 0.5)
+    line = next(l for l in ax.lines if l.get_label() == "flow 0 (group 0)")
+    x, y = line.get_data()
+    # a step line: its distinct (x, y) vertices include every bin end with its mean
+    got = {(round(a, 6), round(b, 9)) for a, b in zip(x, y)}
+    for e, m in zip(ends, means):
+        assert (round(e, 6), round(m / 1e6, 9)) in got
+    assert "0.5 s bins" in ax.get_ylabel()
+
+
+def test_default_bin_is_jin2001s_0_2_s(series_result):
+    assert plot.DEFAULT_BIN_S == 0.2
+    assert "0.2 s bins" in series_result.plot("rate").get_axes()[0].get_ylabel()
+
+
+def test_loss_events_are_marked_on_cwnd(series_result):
+    fig = series_result.plot("cwnd", by="flow")
+    ax = fig.get_axes()[0]
+    log = dynamics.loss_log(series_result.raw)
+    assert len(log) > 0
+    marked = sum(len(l.get_xdata()) for l in ax.lines if l.get_linestyle() == "None")
+    assert marked == len(log)
+
+
+def test_group_mode_is_the_default_for_many_flows(series_result):
+    assert plot.figure(series_result, "cwnd", by="group").get_axes()[0].get_legend() is not None
+    few = series_result.plot("cwnd")  # 4 flows: one line per flow
+    labels = [l.get_label() for l in few.get_axes()[0].lines]
+    assert sum(lab.startswith("flow ") for lab in labels) == 4
+
+
+def test_no_time_series_names_the_option_that_records_it(bare_result):
+    with pytest.raises(plot.NoTimeSeries) as e:
+        bare_result.plot("cwnd")
+    assert "timeseries = 0.1" in str(e.value) and e.value.field == "kind"
+    assert isinstance(e.value, ScenarioError)
+    bare_result.plot("goodput")  # needs no time series
+    assert plot.available_kinds(bare_result) == ["goodput"]
+
+
+@pytest.mark.parametrize("kwargs, field", [
+    ({"kind": "pie"}, "kind"), ({"kind": "rate", "bin_s": 0.05}, "bin_s"),
+    ({"kind": "rate", "bin_s": -1}, "bin_s"), ({"kind": "cwnd", "by": "link"}, "by"),
+    ({"kind": "cwnd", "flows": [99]}, "flows"), ({"kind": "queue", "links": ["nope"]}, "links"),
+    ({"kind": "cwnd", "t0": 5, "t1": 2}, "t1"),
+])
+def test_bad_arguments_name_the_field(series_result, kwargs, field):
+    with pytest.raises(ScenarioError) as e:
+        plot.figure(series_result, **kwargs)
+    assert e.value.field == field
+
+
+def test_write_png_and_svg_non_trivial_and_svg_deterministic(series_result, tmp_path):
+    written = plot.write(series_result, tmp_path / "a")
+    assert sorted(os.path.basename(p) for p in written) == sorted(f"{k}.{e}" for k in plot.KINDS for e in ("png", "svg"))
+    for p in written:
+        (_png_ok if p.endswith(".png") else _svg_ok)(p)
+    again = plot.write(series_result, tmp_path / "b", kinds=["cwnd"], formats=["svg"])
+    assert (tmp_path / "a" / "cwnd.svg").read_bytes() == open(again[0], "rb").read()
+
+
+def test_cli_plot_writes_and_reports_missing_series(tcpf, small_path, tmp_path):
+    bare = tmp_path / "bare.json"
+    bare.write_text(tcpf("run", small_path, "--json").stdout)
+    p = tcpf("plot", bare, "-o", tmp_path / "p0")
+    assert p.returncode == 2
+    assert p.stderr.count("\n") == 1 and "timeseries = 0.1" in p.stderr and "--kind goodput" in p.stderr
+    assert not (tmp_path / "p0").exists()
+    p = tcpf("plot", bare, "--kind", "cwnd", "-o", tmp_path / "p0")
+    assert p.returncode == 2 and "timeseries = 0.1" in p.stderr
+    p = tcpf("plot", bare, "--kind", "goodput", "-o", tmp_path / "p1")
+    assert p.returncode == 0, p.stderr
+    _png_ok(tmp_path / "p1" / "goodput.png")
+
+    out = tmp_path / "run"
+    r = tcpf("run", small_path, "--timeseries", "0.1", "--out", out)
+    assert r.returncode == 0, r.stderr
+    p = tcpf("plot", out, "--kind", "rate", "--bin", "0.4", "--format", "svg")
+    assert p.returncode == 0, p.stderr
+    _svg_ok(out / "plots" / "rate.svg")
+    assert not (out / "plots" / "rate.png").exists()
+    for args, flag in ((["--bin", "0.01"], "--bin"), (["--by", "x"], "--by"), (["--kind", "pie"], "--kind"),
+                       (["--format", "gif"], "--format")):
+        p = tcpf("plot", out, *args)
+        assert p.returncode == 2 and p.stderr.startswith(f"error: {flag}:"), (args, p.stderr)
+    p = tcpf("plot", tmp_path / "missing.json")
+    assert p.returncode == 2 and "no such file" in p.stderr
+    (tmp_path / "junk.json").write_text("{not json")
+    p = tcpf("plot", tmp_path / "junk.json")
+    assert p.returncode == 2 and "not valid JSON" in p.stderr
+
+
+def _child_cpu():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def test_run_plot_jin2001_writes_every_figure_quickly(tmp_path):
+    """Acceptance: `tcpf run examples/jin2001-red-32.toml --plot out/` writes the figures in under
+    3 s beyond the run itself (CPU time, so a busy machine does not decide it)."""
+    cmd = _tcpf_command()
+    toml = str(REPO / "examples" / "jin2001-red-32.toml")
+    env = dict(os.environ)
+    env.pop("TCPF_TRACEBACK", None)
+    c0 = _child_cpu()
+    base = subprocess.run(cmd + ["run", toml, "--timeseries", "0.1"], capture_output=True, text=True, env=env)
+    c1 = _child_cpu()
+    with_plot = subprocess.run(cmd + ["run", toml, "--plot", str(tmp_path / "out")], capture_output=True,
+                               text=True, env=env)
+    c2 = _child_cpu()
+    assert base.returncode == 0 and with_plot.returncode == 0, with_plot.stderr
+    # the loss log --plot turns on changes nothing in the run: the same summary, then "wrote ..."
+    assert with_plot.stdout.startswith(base.stdout.rstrip("\n") + "\n\nwrote ")
+    extra = (c2 - c1) - (c1 - c0)
+    assert extra < 3.0, f"--plot cost {extra:.2f} s of CPU beyond the run"
+    for kind in plot.KINDS:
+        _png_ok(tmp_path / "out" / f"{kind}.png")
+        _svg_ok(tmp_path / "out" / f"{kind}.svg")
+
+
+def test_run_plot_refuses_a_file_before_running(tcpf, small_path, tmp_path):
+    f = tmp_path / "f"
+    f.write_text("x")
+    p = tcpf("run", small_path, "--plot", f)
+    assert p.returncode == 2 and p.stderr.startswith("error: --plot:") and p.stdout == ""
