@@ -16,6 +16,7 @@ from ..errors import ScenarioError, one_line
 from . import evaluate as evaluate_cli
 from . import model as model_cli
 from . import ns2 as ns2_cli
+from . import reproduce as reproduce_cli
 from . import sweep as sweep_cli
 from .errors import run_app
 
@@ -253,6 +254,7 @@ _add_bench(app)
 app.add_typer(model_cli.app, name="model", short_help="Analytic models from the papers: rates, TCP-friendly curves, spectrum, CYRF, Illinois, Markov, Chiu-Jain.")
 app.add_typer(sweep_cli.app, name="sweep")
 evaluate_cli.register(app)  # tcpf evaluate ALG ...
+reproduce_cli.register(app)  # tcpf reproduce PAPER ...
 
 
 # ----- entry point ------------------------------------------------------------------------------
