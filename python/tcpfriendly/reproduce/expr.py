@@ -98,6 +98,22 @@ def _crossing(s: Series) -> float:
     return float("nan")
 
 
+def _curve(xs: Series, ys: Series) -> Series:
+    """The parametric curve (xs[t], ys[t]) of two series over the same parameter t."""
+    return Series({xs[t]: ys[t] for t in xs if t in ys})
+
+
+def _loglog_slope(s: Series) -> float:
+    """Least-squares slope of log y against log x."""
+    pts = [(math.log(x), math.log(y)) for x, y in s.items() if x > 0 and y > 0]
+    if len(pts) < 2:
+        return float("nan")
+    mx = sum(p[0] for p in pts) / len(pts)
+    my = sum(p[1] for p in pts) / len(pts)
+    sxx = sum((p[0] - mx) ** 2 for p in pts)
+    return sum((p[0] - mx) * (p[1] - my) for p in pts) / sxx if sxx > 0 else float("nan")
+
+
 def _mean(s: Any) -> float:
     v = [x for x in _values(s) if not math.isnan(x)]
     return sum(v) / len(v) if v else float("nan")
@@ -110,7 +126,7 @@ FUNCTIONS: Dict[str, Callable[..., Any]] = {
     "max": lambda *a: max(_values(a[0])) if len(a) == 1 and not isinstance(a[0], (int, float)) else max(a),
     "mean": _mean, "at": _at, "argmin": _argmin, "argmax": _argmax, "frac_in": _frac_in,
     "increasing": _increasing, "nondecreasing": _nondecreasing, "ordered": _ordered,
-    "crossing": _crossing, "sqrt": math.sqrt, "log": math.log, "exp": math.exp,
+    "crossing": _crossing, "curve": _curve, "loglog_slope": _loglog_slope, "sqrt": math.sqrt, "log": math.log, "exp": math.exp,
     "gamma": math.gamma, "all": lambda s: all(_values(s)), "len": lambda s: len(_values(s)),
 }
 
