@@ -136,7 +136,7 @@ def write_figure(r: ExperimentResult, out_dir: str) -> List[str]:
             if not isinstance(s, Series) or not s:
                 continue
             ax.plot(s.xs(), s.ys(), marker=markers[i % len(markers)] if spec.get("markers", True) else None,
-                    ms=4, label=label)
+                    ms=4, label=label, ls="none" if spec.get("kind") == "scatter" else "-")
         for p in spec.get("points") or []:
             ax.plot([p["x"]], [p["y"]], "k*", ms=10)
             ax.annotate(str(p.get("label", "paper")), (p["x"], p["y"]), textcoords="offset points",
