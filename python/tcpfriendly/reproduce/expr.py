@@ -114,6 +114,16 @@ def _loglog_slope(s: Series) -> float:
     return sum((p[0] - mx) * (p[1] - my) for p in pts) / sxx if sxx > 0 else float("nan")
 
 
+def _below(s: Series, x: float) -> Series:
+    """The points of ``s`` with x ≤ ``x``."""
+    return Series({k: v for k, v in s.items() if k <= x * (1 + 1e-12)})
+
+
+def _above(s: Series, x: float) -> Series:
+    """The points of ``s`` with x ≥ ``x``."""
+    return Series({k: v for k, v in s.items() if k >= x * (1 - 1e-12)})
+
+
 def _mean(s: Any) -> float:
     v = [x for x in _values(s) if not math.isnan(x)]
     return sum(v) / len(v) if v else float("nan")
@@ -126,7 +136,7 @@ FUNCTIONS: Dict[str, Callable[..., Any]] = {
     "max": lambda *a: max(_values(a[0])) if len(a) == 1 and not isinstance(a[0], (int, float)) else max(a),
     "mean": _mean, "at": _at, "argmin": _argmin, "argmax": _argmax, "frac_in": _frac_in,
     "increasing": _increasing, "nondecreasing": _nondecreasing, "ordered": _ordered,
-    "crossing": _crossing, "curve": _curve, "loglog_slope": _loglog_slope, "sqrt": math.sqrt, "log": math.log, "exp": math.exp,
+    "crossing": _crossing, "curve": _curve, "below": _below, "above": _above, "loglog_slope": _loglog_slope, "sqrt": math.sqrt, "log": math.log, "exp": math.exp,
     "gamma": math.gamma, "all": lambda s: all(_values(s)), "len": lambda s: len(_values(s)),
 }
 
