@@ -87,13 +87,12 @@ def _ordered(*xs: float) -> bool:
 
 
 def _crossing(s: Series) -> float:
-    """The first x where the series changes sign (linear interpolation); NaN if none."""
+    """The first x where the series falls from positive to zero or below (linear
+    interpolation between the two points); NaN if it never does."""
     xs = s.xs()
     for a, b in zip(xs, xs[1:]):
         ya, yb = s[a], s[b]
-        if ya == 0:
-            return a
-        if (ya > 0) != (yb > 0):
+        if ya > 0 and yb <= 0:
             return a + (b - a) * ya / (ya - yb)
     return float("nan")
 
