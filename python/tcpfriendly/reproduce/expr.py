@@ -123,6 +123,11 @@ def _above(s: Series, x: float) -> Series:
     return Series({k: v for k, v in s.items() if k >= x * (1 - 1e-12)})
 
 
+def _when(s: Series, cond: Series, lo: float, hi: float) -> Series:
+    """The points of ``s`` whose x has ``lo <= cond[x] <= hi``."""
+    return Series({k: v for k, v in s.items() if k in cond and lo <= cond[k] <= hi})
+
+
 def _mean(s: Any) -> float:
     v = [x for x in _values(s) if not math.isnan(x)]
     return sum(v) / len(v) if v else float("nan")
@@ -135,7 +140,7 @@ FUNCTIONS: Dict[str, Callable[..., Any]] = {
     "max": lambda *a: max(_values(a[0])) if len(a) == 1 and not isinstance(a[0], (int, float)) else max(a),
     "mean": _mean, "at": _at, "argmin": _argmin, "argmax": _argmax, "frac_in": _frac_in,
     "increasing": _increasing, "nondecreasing": _nondecreasing, "ordered": _ordered,
-    "crossing": _crossing, "curve": _curve, "below": _below, "above": _above, "loglog_slope": _loglog_slope, "sqrt": math.sqrt, "log": math.log, "exp": math.exp,
+    "crossing": _crossing, "curve": _curve, "below": _below, "when": _when, "above": _above, "loglog_slope": _loglog_slope, "sqrt": math.sqrt, "log": math.log, "exp": math.exp,
     "gamma": math.gamma, "all": lambda s: all(_values(s)), "len": lambda s: len(_values(s)),
 }
 
