@@ -236,7 +236,7 @@ def run_experiment(ex: Experiment, opts: Options) -> ExperimentResult:
         runs = {"total": res.total, "cached": res.cached, "ran": res.ran}
         table = res.table
     elif ex.kind == "evaluate":
-        from .tsao import run_evaluations
+        from .evaluated import run_evaluations
         names_ev, extra, seeds = run_evaluations(ex, opts)
         names.update(names_ev)
         table = None
