@@ -129,7 +129,23 @@ def write_figure(r: ExperimentResult, out_dir: str) -> List[str]:
     ex = r.experiment
     spec = ex.figure
     fig, ax = plt.subplots(figsize=(6.4, 4.4))
-    if spec.get("series"):
+    if spec.get("kind") == "bar" and spec.get("series"):
+        curves = [(label, evaluate_expr(str(text), r.names, f"{ex.name}: figure.series.{label}"))
+                  for label, text in spec["series"].items()]
+        labels = list(spec.get("labels") or [])
+        width = 0.8 / max(1, len(curves))
+        for i, (label, s) in enumerate(curves):
+            if isinstance(s, Series) and s:
+                xs = s.xs()
+                ax.bar([j + i * width for j in range(len(xs))], s.ys(), width, label=label)
+                if not labels:
+                    labels = [fmt(x) for x in xs]
+        ax.set_xticks([j + width * (len(curves) - 1) / 2 for j in range(len(labels))])
+        ax.set_xticklabels(labels, fontsize=8)
+        ax.set_xlabel(spec.get("x", ""))
+        ax.set_ylabel(spec.get("y", ""))
+        ax.legend(fontsize=8)
+    elif spec.get("series"):
         markers = "os^vD<>p*h"
         for i, (label, text) in enumerate(spec["series"].items()):
             s = evaluate_expr(str(text), r.names, f"{ex.name}: figure.series.{label}")
