@@ -82,10 +82,16 @@ def paper_markdown(paper: str, results: List[ExperimentResult], wall_s: float, q
              "Every published value is transcribed in `experiments/" + paper +
              "/<experiment>/published.toml` with the place it is printed; every value the paper "
              "leaves out is a named assumption in `experiment.toml`. The rules were written "
-             "before comparing and are never widened.", ""]
+             "before comparing and are never widened.", "",
+             "| experiment | source | kind | matched | wall time |", "|---|---|---|---|---|"]
     for r in results:
         ex = r.experiment
-        lines += [f"## {ex.id}: {ex.title}", "", f"Source: {ex.source}.  ",
+        lines.append(f"| [{ex.id}](#{ex.id}) | {_md_cell(ex.source)} | {ex.kind} | "
+                     f"{r.matched}/{len(r.claims)} | {r.wall_s:.1f} s |")
+    lines.append("")
+    for r in results:
+        ex = r.experiment
+        lines += [f'<a id="{ex.id}"></a>', "", f"## {ex.id}: {ex.title}", "", f"Source: {ex.source}.  ",
                   f"Kind: {ex.kind}"
                   + (f"; {r.seeds} seed{'s' if r.seeds != 1 else ''} per point" if r.seeds else "")
                   + (f"; runs: {r.runs.get('total', 0)} ({r.runs.get('cached', 0)} cached)" if r.runs else "")

@@ -130,6 +130,12 @@ def load_experiment(path: str) -> Optional[Experiment]:
         metric=dict(meta.get("metric") or {}))
 
 
+def _natural(name: str):
+    """Sort key: digit runs as numbers (fig9 before fig10)."""
+    import re
+    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", name)]
+
+
 def load_paper(paper: str, only: Optional[List[str]] = None) -> List[Experiment]:
     """The reproducible experiments of ``paper`` (sorted by directory name), or those named
     in ``only``. Raises ScenarioError for an unknown paper or experiment."""
@@ -139,7 +145,7 @@ def load_paper(paper: str, only: Optional[List[str]] = None) -> List[Experiment]
     root = os.path.join(experiments_dir(), paper)
     exps = []
     if os.path.isdir(root):
-        for d in sorted(os.listdir(root)):
+        for d in sorted(os.listdir(root), key=_natural):
             p = os.path.join(root, d)
             if os.path.isfile(os.path.join(p, "experiment.toml")):
                 ex = load_experiment(p)
