@@ -130,3 +130,22 @@ def test_bad_input_exits_2_with_one_line(tcpf, tmp_path, args, needle):
     assert len(lines) == 1 and lines[0].startswith("error:") and needle in lines[0], p.stderr
     assert "Traceback" not in p.stderr and p.stdout == ""
     assert time.monotonic() - t0 < 10
+
+
+def test_analytic_claims_keep_their_verdicts():
+    """Every analytic claim without a recorded reason or inconsistency matches; every claim
+    marked inconsistent differs (CI fails when a claim that matched stops matching)."""
+    todo = plan("all")
+    ids = {p: [x.id for x in xs if x.kind == "analytic"] for p, xs in todo.items()}
+    n = 0
+    for paper, only in ids.items():
+        if not only:
+            continue
+        for r in reproduce(paper, only):
+            for c in r.claims:
+                n += 1
+                if c.claim.inconsistent:
+                    assert not c.matched, (r.experiment.name, c.claim.claim, c.ours)
+                elif not c.claim.reason:
+                    assert c.matched, (r.experiment.name, c.claim.claim, c.ours)
+    assert n >= 50
