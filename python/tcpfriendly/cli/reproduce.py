@@ -23,7 +23,7 @@ DESCRIPTION = textwrap.fill(
     "from experiments/<paper>/<experiment>/: analytic rows through the models, simulations on "
     "the sweep engine (cached in OUT/runs, resumable, progress bar on a terminal), tsao2007 "
     "through tcpf evaluate. Each experiment prints 'claim | paper | ours | difference | rule | "
-    "verdict'; OUT gets a figure per experiment (PNG, SVG), <paper>/REPRODUCTION.md and "
+    "verdict'; OUT/<paper>/ gets a figure per experiment (PNG, SVG), REPRODUCTION.md and "
     "results.json. --quick uses fewer seeds and shorter runs (and says so). "
     "See docs/reproduce.md.", width=90)
 
@@ -102,7 +102,7 @@ def run_args(args: argparse.Namespace, argv: Optional[List[str]] = None) -> int:
         wall[paper] = time.monotonic() - t0
     write_outputs(results, args.out, command, wall)
     if args.json:
-        sys.stdout.write(json.dumps([r.to_json() for r in results], indent=1, ensure_ascii=False) + "\n")
+        sys.stdout.write(json.dumps([r.to_json() for r in results], indent=1, ensure_ascii=False, allow_nan=False) + "\n")
     else:
         n = sum(len(r.claims) for r in results)
         m = sum(r.matched for r in results)

@@ -77,7 +77,7 @@ def reproduce(paper: str, only: Optional[Sequence[str]] = None, *, quick: bool =
 
 def write_outputs(results: List[ExperimentResult], out: str, command: str,
                   wall: Optional[Dict[str, float]] = None) -> List[str]:
-    """Figures (PNG, SVG), ``<paper>/REPRODUCTION.md`` and ``results.json`` in ``out``."""
+    """Per paper: figures (PNG, SVG), ``REPRODUCTION.md`` and ``results.json`` in ``out/<paper>/``."""
     import json
 
     written: List[str] = []
@@ -95,9 +95,9 @@ def write_outputs(results: List[ExperimentResult], out: str, command: str,
         with open(p, "w", encoding="utf-8") as f:
             f.write(md)
         written.append(p)
-    p = os.path.join(out, "results.json")
-    with open(p, "w", encoding="utf-8") as f:
-        json.dump([r.to_json() for r in results], f, indent=1, ensure_ascii=False, allow_nan=False)
-        f.write("\n")
-    written.append(p)
+        p = os.path.join(d, "results.json")
+        with open(p, "w", encoding="utf-8") as f:
+            json.dump([r.to_json() for r in rs], f, indent=1, ensure_ascii=False, allow_nan=False)
+            f.write("\n")
+        written.append(p)
     return written
