@@ -140,7 +140,7 @@ FUNCTIONS: Dict[str, Callable[..., Any]] = {
     "max": lambda *a: max(_values(a[0])) if len(a) == 1 and not isinstance(a[0], (int, float)) else max(a),
     "mean": _mean, "at": _at, "argmin": _argmin, "argmax": _argmax, "frac_in": _frac_in,
     "increasing": _increasing, "nondecreasing": _nondecreasing, "ordered": _ordered,
-    "crossing": _crossing, "curve": _curve, "below": _below, "when": _when, "above": _above, "loglog_slope": _loglog_slope, "sqrt": math.sqrt, "log": math.log, "exp": math.exp,
+    "crossing": _crossing, "curve": _curve, "below": _below, "series": lambda *v: Series({float(i): x for i, x in enumerate(v)}), "when": _when, "above": _above, "loglog_slope": _loglog_slope, "sqrt": math.sqrt, "log": math.log, "exp": math.exp,
     "gamma": math.gamma, "all": lambda s: all(_values(s)), "len": lambda s: len(_values(s)),
 }
 

@@ -148,8 +148,8 @@ def _model_input(name: str, spec: Mapping[str, Any], quick: bool, where: str,
 
 
 # ----- sweep inputs ----------------------------------------------------------------------------
-def _sweep_spec(ex: Experiment, opts: Options) -> Dict[str, Any]:
-    with open(ex.sweep, "rb") as f:
+def _sweep_spec(ex: Experiment, opts: Options, path: str) -> Dict[str, Any]:
+    with open(path, "rb") as f:
         spec = tomllib.load(f)
     if opts.quick:
         q = ex.quick
@@ -209,17 +209,33 @@ def _sweep_input(table, spec: Mapping[str, Any], where: str) -> Any:
 
 
 def _run_sweep(ex: Experiment, opts: Options):
+    """Run the experiment's sweep (or sweeps: ``sweep = {label = "file"}``, their tables
+    concatenated with a ``sweep`` column holding the label). Returns (table, runs, seeds)."""
+    import pandas as pd
+
     from ..sweep import Sweep, run_sweep
 
-    spec = _sweep_spec(ex, opts)
-    sw = Sweep.from_dict(spec, os.path.dirname(os.path.abspath(ex.sweep)))
-    out = os.path.join(opts.out, "runs", ex.paper, ex.id + ("-quick" if opts.quick else "")) \
-        if opts.out else None
-    res = run_sweep(sw, out, workers=opts.workers, dask=opts.dask, progress=opts.progress,
-                    quiet=opts.quiet)
-    if res.failures:
-        raise RuntimeError(f"{ex.name}: {len(res.failures)} run(s) failed: {res.failure_label(0)}")
-    return res, len(sw.seeds)
+    specs = ex.sweep if isinstance(ex.sweep, dict) else {"": ex.sweep}
+    tables, runs, seeds = [], {"total": 0, "cached": 0, "ran": 0}, None
+    for label, path in specs.items():
+        spec = _sweep_spec(ex, opts, path)
+        sw = Sweep.from_dict(spec, os.path.dirname(os.path.abspath(path)))
+        name = ex.id + (f"-{label}" if label else "") + ("-quick" if opts.quick else "")
+        out = os.path.join(opts.out, "runs", ex.paper, name) if opts.out else None
+        res = run_sweep(sw, out, workers=opts.workers, dask=opts.dask, progress=opts.progress,
+                        quiet=opts.quiet)
+        if res.failures:
+            raise RuntimeError(f"{ex.name}: {len(res.failures)} run(s) failed: {res.failure_label(0)}")
+        t = res.table.copy()
+        if label:
+            t["sweep"] = label
+        tables.append(t)
+        runs["total"] += res.total
+        runs["cached"] += res.cached
+        runs["ran"] += res.ran
+        seeds = len(sw.seeds)
+    table = tables[0] if len(tables) == 1 else pd.concat(tables, ignore_index=True)
+    return table, runs, seeds
 
 
 # ----- one experiment --------------------------------------------------------------------------
@@ -232,9 +248,7 @@ def run_experiment(ex: Experiment, opts: Options) -> ExperimentResult:
     seeds: Optional[int] = None
     extra: Dict[str, Any] = {}
     if ex.kind == "sweep":
-        res, seeds = _run_sweep(ex, opts)
-        runs = {"total": res.total, "cached": res.cached, "ran": res.ran}
-        table = res.table
+        table, runs, seeds = _run_sweep(ex, opts)
     elif ex.kind == "evaluate":
         from .evaluated import run_evaluations
         names_ev, extra, seeds = run_evaluations(ex, opts)

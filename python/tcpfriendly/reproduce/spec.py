@@ -71,7 +71,7 @@ class Experiment:
     claims: List[Claim]
     assumptions: Dict[str, Dict[str, Any]] = field(default_factory=dict)
     figure: Dict[str, Any] = field(default_factory=dict)
-    sweep: Optional[str] = None
+    sweep: Any = None                 # a sweep spec path, or {label: path} (several sweeps)
     seeds: int = 1
     quick_seeds: int = 1
     quick: Dict[str, Any] = field(default_factory=dict)
@@ -124,7 +124,8 @@ def load_experiment(path: str) -> Optional[Experiment]:
         source=str(e.get("source", "")), kind=kind, inputs=dict(meta.get("inputs") or {}),
         claims=claims, assumptions=dict(meta.get("assumptions") or {}),
         figure=dict(meta.get("figure") or {}),
-        sweep=os.path.join(path, sweep) if sweep else None,
+        sweep=({str(k): os.path.join(path, v) for k, v in sweep.items()} if isinstance(sweep, dict)
+               else os.path.join(path, sweep) if sweep else None),
         seeds=int(e.get("seeds", 1)), quick_seeds=int(e.get("quick_seeds", e.get("seeds", 1))),
         quick=dict(meta.get("quick") or {}), evaluate=dict(meta.get("evaluate") or {}),
         metric=dict(meta.get("metric") or {}))
