@@ -4,6 +4,8 @@
 use serde_json::{json, Value};
 use std::time::Instant;
 use tcpf_core::api;
+
+mod common;
 use tcpf_core::cc::cyrf::{classify, classify_formulas, CyrfLaw, CyrfOptions, CyrfReport};
 use tcpf_core::registry::{self, validate_window as validate, Kind};
 
@@ -15,15 +17,17 @@ fn run(s: &Value) -> Value {
 
 /// jin2001 Fig. 7: one flow over a fast link that drops each packet with probability p;
 /// Table 4's max window 128, TCP SACK, 0.1 s timer granularity.
+/// jin2001 Fig. 7's scenario (experiments/jin2001/fig7-bernoulli/scenario.toml, the one home
+/// of the setup) with the algorithm, p, seed and run length of this point.
 fn fig7(algorithm: &str, params: &Value, p: f64, seed: u64, duration: f64) -> Value {
-    json!({
-        "duration": duration, "seed": seed, "measure": {"from": 20, "to": duration},
-        "max_window": 128,
-        "tcp": {"tick": 0.1},
-        "bottleneck": {"rate": "1Gbps", "delay": "50ms", "queue": "droptail", "limit": 100000,
-                       "loss": {"model": "bernoulli", "p": p}},
-        "flows": [{"count": 1, "algorithm": algorithm, "params": params, "recovery": "sack", "access_delay": "1ms"}]
-    })
+    let mut s = common::experiment_scenario("jin2001", "fig7-bernoulli");
+    s["duration"] = json!(duration);
+    s["seed"] = json!(seed);
+    s["measure"]["to"] = json!(duration);
+    s["bottleneck"]["loss"]["p"] = json!(p);
+    s["flows"][0]["algorithm"] = json!(algorithm);
+    s["flows"][0]["params"] = params.clone();
+    s
 }
 
 /// Mean throughput (packets/s) and timeouts over seeds.

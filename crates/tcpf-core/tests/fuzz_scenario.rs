@@ -23,28 +23,8 @@ fn config(default: u32) -> Config {
 
 // ----- the corpus: every scenario file of the repository, as JSON ----------------------------
 
-fn toml_value(v: &toml_edit::Value) -> Value {
-    use toml_edit::Value as T;
-    match v {
-        T::String(s) => json!(s.value()),
-        T::Integer(i) => json!(*i.value()),
-        T::Float(f) => json!(*f.value()),
-        T::Boolean(b) => json!(*b.value()),
-        T::Datetime(d) => json!(d.value().to_string()),
-        T::Array(a) => Value::Array(a.iter().map(toml_value).collect()),
-        T::InlineTable(t) => Value::Object(t.iter().map(|(k, v)| (k.to_string(), toml_value(v))).collect()),
-    }
-}
-
-fn toml_item(i: &toml_edit::Item) -> Value {
-    use toml_edit::Item as I;
-    match i {
-        I::None => Value::Null,
-        I::Value(v) => toml_value(v),
-        I::Table(t) => Value::Object(t.iter().map(|(k, v)| (k.to_string(), toml_item(v))).collect()),
-        I::ArrayOfTables(a) => Value::Array(a.iter().map(|t| Value::Object(t.iter().map(|(k, v)| (k.to_string(), toml_item(v))).collect())).collect()),
-    }
-}
+mod common;
+use common::toml_item;
 
 /// The scenarios (not sweep specs) under validation/ns2, examples and scripts/identity.
 fn corpus() -> &'static [(String, Value)] {

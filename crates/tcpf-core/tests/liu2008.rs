@@ -13,6 +13,8 @@
 use serde_json::{json, Value};
 use tcpf_core::api;
 
+mod common;
+
 fn run(s: &Value) -> Value {
     serde_json::from_str(&api::run(&s.to_string(), None, None).expect("valid scenario")).unwrap()
 }
@@ -24,12 +26,16 @@ fn liu2008(flows: Value, seed: u64) -> Value {
     liu2008_from(flows, seed, FROM)
 }
 
+/// liu2008 §6's setting (C = 100 Mb/s, B = 100, Tp = 100 ms) from its one home,
+/// experiments/liu2008/fig11-reno-share/scenario.toml, with these flows, seed and start of the
+/// measured interval.
 fn liu2008_from(flows: Value, seed: u64, from: f64) -> Value {
-    json!({
-        "duration": DURATION, "seed": seed, "measure": {"from": from, "to": DURATION},
-        "bottleneck": {"rate": "100Mbps", "delay": "50ms", "queue": "droptail", "limit": 100},
-        "flows": flows
-    })
+    let mut s = common::experiment_scenario("liu2008", "fig11-reno-share");
+    assert_eq!(s["duration"].as_f64(), Some(DURATION), "the experiment's run length");
+    s["seed"] = json!(seed);
+    s["measure"] = json!({"from": from, "to": DURATION});
+    s["flows"] = flows;
+    s
 }
 
 /// Largest goodput a flow can have: payload share of the bottleneck (1000 of 1040 bytes).

@@ -18,6 +18,7 @@ from . import model as model_cli
 from . import ns2 as ns2_cli
 from . import plot as plot_cli
 from . import report as report_cli
+from . import reproduce as reproduce_cli
 from . import sweep as sweep_cli
 from .errors import run_app
 
@@ -298,6 +299,7 @@ app.add_typer(sweep_cli.app, name="sweep")
 evaluate_cli.register(app)  # tcpf evaluate ALG ...
 plot_cli.register(app)  # tcpf plot RESULT
 report_cli.register(app)  # tcpf report PATH
+reproduce_cli.register(app)  # tcpf reproduce PAPER ...
 
 
 # ----- entry point ------------------------------------------------------------------------------

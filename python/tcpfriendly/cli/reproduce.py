@@ -1,0 +1,126 @@
+"""`tcpf reproduce PAPER ...`: rerun a paper's experiments from experiments/ and print our
+numbers beside the published ones (tcpfriendly.reproduce; argparse options run under the CLI
+error policy of cli/errors.py)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+import textwrap
+import time
+from typing import List, NoReturn, Optional
+
+import typer
+
+from ..errors import ScenarioError
+
+SHORT_HELP = "Rerun a paper's experiments and print our numbers beside the published ones."
+
+DESCRIPTION = textwrap.fill(
+    "Run every experiment of a paper (jin2001, yang2000, sastry2005, liu2008, tsao2007, or all) "
+    "from experiments/<paper>/<experiment>/: analytic rows through the models, simulations on "
+    "the sweep engine (cached in OUT/runs, resumable, progress bar on a terminal), tsao2007 "
+    "through tcpf evaluate. Each experiment prints 'claim | paper | ours | difference | rule | "
+    "verdict'; OUT/<paper>/ gets a figure per experiment (PNG, SVG), REPRODUCTION.md and "
+    "results.json. --quick uses fewer seeds and shorter runs (and says so). "
+    "See docs/reproduce.md.", width=90)
+
+EXAMPLES = """\
+examples:
+  tcpf reproduce jin2001 --quick                       every jin2001 experiment, quick mode
+  tcpf reproduce liu2008 --only markov-figs2-7         one experiment
+  tcpf reproduce all --quick --json > claims.json      machine-readable claims of every paper
+  tcpf reproduce jin2001 --out docs/reproductions/jin2001-run --workers 2
+"""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise ScenarioError(message)
+
+
+def _positive(flag: str):
+    def conv(text: str) -> int:
+        try:
+            v = int(text)
+        except ValueError:
+            raise ScenarioError(f"{flag}: must be a positive integer, got {text!r}") from None
+        if v < 1:
+            raise ScenarioError(f"{flag}: must be a positive integer, got {v}")
+        return v
+    return conv
+
+
+def parser() -> argparse.ArgumentParser:
+    from ..reproduce import PAPERS
+
+    p = _Parser(prog="tcpf reproduce", description=DESCRIPTION, epilog=EXAMPLES,
+                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("paper", metavar="PAPER", help=f"one of {', '.join(PAPERS)}, all")
+    p.add_argument("--only", action="append", metavar="EXP", default=[],
+                   help="run only this experiment (a directory name; repeatable)")
+    p.add_argument("--quick", action="store_true",
+                   help="fewer seeds, shorter runs, fewer points (not the published setup)")
+    p.add_argument("--seeds", type=_positive("--seeds"), metavar="N",
+                   help="runs per point (default: each experiment's)")
+    p.add_argument("--out", metavar="DIR", default="reproduction",
+                   help="figures, REPRODUCTION.md, results.json and the run cache (default: reproduction)")
+    p.add_argument("--json", action="store_true", help="print the claims as JSON")
+    p.add_argument("--workers", type=_positive("--workers"), metavar="N",
+                   help="local simulation threads (default: every core)")
+    p.add_argument("--dask", metavar="ADDRESS", help="run the simulations on Dask ('local' or tcp://host:8786)")
+    return p
+
+
+def run_args(args: argparse.Namespace, argv: Optional[List[str]] = None) -> int:
+    from ..reproduce import PAPERS, plan, reproduce, write_outputs
+    from ..reproduce.report import table_text
+
+    if args.paper not in PAPERS and args.paper != "all":
+        raise ScenarioError(f"PAPER: must be one of {', '.join(PAPERS)}, all; got {args.paper!r}")
+    plan(args.paper, args.only)  # bad --only: exit 2 before anything runs
+    command = "tcpf reproduce " + " ".join(shlex.quote(a) for a in (argv or []))
+    wall = {}
+
+    def on_result(r) -> None:
+        if not args.json:
+            sys.stdout.write(table_text(r) + "\n\n")
+            sys.stdout.flush()
+
+    results = []
+    papers = PAPERS if args.paper == "all" else [args.paper]
+    todo = plan(args.paper, args.only)
+    for paper in papers:
+        if paper not in todo:
+            continue
+        t0 = time.monotonic()
+        results += reproduce(paper, [x.id for x in todo[paper]], quick=args.quick, seeds=args.seeds,
+                             out=args.out, workers=args.workers, dask=args.dask, quiet=args.json,
+                             on_result=on_result)
+        wall[paper] = time.monotonic() - t0
+    write_outputs(results, args.out, command, wall)
+    if args.json:
+        sys.stdout.write(json.dumps([r.to_json() for r in results], indent=1, ensure_ascii=False, allow_nan=False) + "\n")
+    else:
+        n = sum(len(r.claims) for r in results)
+        m = sum(r.matched for r in results)
+        mode = " (quick mode: fewer seeds and shorter runs than the papers)" if args.quick else ""
+        sys.stdout.write(f"{m}/{n} claims matched{mode}; " + ", ".join(
+            f"{p} {w:.1f} s" for p, w in wall.items()) + f"; reports in {args.out}/\n")
+    return 0
+
+
+def register(app: typer.Typer) -> None:
+    """Add `reproduce` to the `tcpf` app (arguments parsed by argparse, as `tcpf evaluate`)."""
+
+    @app.command(
+        "reproduce", short_help=SHORT_HELP, help=SHORT_HELP + " See 'tcpf reproduce --help'.",
+        add_help_option=False,
+        context_settings={"ignore_unknown_options": True, "allow_extra_args": True,
+                          "help_option_names": []},
+    )
+    def reproduce_command(ctx: typer.Context) -> None:
+        args = parser().parse_args(ctx.args)
+        raise typer.Exit(run_args(args, list(ctx.args)))

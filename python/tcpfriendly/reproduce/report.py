@@ -1,0 +1,208 @@
+"""Output of ``tcpf reproduce``: the claim table (text and Markdown), the figure of each
+experiment (PNG and SVG, in the paper's axes and series), ``REPRODUCTION.md`` per paper."""
+
+from __future__ import annotations
+
+import math
+import os
+from typing import Any, Dict, List, Optional, Sequence
+
+from .expr import Series, evaluate_expr
+from .rules import difference, rule_text
+from .run import ExperimentResult
+
+__all__ = ["fmt", "claim_rows", "table_text", "paper_markdown", "write_figure"]
+
+
+def fmt(v: Any) -> str:
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, float):
+        if math.isnan(v):
+            return "n/a"
+        if v != 0 and (abs(v) >= 1e5 or abs(v) < 1e-3):
+            return f"{v:.4g}"
+        return f"{v:.4g}"
+    if isinstance(v, Series):
+        return "curve"
+    return str(v)
+
+
+def claim_rows(r: ExperimentResult) -> List[List[str]]:
+    rows = []
+    for c in r.claims:
+        paper = fmt(c.claim.value)
+        if c.claim.unit:
+            paper += f" {c.claim.unit}"
+        rows.append([c.claim.claim, paper, fmt(c.ours), difference(c.claim.value, c.ours) or "",
+                     rule_text(c.claim.rule), c.verdict])
+    return rows
+
+
+HEAD = ["claim", "paper", "ours", "difference", "rule", "verdict"]
+
+
+def _width_table(head: Sequence[str], rows: List[List[str]], width: int = 90) -> str:
+    def clip(s: str) -> str:
+        return s if len(s) <= width else s[: width - 1] + "…"
+    rows = [[clip(x) for x in r] for r in rows]
+    w = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(head)]
+    line = lambda cells: "  ".join(c.ljust(w[i]) for i, c in enumerate(cells)).rstrip()  # noqa: E731
+    return "\n".join([line(head), line(["-" * x for x in w]), *[line(r) for r in rows]])
+
+
+def table_text(r: ExperimentResult) -> str:
+    ex = r.experiment
+    mode = "quick" if r.quick else "full"
+    seeds = f", {r.seeds} seed{'s' if r.seeds != 1 else ''}" if r.seeds else ""
+    head = f"{ex.name}: {ex.title} ({ex.source}) [{mode}{seeds}, {r.wall_s:.1f} s]"
+    return head + "\n" + _width_table(HEAD, claim_rows(r)) + \
+        f"\n{r.matched}/{len(r.claims)} matched"
+
+
+def _md_cell(s: str) -> str:
+    return s.replace("|", "\\|").replace("\n", " ")
+
+
+def _md_table(head: Sequence[str], rows: List[List[str]]) -> List[str]:
+    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    out += ["| " + " | ".join(_md_cell(c) for c in r) + " |" for r in rows]
+    return out
+
+
+def paper_markdown(paper: str, results: List[ExperimentResult], wall_s: float, quick: bool,
+                   command: str, figures: Dict[str, List[str]]) -> str:
+    n = sum(len(r.claims) for r in results)
+    m = sum(r.matched for r in results)
+    lines = [f"# Reproduction of {paper}", "",
+             f"Command: `{command}`  ",
+             f"Mode: {'quick (fewer seeds, shorter runs: not the published setup)' if quick else 'full'}; "
+             f"wall time {wall_s:.1f} s on this machine.  ",
+             f"Claims matched: **{m} of {n}**.", "",
+             "Every published value is transcribed in `experiments/" + paper +
+             "/<experiment>/published.toml` with the place it is printed; every value the paper "
+             "leaves out is a named assumption in `experiment.toml`. The rules were written "
+             "before comparing and are never widened.", "",
+             "| experiment | source | kind | matched | wall time |", "|---|---|---|---|---|"]
+    for r in results:
+        ex = r.experiment
+        lines.append(f"| [{ex.id}](#{ex.id}) | {_md_cell(ex.source)} | {ex.kind} | "
+                     f"{r.matched}/{len(r.claims)} | {r.wall_s:.1f} s |")
+    lines.append("")
+    for r in results:
+        ex = r.experiment
+        lines += [f'<a id="{ex.id}"></a>', "", f"## {ex.id}: {ex.title}", "", f"Source: {ex.source}.  ",
+                  f"Kind: {ex.kind}"
+                  + (f"; {r.seeds} seed{'s' if r.seeds != 1 else ''} per point" if r.seeds else "")
+                  + (f"; runs: {r.runs.get('total', 0)} ({r.runs.get('cached', 0)} cached)" if r.runs else "")
+                  + f"; {r.wall_s:.1f} s.", ""]
+        if ex.metric.get("doc"):
+            lines += [f"Metric: {ex.metric['doc']}", ""]
+        lines += _md_table(HEAD, claim_rows(r)) + [""]
+        quotes = [(c.claim.where, c.claim.quote) for c in r.claims if c.claim.quote]
+        if quotes:
+            lines += ["Where the paper says it:", ""]
+            seen = set()
+            for w, q in quotes:
+                if (w, q) in seen:
+                    continue
+                seen.add((w, q))
+                lines.append(f"- {w}: “{q}”")
+            lines.append("")
+        if ex.assumptions:
+            lines += ["Assumptions:", ""]
+            for k, a in ex.assumptions.items():
+                v = a.get("quick", a.get("value")) if r.quick else a.get("value")
+                unit = f" {a['unit']}" if a.get("unit") else ""
+                lines.append(f"- `{k}` = {v}{unit} ({a.get('source', '?')}): {a.get('doc', '')}")
+            lines.append("")
+        for fig in figures.get(ex.id, []):
+            if fig.endswith(".png"):
+                lines += [f"![{ex.id}]({os.path.basename(fig)})", ""]
+        for block in r.extra.get("markdown", []):
+            lines += [block, ""]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def write_figure(r: ExperimentResult, out_dir: str) -> List[str]:
+    """The experiment's figure as PNG and SVG; [] without matplotlib."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return []
+    ex = r.experiment
+    spec = ex.figure
+    fig, ax = plt.subplots(figsize=(6.4, 4.4))
+    if spec.get("kind") == "bar" and spec.get("series"):
+        curves = [(label, evaluate_expr(str(text), r.names, f"{ex.name}: figure.series.{label}"))
+                  for label, text in spec["series"].items()]
+        labels = list(spec.get("labels") or [])
+        width = 0.8 / max(1, len(curves))
+        for i, (label, s) in enumerate(curves):
+            if isinstance(s, Series) and s:
+                xs = s.xs()
+                ax.bar([j + i * width for j in range(len(xs))], s.ys(), width, label=label)
+                if not labels:
+                    labels = [fmt(x) for x in xs]
+        ax.set_xticks([j + width * (len(curves) - 1) / 2 for j in range(len(labels))])
+        ax.set_xticklabels(labels, fontsize=8)
+        ax.set_xlabel(spec.get("x", ""))
+        ax.set_ylabel(spec.get("y", ""))
+        ax.legend(fontsize=8)
+    elif spec.get("series"):
+        markers = "os^vD<>p*h"
+        for i, (label, text) in enumerate(spec["series"].items()):
+            s = evaluate_expr(str(text), r.names, f"{ex.name}: figure.series.{label}")
+            if not isinstance(s, Series) or not s:
+                continue
+            ax.plot(s.xs(), s.ys(), marker=markers[i % len(markers)] if spec.get("markers", True) else None,
+                    ms=4, label=label, ls="none" if spec.get("kind") == "scatter" else "-")
+        for p in spec.get("points") or []:
+            ax.plot([p["x"]], [p["y"]], "k*", ms=10)
+            ax.annotate(str(p.get("label", "paper")), (p["x"], p["y"]), textcoords="offset points",
+                        xytext=(5, 5), fontsize=8)
+        for h in spec.get("hlines") or []:
+            ax.axhline(h["y"], color="grey", ls="--", lw=0.8)
+            if h.get("label"):
+                ax.annotate(str(h["label"]), (0.01, h["y"]), xycoords=("axes fraction", "data"),
+                            fontsize=8, color="grey", xytext=(0, 2), textcoords="offset points")
+        ax.set_xlabel(spec.get("x", ""))
+        ax.set_ylabel(spec.get("y", ""))
+        if spec.get("xscale"):
+            ax.set_xscale(spec["xscale"])
+        if spec.get("yscale"):
+            ax.set_yscale(spec["yscale"])
+        if spec.get("ylim"):
+            ax.set_ylim(*spec["ylim"])
+        ax.legend(fontsize=8)
+    else:  # a table: the paper's values beside ours, one column per numeric claim
+        pts = [(i, c) for i, c in enumerate(r.claims)
+               if isinstance(c.claim.value, (int, float)) and not isinstance(c.claim.value, bool)
+               and isinstance(c.ours, float) and math.isfinite(c.ours)]
+        if not pts:
+            plt.close(fig)
+            return []
+        xs = list(range(len(pts)))
+        ax.plot(xs, [c.claim.value for _, c in pts], "ks", mfc="none", ms=8, label="paper")
+        ax.plot(xs, [c.ours for _, c in pts], "r.", ms=8, label="ours")
+        vals = [abs(v) for _, c in pts for v in (c.claim.value, c.ours) if v != 0]
+        if vals and max(vals) / min(vals) > 100 and all(v > 0 for _, c in pts for v in (c.claim.value, c.ours)):
+            ax.set_yscale("log")
+        ax.set_xticks(xs)
+        ax.set_xticklabels([(c.claim.claim[:28] + "…") if len(c.claim.claim) > 28 else c.claim.claim
+                            for _, c in pts], rotation=60, ha="right", fontsize=7)
+        ax.set_ylabel("value")
+        ax.legend(fontsize=8)
+    ax.set_title(spec.get("title") or f"{ex.paper} {ex.title}", fontsize=10)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    os.makedirs(out_dir, exist_ok=True)
+    paths = []
+    for ext in ("png", "svg"):
+        p = os.path.join(out_dir, f"{ex.paper}-{ex.id}.{ext}")
+        fig.savefig(p, dpi=110, metadata={"Date": None} if ext == "svg" else None)
+        paths.append(p)
+    plt.close(fig)
+    return paths

@@ -1,0 +1,282 @@
+"""Computing an experiment: its inputs (model calls, sweep series, evaluations), the derived
+values, and each claim's verdict."""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Mapping, Optional
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python < 3.11
+    import tomli as tomllib  # type: ignore[no-redef]
+
+from ..errors import ScenarioError
+from .expr import Series, evaluate_expr
+from .rules import compare, difference, rule_text
+from .spec import Claim, Experiment
+
+__all__ = ["Options", "ClaimResult", "ExperimentResult", "run_experiment"]
+
+
+@dataclass
+class Options:
+    quick: bool = False
+    seeds: Optional[int] = None
+    out: Optional[str] = None
+    workers: Optional[int] = None
+    dask: Any = None
+    progress: Optional[bool] = None
+    quiet: bool = False
+
+
+@dataclass
+class ClaimResult:
+    claim: Claim
+    ours: Any
+    matched: bool
+    why: str
+
+    @property
+    def verdict(self) -> str:
+        if self.matched:
+            return "matched"
+        if self.claim.inconsistent:
+            return f"differs: the paper is inconsistent: {self.claim.inconsistent}"
+        return f"differs: {self.claim.reason or 'no hypothesis recorded yet'}"
+
+    def to_json(self) -> Dict[str, Any]:
+        c = self.claim
+        return {"claim": c.claim, "where": c.where, "quote": c.quote, "paper_value": c.value,
+                "our_value": _plain(self.ours), "rule": dict(c.rule), "rule_text": rule_text(c.rule),
+                "difference": difference(c.value, self.ours), "matched": self.matched,
+                "verdict": self.verdict}
+
+
+@dataclass
+class ExperimentResult:
+    experiment: Experiment
+    claims: List[ClaimResult]
+    names: Dict[str, Any]
+    quick: bool
+    seeds: Optional[int]
+    wall_s: float
+    runs: Dict[str, int] = field(default_factory=dict)
+    extra: Dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def matched(self) -> int:
+        return sum(1 for c in self.claims if c.matched)
+
+    def to_json(self) -> Dict[str, Any]:
+        ex = self.experiment
+        return {"paper": ex.paper, "experiment": ex.id, "title": ex.title, "source": ex.source,
+                "kind": ex.kind, "quick": self.quick, "seeds": self.seeds,
+                "wall_s": round(self.wall_s, 2), "runs": self.runs,
+                "assumptions": {k: {"value": v.get("quick" if self.quick and "quick" in v else "value"),
+                                    "source": v.get("source", ""), "doc": v.get("doc", "")}
+                                for k, v in ex.assumptions.items()},
+                "claims": [c.to_json() for c in self.claims], **self.extra}
+
+
+def _plain(v: Any) -> Any:
+    if isinstance(v, Series):
+        return {str(k): _plain(x) for k, x in sorted(v.items())}
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    if isinstance(v, (bool, int, float, str)) or v is None:
+        return v
+    if isinstance(v, Mapping):
+        return {str(k): _plain(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_plain(x) for x in v]
+    return str(v)
+
+
+def _get(result: Mapping[str, Any], path: str, where: str) -> Any:
+    cur: Any = result
+    for part in path.split("."):
+        if isinstance(cur, Mapping) and part in cur:
+            cur = cur[part]
+        else:
+            raise ScenarioError(f"{where}: the model result has no {path!r}", field=where)
+    return cur
+
+
+# ----- analytic inputs -------------------------------------------------------------------------
+def _fill(v: Any, names: Mapping[str, Any], where: str) -> Any:
+    """A string "${name}" takes the assumption's value."""
+    if isinstance(v, str) and v.startswith("${") and v.endswith("}"):
+        key = v[2:-1]
+        if key not in names:
+            raise ScenarioError(f"{where}: no assumption {key!r} for {v!r}", field=where)
+        return names[key]
+    return v
+
+
+def _model_input(name: str, spec: Mapping[str, Any], quick: bool, where: str,
+                 names: Mapping[str, Any]) -> Any:
+    from .. import models
+
+    model = spec["model"]
+    args = dict(spec.get("args") or {})
+    if quick:
+        args.update(spec.get("quick_args") or {})
+    args = {k: _fill(v, names, where) for k, v in args.items()}
+    over = spec.get("over")
+    call = lambda a: models.call(model, **a)  # noqa: E731
+    if over:
+        if not isinstance(over, Mapping) or len(over) != 1:
+            raise ScenarioError(f"{where}.over: one parameter = [values]", field=where)
+        (param, values), = over.items()
+        fld = spec.get("field")
+        if not fld:
+            raise ScenarioError(f"{where}.field: needed with over", field=where)
+        return Series({float(v): float(_get(call({**args, param: v}), fld, where)) for v in values})
+    result = call(args)
+    if "x" in spec and "y" in spec:  # a curve the model returns as two arrays
+        xs, ys = _get(result, spec["x"], where), _get(result, spec["y"], where)
+        return Series({float(x): float(y) for x, y in zip(xs, ys)})
+    if "field" in spec:
+        return _get(result, spec["field"], where)
+    return result
+
+
+# ----- sweep inputs ----------------------------------------------------------------------------
+def _sweep_spec(ex: Experiment, opts: Options, path: str) -> Dict[str, Any]:
+    with open(path, "rb") as f:
+        spec = tomllib.load(f)
+    if opts.quick:
+        q = ex.quick
+        if "set" in q:
+            spec["set"] = {**(spec.get("set") or {}), **q["set"]}
+        if "axes" in q:
+            spec["axes"] = {**(spec.get("axes") or {}), **q["axes"]}
+        if "zip" in q:
+            spec["zip"] = q["zip"]
+        spec["seeds"] = ex.quick_seeds
+    else:
+        spec["seeds"] = ex.seeds
+    if opts.seeds is not None:
+        spec["seeds"] = opts.seeds
+    return spec
+
+
+def _matches(cell: Any, want: Any) -> bool:
+    if isinstance(want, (Mapping, list)):
+        if isinstance(cell, str):
+            try:
+                cell = json.loads(cell)
+            except ValueError:
+                return False
+        return cell == want
+    if isinstance(want, float) or isinstance(cell, float):
+        try:
+            return math.isclose(float(cell), float(want), rel_tol=1e-9, abs_tol=1e-15)
+        except (TypeError, ValueError):
+            return False
+    return cell == want
+
+
+def _sweep_input(table, spec: Mapping[str, Any], where: str) -> Any:
+    rows = table
+    for col, want in (spec.get("where") or {}).items():
+        if col not in rows.columns:
+            raise ScenarioError(f"{where}.where: no column {col!r} in the sweep table", field=where)
+        rows = rows[[_matches(c, want) for c in rows[col]]]
+    if "group" in spec:
+        rows = rows[rows["group"] == int(spec["group"])]
+    metric = spec["metric"]
+    if metric not in rows.columns:
+        raise ScenarioError(f"{where}.metric: no column {metric!r} in the sweep table", field=where)
+    x = spec.get("x")
+
+    def reduce(vals) -> float:
+        v = [float(a) for a in vals if a is not None and not math.isnan(float(a))]
+        return sum(v) / len(v) if v else float("nan")
+
+    if not x:
+        return reduce(rows[metric])
+    out = Series()
+    for xv, part in rows.groupby(x, sort=True):
+        out[float(xv)] = reduce(part[metric])
+    return out
+
+
+def _run_sweep(ex: Experiment, opts: Options):
+    """Run the experiment's sweep (or sweeps: ``sweep = {label = "file"}``, their tables
+    concatenated with a ``sweep`` column holding the label). Returns (table, runs, seeds)."""
+    import pandas as pd
+
+    from ..sweep import Sweep, run_sweep
+
+    specs = ex.sweep if isinstance(ex.sweep, dict) else {"": ex.sweep}
+    tables, runs, seeds = [], {"total": 0, "cached": 0, "ran": 0}, None
+    for label, path in specs.items():
+        spec = _sweep_spec(ex, opts, path)
+        sw = Sweep.from_dict(spec, os.path.dirname(os.path.abspath(path)))
+        name = ex.id + (f"-{label}" if label else "") + ("-quick" if opts.quick else "")
+        out = os.path.join(opts.out, "runs", ex.paper, name) if opts.out else None
+        res = run_sweep(sw, out, workers=opts.workers, dask=opts.dask, progress=opts.progress,
+                        quiet=opts.quiet)
+        if res.failures:
+            raise RuntimeError(f"{ex.name}: {len(res.failures)} run(s) failed: {res.failure_label(0)}")
+        t = res.table.copy()
+        if label:
+            t["sweep"] = label
+        tables.append(t)
+        runs["total"] += res.total
+        runs["cached"] += res.cached
+        runs["ran"] += res.ran
+        seeds = len(sw.seeds)
+    table = tables[0] if len(tables) == 1 else pd.concat(tables, ignore_index=True)
+    return table, runs, seeds
+
+
+# ----- one experiment --------------------------------------------------------------------------
+def run_experiment(ex: Experiment, opts: Options) -> ExperimentResult:
+    t0 = time.monotonic()
+    names: Dict[str, Any] = {}
+    for k, a in ex.assumptions.items():
+        names[k] = a.get("quick", a.get("value")) if opts.quick else a.get("value")
+    runs: Dict[str, int] = {}
+    seeds: Optional[int] = None
+    extra: Dict[str, Any] = {}
+    if ex.kind == "sweep":
+        table, runs, seeds = _run_sweep(ex, opts)
+    elif ex.kind == "evaluate":
+        from .evaluated import run_evaluations
+        names_ev, extra, seeds = run_evaluations(ex, opts)
+        names.update(names_ev)
+        table = None
+    else:
+        table = None
+    for name, spec in ex.inputs.items():
+        where = f"{ex.name}: inputs.{name}"
+        if not isinstance(spec, Mapping):
+            raise ScenarioError(f"{where}: must be a table", field=where)
+        if "model" in spec:
+            names[name] = _model_input(name, spec, opts.quick, where, names)
+        elif "expr" in spec:
+            names[name] = evaluate_expr(str(spec["expr"]), names, where)
+        elif "metric" in spec:
+            if table is None:
+                raise ScenarioError(f"{where}: a sweep metric in a {ex.kind} experiment", field=where)
+            names[name] = _sweep_input(table, spec, where)
+        else:
+            raise ScenarioError(f"{where}: needs model, metric or expr", field=where)
+    results = []
+    for i, c in enumerate(ex.claims):
+        if opts.quick and not c.quick:
+            continue
+        ours = evaluate_expr(c.ours, names, f"{ex.name}: values[{i}].ours")
+        if isinstance(ours, (int, float)) and not isinstance(ours, bool):
+            ours = float(ours)
+        ok, why = compare(c.rule, c.value, ours)
+        results.append(ClaimResult(c, ours, ok, why))
+    return ExperimentResult(ex, results, names, opts.quick, seeds, time.monotonic() - t0, runs, extra)

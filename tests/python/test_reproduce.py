@@ -1,0 +1,151 @@
+"""tcpf reproduce: the experiments home read as claims, the rules, the expression language,
+and the CLI end to end on a quick subset."""
+import json
+import math
+import time
+
+import pytest
+
+import tcpfriendly as tf
+from tcpfriendly.reproduce import PAPERS, plan, reproduce
+from tcpfriendly.reproduce.expr import Series, evaluate_expr
+from tcpfriendly.reproduce.rules import check_rule, compare
+
+
+# ----- the rules and expressions ---------------------------------------------------------------
+def test_rules_compare_in_the_bank_style_and_can_fail():
+    assert compare({"rel": 0.1}, 10.0, 10.9)[0] and not compare({"rel": 0.1}, 10.0, 11.2)[0]
+    assert compare({"abs": 0.05}, 0.8, 0.84)[0] and not compare({"abs": 0.05}, 0.8, 0.9)[0]
+    assert compare({"min": 0.75}, 0.75, 0.76)[0] and not compare({"min": 0.75}, 0.75, 0.74)[0]
+    assert compare({"max": 6.32}, 6.32, 6.0)[0] and not compare({"max": 6.32}, 6.32, 7.1)[0]
+    assert compare({"interval": [3, 5]}, 4, 3.5)[0] and not compare({"interval": [3, 5]}, 4, 5.5)[0]
+    assert compare({"equals": True}, True, True)[0] and not compare({"equals": True}, True, False)[0]
+    assert compare({"same": True}, "Δ(O)", "Δ(O)")[0] and not compare({"same": True}, "Δ(O)", "X")[0]
+    assert not compare({"rel": 0.1}, 1.0, float("nan"))[0]       # no value never matches
+    assert not compare({"equals": True}, True, 1.0)[0]           # a number is not a yes/no
+
+
+@pytest.mark.parametrize("rule, field", [
+    ({"rel": -1}, "rel"), ({"abs": 0.1, "rel": 0.1}, "exactly one"), ({"wide": 1}, "wide"),
+    ({"interval": [5, 3]}, "interval"), ({"equals": 1}, "equals"), ({}, "table"),
+])
+def test_bad_rules_name_the_problem(rule, field):
+    with pytest.raises(tf.ScenarioError, match=field):
+        check_rule(rule, "values[0].rule")
+
+
+def test_expressions_are_parsed_not_evaluated():
+    s = Series({0.01: 1.0, 0.05: 0.9, 0.15: 0.8})
+    names = {"r": s, "m": {"alpha": 0.5}}
+    assert evaluate_expr("r[0.05] * 2", names) == pytest.approx(1.8)
+    assert evaluate_expr("m.alpha / 0.25", names) == 2.0
+    assert evaluate_expr("argmin(r)", names) == 0.15
+    assert evaluate_expr("max(abs(below(r, 0.05) - 1))", names) == pytest.approx(0.1)
+    assert evaluate_expr("crossing(r - 0.85)", names) == pytest.approx(0.1)
+    assert evaluate_expr("ordered(1, 2, 3) and not ordered(3, 2)", names) is True
+    for bad in ("__import__('os')", "r.__class__", "open('x')", "[x for x in r]", "lambda: 1"):
+        with pytest.raises(tf.ScenarioError):
+            evaluate_expr(bad, names)
+
+
+# ----- the experiments home --------------------------------------------------------------------
+def test_every_claim_has_a_source_a_rule_and_a_reason_where_it_can_differ():
+    todo = plan("all")
+    assert set(todo) <= set(PAPERS) and len(todo) >= 4
+    n = 0
+    for paper, exps in todo.items():
+        for ex in exps:
+            assert ex.paper == paper and ex.title and ex.source, ex.name
+            for a, spec in ex.assumptions.items():
+                assert spec.get("source") in ("paper", "inferred", "ours"), (ex.name, a)
+                assert spec.get("doc"), (ex.name, a)
+            for c in ex.claims:
+                n += 1
+                assert c.where and c.claim and c.ours, (ex.name, c.claim)
+                assert c.quote or ex.kind == "evaluate", (ex.name, c.claim)
+    assert n >= 60
+
+
+def test_analytic_verdicts_are_computed():
+    """jin2001 Table 1 and Table 6: the rounded constants and TCP's Δ differ, the rest match."""
+    rs = {r.experiment.id: r for r in reproduce("jin2001", ["table1-spectrum", "table6-analysis"])}
+    t1 = {c.claim.claim: c for c in rs["table1-spectrum"].claims}
+    simd = t1["SIMD (−1/2,1): increase (3√β/√2)·√((w−w0)/w_max)"]
+    assert simd.matched and simd.ours == pytest.approx(3 / math.sqrt(2), rel=1e-9)
+    k13 = t1["(−1/3,1): increase 1.89·β^(2/3)·((w−w0)/w_max)^(1/3)"]
+    assert not k13.matched and k13.ours == pytest.approx(1.861, abs=5e-4)
+    assert k13.verdict.startswith("differs: the paper is inconsistent")
+    t6 = {c.claim.claim: c for c in rs["table6-analysis"].claims}
+    d = t6["TCP Exp. 2: Δ (packets), analysis"]
+    assert d.ours == pytest.approx(5.0) and not d.matched
+    assert t6["SIMD Exp. 1: T2 (RTT), analysis"].matched
+
+
+def test_a_simulation_verdict_is_computed_from_the_sweep(tmp_path):
+    """jin2001 Fig. 7 in quick mode: SIMD(1/16) is TCP-friendly below 5 % loss."""
+    r, = reproduce("jin2001", ["fig7-bernoulli"], quick=True, out=str(tmp_path), workers=2)
+    assert r.quick and r.seeds == 2 and r.runs["total"] == 40
+    below5 = [c for c in r.claims if c.claim.where.startswith("§6.1.1") and "below 5 %" in c.claim.claim][0]
+    assert 0 <= below5.ours <= 0.15 and below5.matched
+    # the run cache makes the second pass free of simulations
+    again, = reproduce("jin2001", ["fig7-bernoulli"], quick=True, out=str(tmp_path), workers=2)
+    assert again.runs["cached"] == 40 and again.runs["ran"] == 0
+    assert [c.ours for c in again.claims] == [c.ours for c in r.claims]
+
+
+# ----- the CLI ---------------------------------------------------------------------------------
+def test_cli_quick_subset_end_to_end(tcpf, tmp_path):
+    out = tmp_path / "rep"
+    p = tcpf("reproduce", "liu2008", "--only", "eq31-lossy-bound", "--only", "markov-figs2-7",
+             "--quick", "--out", out, "--json")
+    assert p.returncode == 0, p.stderr
+    data = json.loads(p.stdout)
+    assert [d["experiment"] for d in data] == ["eq31-lossy-bound", "markov-figs2-7"]
+    for d in data:
+        assert d["paper"] == "liu2008" and d["quick"] is True
+        for c in d["claims"]:
+            assert set(c) >= {"claim", "paper_value", "our_value", "rule", "matched"}
+    bound = [c for c in data[0]["claims"] if "√40" in c["claim"]][0]
+    assert bound["matched"] and abs(bound["our_value"] - 6.3246) < 1e-3
+    md = (out / "liu2008" / "REPRODUCTION.md").read_text()
+    assert "quick" in md and "| claim | paper | ours | difference | rule | verdict |" in md
+    for ext in ("png", "svg"):
+        assert (out / "liu2008" / f"liu2008-markov-figs2-7.{ext}").stat().st_size > 1000
+    text = tcpf("reproduce", "liu2008", "--only", "eq31-lossy-bound", "--out", out)
+    assert text.returncode == 0 and "claim" in text.stdout and "matched" in text.stdout
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["nosuch"], "PAPER"),
+    (["jin2001", "--only", "nosuch"], "--only"),
+    (["all", "--only", "nosuch"], "--only"),
+    (["jin2001", "--seeds", "0"], "--seeds"),
+    (["jin2001", "--workers", "x"], "--workers"),
+])
+def test_bad_input_exits_2_with_one_line(tcpf, tmp_path, args, needle):
+    t0 = time.monotonic()
+    p = tcpf("reproduce", *args, "--out", tmp_path / "o")
+    assert p.returncode == 2, (p.stdout, p.stderr)
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error:") and needle in lines[0], p.stderr
+    assert "Traceback" not in p.stderr and p.stdout == ""
+    assert time.monotonic() - t0 < 10
+
+
+def test_analytic_claims_keep_their_verdicts():
+    """Every analytic claim without a recorded reason or inconsistency matches; every claim
+    marked inconsistent differs (CI fails when a claim that matched stops matching)."""
+    todo = plan("all")
+    ids = {p: [x.id for x in xs if x.kind == "analytic"] for p, xs in todo.items()}
+    n = 0
+    for paper, only in ids.items():
+        if not only:
+            continue
+        for r in reproduce(paper, only):
+            for c in r.claims:
+                n += 1
+                if c.claim.inconsistent:
+                    assert not c.matched, (r.experiment.name, c.claim.claim, c.ours)
+                elif not c.claim.reason:
+                    assert c.matched, (r.experiment.name, c.claim.claim, c.ours)
+    assert n >= 50
