@@ -94,10 +94,21 @@ def text_report(ev) -> str:
     lines.append("")
     lines.extend(thresholds_text(ev.thresholds))
     seeds = ", ".join(f"{k.split('/')[1]} {v}" for k, v in ev.seeds.items())
-    lines.append(f"seeds per point: {seeds}; "
-                 f"wall time {ev.wall_s:.1f} s" + (" (--quick: under 2 minutes per algorithm on one core)" if ev.quick else ""))
+    lines.append(f"seeds per point: {seeds}; " + _wall(ev)
+                 + (" (--quick: under 2 minutes per algorithm on one core)" if ev.quick else ""))
     lines.append("assumptions the papers leave out: see --json \"assumptions\" or experiments/*/*/experiment.toml")
     return "\n".join(lines)
+
+
+def _wall(ev) -> str:
+    """``wall time ... s`` with the batch's runs (``evaluate_many`` shares one batch)."""
+    r = ev.runs or {}
+    text = f"wall time {ev.wall_s:.1f} s"
+    if r.get("schemes", 1) > 1:
+        text += f" for the batch of {r['schemes']} schemes"
+    if r:
+        text += f" ({r.get('ran', 0)} runs, {r.get('cached', 0)} cached, of {r.get('distinct', 0)} distinct)"
+    return text
 
 
 def table4_text(evs: Sequence, paper: Dict[str, List[str]] = G.PAPER_TABLE4) -> str:
@@ -120,6 +131,8 @@ def table4_text(evs: Sequence, paper: Dict[str, List[str]] = G.PAPER_TABLE4) -> 
     w = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
     out = ["  ".join(x.ljust(wi) for x, wi in zip(r, w)).rstrip() for r in [head, *rows]]
     out.append(f"cells 'ours/paper number'; * = disagreement. Matching grades: {match} of {total}")
+    if evs:
+        out.append(_wall(evs[0]))
     return "\n".join(out)
 
 
