@@ -157,3 +157,18 @@ def test_dask_gives_the_same_results_as_local_threads(tmp_path):
     local = evaluate("gaimd", {"alpha": 0.2, "beta": 0.125}, workers=1, **S2)
     assert _doc(on_dask) == _doc(local)
     assert len(list((tmp_path / "runs").glob("*.json"))) == 6  # the client stored each run
+
+
+def test_table4_markdown_counts_only_the_columns_run():
+    from tcpfriendly.evaluate.report import table4_markdown, table4_text
+
+    ev = evaluate("gaimd", {"alpha": 0.2, "beta": 0.125}, workers=2, **S2)
+    md = table4_markdown([ev])
+    text = table4_text([ev])
+    import re
+
+    # S2 only: two of gaimd's seven Table 4 grades are compared, the others are "-"
+    m = re.search(r"Matching grades \(quick\): \*\*(\d) of 2\*\*", md)
+    assert m and re.search(rf"Matching grades: {m.group(1)} of 2\b", text)
+    assert md.count("\n- gaimd S2") == 2 - int(m.group(1))  # one line per disagreement
+    assert "| gaimd | - |" in md

@@ -126,7 +126,7 @@ def run_args(a: argparse.Namespace) -> int:
     """Run the evaluation the parsed options of :func:`add_arguments` ask for, print it and
     return 0. Bad input raises :class:`ScenarioError` naming the option or field."""
     from .core import evaluate_many
-    from .report import table4_text, text_report, write_outputs
+    from .report import table4_markdown, table4_text, text_report, write_outputs
     if a.seeds is not None and a.seeds < 1:
         raise ScenarioError(f"--seeds: must be a positive integer, got {a.seeds}")
     if a.workers is not None and a.workers < 1:
@@ -157,4 +157,6 @@ def run_args(a: argparse.Namespace) -> int:
     if a.all and a.out:
         with open(f"{a.out}/table4.txt", "w", encoding="utf-8") as f:
             f.write(table4_text(evs) + "\n")
+        with open(f"{a.out}/table4.md", "w", encoding="utf-8") as f:
+            f.write(table4_markdown(evs) + "\n")
     return 0
