@@ -82,3 +82,37 @@ class Controller:
         """A retransmission timeout: threshold to half the window, window to one packet."""
         self.ssthresh = max(to.window / 2.0, 2.0)
         self.cwnd = 1.0
+
+
+def load_controllers(specs, option="--controller"):
+    """``NAME=MODULE:CLASS`` specs (``tcpf run --controller``, ``tcpf evaluate --controller``)
+    -> ``{NAME: class}``. MODULE is an importable module or a ``.py`` file. Any failure,
+    including a module that calls ``sys.exit``, is the user's input: :class:`ScenarioError`
+    naming ``option``. The one loader of the command line's controllers."""
+    import importlib
+    import importlib.util
+
+    from .errors import ScenarioError
+
+    out = {}
+    for spec in specs or []:
+        name, sep, target = str(spec).partition("=")
+        module, sep2, cls_name = target.rpartition(":")
+        if not (sep and sep2 and name and module and cls_name):
+            raise ScenarioError(f"{option}: expected NAME=MODULE:CLASS, got {spec!r}")
+        try:
+            if module.endswith(".py"):
+                loader = importlib.util.spec_from_file_location(f"_tcpf_user_{name}", module)
+                if loader is None or loader.loader is None:
+                    raise ImportError(f"cannot load {module}")
+                mod = importlib.util.module_from_spec(loader)
+                loader.loader.exec_module(mod)  # the user's own file, by request
+            else:
+                mod = importlib.import_module(module)
+            out[name] = getattr(mod, cls_name)
+        except (Exception, SystemExit) as exc:  # noqa: BLE001 - any import failure (even a
+            # module that calls sys.exit) is bad input, reported as such with exit code 2
+            from .errors import one_line
+            raise ScenarioError(f"{option} {name}: cannot load {target}: "
+                                f"{type(exc).__name__}: {one_line(exc)}") from None
+    return out

@@ -31,6 +31,11 @@ examples:
   tcpf evaluate formula --params increase=0.2,decrease=0.125*w --quick
   tcpf evaluate mine --controller mine=my_cc.py:MyCC --quick  a Python controller class
   tcpf evaluate --all --out /tmp/table4                      tsao2007 Table 4, paper grades beside ours
+  tcpf evaluate --all --out /tmp/table4 --dask tcp://host:8786   the same on a Dask cluster
+
+Simulations run on all cores (--workers N for fewer) or on Dask (--dask local|ADDRESS), each
+reduced where it ran. With --out an interrupted evaluation resumes: a rerun of the same
+command runs only the missing simulations (TCP reference runs are shared between schemes).
 
 beta is always the fraction of the window REMOVED on a loss event. With --out DIR the tables
 (CSV, JSON), a figure per scenario (PNG, SVG) and the run cache go to DIR.
@@ -67,6 +72,12 @@ def register(app: typer.Typer) -> None:
     )
     def evaluate_command(ctx: typer.Context) -> None:
         from ..evaluate.cli import run_args
+        from ..evaluate.runner import EvaluationInterrupted
+        from .errors import EXIT_INTERRUPTED, fail
 
         args = parser().parse_args(ctx.args)  # --help prints and exits 0
-        raise typer.Exit(run_args(args))
+        try:
+            code = run_args(args)
+        except EvaluationInterrupted as exc:  # say what is cached and how to resume
+            fail(EXIT_INTERRUPTED, str(exc))
+        raise typer.Exit(code)

@@ -162,30 +162,11 @@ def _claim_out(out: str, scenario, seed: Optional[int], timeseries: Optional[flo
 
 
 def _load_controllers(specs: List[str]) -> Dict[str, type]:
-    """--controller NAME=MODULE:CLASS -> {NAME: class}; any failure is the user's input."""
-    import importlib
-    import importlib.util
+    """--controller NAME=MODULE:CLASS -> {NAME: class} (the one loader, shared with
+    ``tcpf evaluate``: :func:`tcpfriendly.controller.load_controllers`)."""
+    from ..controller import load_controllers
 
-    out: Dict[str, type] = {}
-    for spec in specs:
-        name, sep, target = spec.partition("=")
-        module, sep2, cls_name = target.rpartition(":")
-        if not (sep and sep2 and name and module and cls_name):
-            raise ScenarioError(f"--controller: expected NAME=MODULE:CLASS, got {spec!r}")
-        try:
-            if module.endswith(".py"):
-                loader = importlib.util.spec_from_file_location(f"_tcpf_user_{name}", module)
-                if loader is None or loader.loader is None:
-                    raise ImportError(f"cannot load {module}")
-                mod = importlib.util.module_from_spec(loader)
-                loader.loader.exec_module(mod)
-            else:
-                mod = importlib.import_module(module)
-            out[name] = getattr(mod, cls_name)
-        except (Exception, SystemExit) as exc:  # noqa: BLE001 - any import failure (even a
-            # module that calls sys.exit) is bad input, reported as such with exit code 2
-            raise ScenarioError(f"--controller {name}: cannot load {target}: {type(exc).__name__}: {exc}") from None
-    return out
+    return load_controllers(specs)
 
 
 # ----- tcpf algorithms --------------------------------------------------------------------------

@@ -43,40 +43,32 @@ def _value(text: str) -> Any:
 
 
 def parse_params(items: Optional[List[str]]) -> Dict[str, Any]:
+    """``--params K=V[,K=V...]`` (repeatable) -> ``{K: V}``. Anything else -- an empty item
+    (``",,"``, a trailing comma), a missing ``=``, key or value, a key given twice, a
+    non-finite number -- raises :class:`ScenarioError` naming ``--params``."""
     out: Dict[str, Any] = {}
     for item in items or []:
         for part in item.split(","):
             if not part.strip():
-                continue
+                raise ScenarioError(f"--params: expected KEY=VALUE[,KEY=VALUE...], got {item!r} (an empty item)")
             k, sep, v = part.partition("=")
             if not sep or not k.strip() or not v.strip():
                 raise ScenarioError(f"--params: expected KEY=VALUE, got {part!r}")
+            k = k.strip()
+            if k in out:
+                raise ScenarioError(f"--params: {k} given twice")
             try:
-                out[k.strip()] = _value(v.strip())
+                out[k] = _value(v.strip())
             except ValueError:
-                raise ScenarioError(f"--params: {k.strip()}: must be a finite number or a name, got {v!r}") from None
+                raise ScenarioError(f"--params: {k}: must be a finite number or a name, got {v!r}") from None
     return out
 
 
 def parse_controllers(items: Optional[List[str]]) -> Dict[str, type]:
-    out: Dict[str, type] = {}
-    for item in items or []:
-        name, sep, rest = item.partition("=")
-        path, sep2, cls = rest.rpartition(":")
-        if not sep or not sep2 or not name or not path or not cls:
-            raise ScenarioError(f"--controller: expected NAME=FILE:CLASS, got {item!r}")
-        import importlib.util
-        try:
-            spec = importlib.util.spec_from_file_location(f"tcpf_user_{name}", path)
-            mod = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(mod)  # the user's own file, by request
-        except (Exception, SystemExit) as exc:  # noqa: BLE001 - any failure of the user's file
-            # (even sys.exit) is bad input: exit 2 with one line
-            raise ScenarioError(f"--controller: cannot load {path}: {type(exc).__name__}: {one_line(exc)}") from None
-        if not hasattr(mod, cls):
-            raise ScenarioError(f"--controller: {path} has no class {cls!r}")
-        out[name] = getattr(mod, cls)
-    return out
+    """``--controller NAME=FILE:CLASS`` -> ``{NAME: class}`` (the one loader,
+    :func:`tcpfriendly.controller.load_controllers`, shared with ``tcpf run``)."""
+    from ..controller import load_controllers
+    return load_controllers(items)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -85,7 +77,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--controller", action="append", metavar="NAME=FILE:CLASS", help="a Python controller class")
     p.add_argument("--quick", action="store_true", help="fewer seeds, shorter runs (< 2 min per algorithm on one core)")
     p.add_argument("--seeds", type=int, metavar="N", help="runs per point (default: per experiment)")
-    p.add_argument("--workers", type=int, metavar="N", help="processes (default: all cores)")
+    p.add_argument("--workers", type=int, metavar="N", help="simulations at once (default: all cores; with --dask local: its workers)")
+    p.add_argument("--dask", metavar="ADDRESS", help="run on Dask: 'local' (a LocalCluster) or a scheduler address (tcp://host:8786)")
     p.add_argument("--out", metavar="DIR", help="write tables, figures and the run cache here")
     p.add_argument("--json", action="store_true", help="print the evaluation as JSON")
     p.add_argument("--thresholds", metavar="FILE", help="O/Δ/X thresholds TOML (default experiments/tsao2007/thresholds.toml)")
@@ -124,16 +117,16 @@ def evaluate_command(argv: Optional[List[str]] = None) -> int:
     except ScenarioError as exc:
         print(f"tcpf evaluate: error: {one_line(exc)}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("tcpf evaluate: interrupted", file=sys.stderr)
+    except KeyboardInterrupt as exc:
+        print(f"tcpf evaluate: {one_line(exc) or 'interrupted'}", file=sys.stderr)
         return 130
 
 
 def run_args(a: argparse.Namespace) -> int:
     """Run the evaluation the parsed options of :func:`add_arguments` ask for, print it and
     return 0. Bad input raises :class:`ScenarioError` naming the option or field."""
-    from .core import evaluate
-    from .report import table4_text, text_report, write_outputs
+    from .core import evaluate_many
+    from .report import table4_markdown, table4_text, text_report, write_outputs
     if a.seeds is not None and a.seeds < 1:
         raise ScenarioError(f"--seeds: must be a positive integer, got {a.seeds}")
     if a.workers is not None and a.workers < 1:
@@ -142,13 +135,15 @@ def run_args(a: argparse.Namespace) -> int:
         raise ScenarioError("algorithm: give an algorithm name or --all")
     params = parse_params(a.params)
     controllers = parse_controllers(a.controller)
+    if a.dask is not None and not a.dask.strip():
+        raise ScenarioError("--dask: expected 'local' or a scheduler address, got ''")
     schemes = ALL_SCHEMES if a.all else [(a.algorithm, params)]
-    memo: Dict[str, Any] = {}
-    evs = []
-    for alg, prm in schemes:
-        ev = evaluate(alg, prm or None, controllers=controllers or None, quick=a.quick, seeds=a.seeds,
-                      out=a.out, workers=a.workers, thresholds=a.thresholds, only=a.only, memo=memo)
-        evs.append(ev)
+    # Ctrl-C raises EvaluationInterrupted (a KeyboardInterrupt) saying what is cached
+    evs = evaluate_many([(alg, prm or None) for alg, prm in schemes],
+                        controllers=controllers or None, quick=a.quick, seeds=a.seeds,
+                        out=a.out, workers=a.workers, thresholds=a.thresholds, only=a.only,
+                        dask=a.dask, label="evaluate --all" if a.all else f"evaluate {a.algorithm}")
+    for ev in evs:
         if a.out:
             write_outputs(ev, a.out)
         if not a.json:
@@ -162,4 +157,6 @@ def run_args(a: argparse.Namespace) -> int:
     if a.all and a.out:
         with open(f"{a.out}/table4.txt", "w", encoding="utf-8") as f:
             f.write(table4_text(evs) + "\n")
+        with open(f"{a.out}/table4.md", "w", encoding="utf-8") as f:
+            f.write(table4_markdown(evs) + "\n")
     return 0

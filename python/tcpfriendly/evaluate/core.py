@@ -15,7 +15,7 @@ from . import grades as G
 from .runner import Job, execute
 from .scenarios import EVALUATION, Experiment, algorithm_fields, derived, fill, load_experiment
 
-__all__ = ["Evaluation", "evaluate", "check_algorithm"]
+__all__ = ["Evaluation", "evaluate", "evaluate_many", "check_algorithm"]
 
 #: Time-series interval and reducer of each experiment.
 _RUN = {
@@ -42,13 +42,16 @@ class Evaluation:
     seeds: Dict[str, int]
     wall_s: float = 0.0
     raw: Dict[str, Any] = field(default_factory=dict)
+    #: the batch this evaluation ran in (``evaluate_many``): ``schemes``, and the runs
+    #: ``listed``, ``distinct``, ``cached`` (found in the cache) and ``ran``; ``wall_s`` is the batch's
+    runs: Dict[str, int] = field(default_factory=dict)
 
     def to_json(self) -> Dict[str, Any]:
         return {
             "algorithm": self.algorithm, "params": self.params, "quick": self.quick,
             "grades": self.grades, "numbers": self.numbers, "metrics": self.metrics,
             "thresholds": self.thresholds, "assumptions": self.assumptions,
-            "seeds": self.seeds, "wall_s": round(self.wall_s, 2),
+            "seeds": self.seeds, "wall_s": round(self.wall_s, 2), "runs": self.runs,
         }
 
     def row(self) -> List[str]:
@@ -141,31 +144,19 @@ def _experiment_jobs(exp: Experiment, alg_fields: Dict[str, Any], quick: bool, s
     return out
 
 
-def evaluate(alg: str, params: Optional[Mapping[str, Any]] = None, *,
-             controllers: Optional[Mapping[str, type]] = None, quick: bool = False,
-             seeds: Optional[int] = None, out: Optional[str] = None, workers: Optional[int] = None,
-             thresholds: Optional[str] = None, assumptions: Optional[Mapping[str, Mapping[str, Any]]] = None,
-             only: Optional[Sequence[str]] = None, base_seed: int = 1,
-             progress: Optional[bool] = None, memo: Optional[Dict[str, Any]] = None) -> Evaluation:
-    """Run tsao2007 S1-S4, jin2001's impulse response and sastry2005's trough test for
-    ``alg`` (with ``params``) against TCP SACK and grade it.
+class _Plan:
+    """One algorithm's evaluation before it runs: its jobs and how to grade their results."""
 
-    Args:
-        alg: an algorithm of ``tcpf algorithms``, ``"formula"`` (with ``params`` holding
-            ``increase``/``decrease`` or ``f``/``g``), or the name of a Python controller in
-            ``controllers``.
-        params: the algorithm's parameters (β = the fraction removed; ``keep=`` for the kept).
-        controllers: ``{name: Controller subclass}`` for Python controllers.
-        quick: fewer seeds, shorter runs and fewer axis points (each experiment's ``quick``
-            values); under 2 minutes on one core for built-in algorithms.
-        seeds: runs per point (default: each experiment's ``seeds`` / ``quick_seeds``).
-        out: a directory for the run cache (``out/runs``) and the reports.
-        workers: processes (default: all cores; Python controllers run in-process).
-        thresholds: a thresholds TOML (default ``experiments/tsao2007/thresholds.toml``).
-        assumptions: ``{"paper/experiment": {name: value}}`` overrides of named assumptions.
-        only: run only these experiments (``"s1"``, ``"tsao2007/s2-low-multiplexing"``, ...).
-    """
-    t0 = time.monotonic()
+    def __init__(self, alg, canon, quick, seeds, th, per_exp, jobs):
+        self.alg, self.canon, self.quick, self.seeds, self.th = alg, canon, quick, seeds, th
+        self.per_exp, self.jobs = per_exp, jobs
+
+
+def _plan(alg: str, params: Optional[Mapping[str, Any]], controllers: Optional[Mapping[str, type]],
+          quick: bool, seeds: Optional[int], thresholds: Optional[str],
+          assumptions: Optional[Mapping[str, Mapping[str, Any]]], only: Optional[Sequence[str]],
+          base_seed: int) -> _Plan:
+    """Validate everything and list the jobs (nothing runs; bad input raises ScenarioError)."""
     th = G.load_thresholds(thresholds)
     canon, family = check_algorithm(alg, params, controllers)
     if seeds is not None and (isinstance(seeds, bool) or not isinstance(seeds, int) or seeds < 1):
@@ -181,7 +172,7 @@ def evaluate(alg: str, params: Optional[Mapping[str, Any]] = None, *,
     for k in overrides:
         if k not in {e.key for e in selected}:
             raise ScenarioError(f"assumptions: unknown experiment {k!r}")
-    all_jobs = []
+    all_jobs: List[Job] = []
     per_exp = {}
     for exp in selected:
         vals = exp.values(quick, overrides.get(exp.key))
@@ -189,30 +180,98 @@ def evaluate(alg: str, params: Optional[Mapping[str, Any]] = None, *,
         jobs = _experiment_jobs(exp, f, quick, exp.seeds(quick, seeds), base_seed, overrides.get(exp.key, {}))
         per_exp[exp.key] = (exp, vals, len(all_jobs), len(jobs), jobs)
         all_jobs.extend(j for _, _, j in jobs)
-    results = execute(all_jobs, workers=workers, out=out, controllers=dict(controllers) if controllers else None,
-                      label=f"evaluate {alg}", progress=progress, memo=memo)
+    return _Plan(alg, canon, quick, seeds, th, per_exp, all_jobs)
 
+
+def _finish(plan: _Plan, results: List[Dict[str, Any]], wall_s: float) -> Evaluation:
+    """Aggregate and grade the reductions of ``plan``'s jobs (in plan order)."""
     grades: Dict[str, str] = {}
     numbers: Dict[str, Any] = {}
     metrics: Dict[str, Any] = {}
     raw: Dict[str, Any] = {}
     used_assumptions: Dict[str, Any] = {}
     seeds_used: Dict[str, int] = {}
-    for key, (exp, vals, start, n, jobs) in per_exp.items():
+    for key, (exp, vals, start, n, jobs) in plan.per_exp.items():
         reds = results[start:start + n]
         rows = [(p, role, j, r) for (p, role, j), r in zip(jobs, reds)]
         used_assumptions[key] = {name: {"value": vals[name], "doc": a["doc"], "source": a.get("source", "")}
                                  for name, a in exp.assumptions.items()}
-        seeds_used[key] = exp.seeds(quick, seeds)
+        seeds_used[key] = exp.seeds(plan.quick, plan.seeds)
         fn = _AGGREGATE[key]
-        m, g, num, rw = fn(exp, vals, rows, th)
+        m, g, num, rw = fn(exp, vals, rows, plan.th)
         metrics[key] = m
         grades.update(g)
         numbers.update(num)
         raw[key] = rw
-    return Evaluation(algorithm=alg, params=canon, quick=quick, grades=grades, numbers=numbers,
-                      metrics=metrics, thresholds=th, assumptions=used_assumptions,
-                      seeds=seeds_used, wall_s=time.monotonic() - t0, raw=raw)
+    return Evaluation(algorithm=plan.alg, params=plan.canon, quick=plan.quick, grades=grades,
+                      numbers=numbers, metrics=metrics, thresholds=plan.th,
+                      assumptions=used_assumptions, seeds=seeds_used, wall_s=wall_s, raw=raw)
+
+
+def evaluate(alg: str, params: Optional[Mapping[str, Any]] = None, *,
+             controllers: Optional[Mapping[str, type]] = None, quick: bool = False,
+             seeds: Optional[int] = None, out: Optional[str] = None, workers: Optional[int] = None,
+             thresholds: Optional[str] = None, assumptions: Optional[Mapping[str, Mapping[str, Any]]] = None,
+             only: Optional[Sequence[str]] = None, base_seed: int = 1,
+             progress: Optional[bool] = None, memo: Optional[Dict[str, Any]] = None,
+             dask: Any = None) -> Evaluation:
+    """Run tsao2007 S1-S4, jin2001's impulse response and sastry2005's trough test for
+    ``alg`` (with ``params``) against TCP SACK and grade it.
+
+    Args:
+        alg: an algorithm of ``tcpf algorithms``, ``"formula"`` (with ``params`` holding
+            ``increase``/``decrease`` or ``f``/``g``), or the name of a Python controller in
+            ``controllers``.
+        params: the algorithm's parameters (β = the fraction removed; ``keep=`` for the kept).
+        controllers: ``{name: Controller subclass}`` for Python controllers.
+        quick: fewer seeds, shorter runs and fewer axis points (each experiment's ``quick``
+            values); under 2 minutes on one core for built-in algorithms.
+        seeds: runs per point (default: each experiment's ``seeds`` / ``quick_seeds``).
+        out: a directory for the run cache (``out/runs``) and the reports; a rerun after an
+            interruption runs only what is missing.
+        workers: local threads running simulations (default: all cores; Python controllers
+            run on one), or the LocalCluster's workers with ``dask="local"``.
+        thresholds: a thresholds TOML (default ``experiments/tsao2007/thresholds.toml``).
+        assumptions: ``{"paper/experiment": {name: value}}`` overrides of named assumptions.
+        only: run only these experiments (``"s1"``, ``"tsao2007/s2-low-multiplexing"``, ...).
+        progress: a progress bar on stderr (default: when stderr is a terminal).
+        memo: an in-memory run cache shared between calls (key -> reduction).
+        dask: run on Dask: ``"local"``, a scheduler address or a ``distributed.Client``.
+    """
+    return evaluate_many([(alg, params)], controllers=controllers, quick=quick, seeds=seeds,
+                         out=out, workers=workers, thresholds=thresholds, assumptions=assumptions,
+                         only=only, base_seed=base_seed, progress=progress, memo=memo, dask=dask,
+                         label=f"evaluate {alg}")[0]
+
+
+def evaluate_many(schemes: Sequence[Tuple[str, Optional[Mapping[str, Any]]]], *,
+                  controllers: Optional[Mapping[str, type]] = None, quick: bool = False,
+                  seeds: Optional[int] = None, out: Optional[str] = None,
+                  workers: Optional[int] = None, thresholds: Optional[str] = None,
+                  assumptions: Optional[Mapping[str, Mapping[str, Any]]] = None,
+                  only: Optional[Sequence[str]] = None, base_seed: int = 1,
+                  progress: Optional[bool] = None, memo: Optional[Dict[str, Any]] = None,
+                  dask: Any = None, label: str = "evaluate") -> List[Evaluation]:
+    """:func:`evaluate` for several ``(algorithm, params)`` at once (``tcpf evaluate --all``):
+    every scheme is validated first, then all runs go to the executor as one batch (no core
+    idles between schemes; the TCP reference runs, identical for every scheme, run once).
+    ``wall_s`` of each evaluation is the batch's wall time."""
+    t0 = time.monotonic()
+    plans = [_plan(alg, prm, controllers, quick, seeds, thresholds, assumptions, only, base_seed)
+             for alg, prm in schemes]
+    jobs = [j for p in plans for j in p.jobs]
+    stats: Dict[str, int] = {}
+    results = execute(jobs, workers=workers, out=out, controllers=dict(controllers) if controllers else None,
+                      label=label, progress=progress, memo=memo, dask=dask, stats=stats)
+    wall = time.monotonic() - t0
+    stats = dict(schemes=len(plans), **stats)
+    evs, at = [], 0
+    for p in plans:
+        ev = _finish(p, results[at:at + len(p.jobs)], wall)
+        ev.runs = stats
+        evs.append(ev)
+        at += len(p.jobs)
+    return evs
 
 
 # ----- aggregation and grading per experiment ---------------------------------------------------------

@@ -10,7 +10,7 @@ from typing import Any, Dict, List, Optional, Sequence
 
 from . import grades as G
 
-__all__ = ["text_report", "write_outputs", "table4_text"]
+__all__ = ["text_report", "write_outputs", "table4_text", "table4_markdown"]
 
 
 def _f(v, d=2) -> str:
@@ -94,10 +94,21 @@ def text_report(ev) -> str:
     lines.append("")
     lines.extend(thresholds_text(ev.thresholds))
     seeds = ", ".join(f"{k.split('/')[1]} {v}" for k, v in ev.seeds.items())
-    lines.append(f"seeds per point: {seeds}; "
-                 f"wall time {ev.wall_s:.1f} s" + (" (--quick: under 2 minutes per algorithm on one core)" if ev.quick else ""))
+    lines.append(f"seeds per point: {seeds}; " + _wall(ev)
+                 + (" (--quick: under 2 minutes per algorithm on one core)" if ev.quick else ""))
     lines.append("assumptions the papers leave out: see --json \"assumptions\" or experiments/*/*/experiment.toml")
     return "\n".join(lines)
+
+
+def _wall(ev) -> str:
+    """``wall time ... s`` with the batch's runs (``evaluate_many`` shares one batch)."""
+    r = ev.runs or {}
+    text = f"wall time {ev.wall_s:.1f} s"
+    if r.get("schemes", 1) > 1:
+        text += f" for the batch of {r['schemes']} schemes"
+    if r:
+        text += f" ({r.get('ran', 0)} runs, {r.get('cached', 0)} cached, of {r.get('distinct', 0)} distinct)"
+    return text
 
 
 def table4_text(evs: Sequence, paper: Dict[str, List[str]] = G.PAPER_TABLE4) -> str:
@@ -109,7 +120,7 @@ def table4_text(evs: Sequence, paper: Dict[str, List[str]] = G.PAPER_TABLE4) -> 
         cells = []
         for i, c in enumerate(G.COLUMNS):
             ours = ev.grades.get(c, "-")
-            if ref:
+            if ref and c in ev.grades:  # a column not run (--only) counts neither way
                 total += 1
                 ok = ours == ref[i]
                 match += ok
@@ -120,7 +131,83 @@ def table4_text(evs: Sequence, paper: Dict[str, List[str]] = G.PAPER_TABLE4) -> 
     w = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
     out = ["  ".join(x.ljust(wi) for x, wi in zip(r, w)).rstrip() for r in [head, *rows]]
     out.append(f"cells 'ours/paper number'; * = disagreement. Matching grades: {match} of {total}")
+    if evs:
+        out.append(_wall(evs[0]))
     return "\n".join(out)
+
+
+def _cell_detail(ev, col: str) -> str:
+    """The number behind a grade with its parts (markdown cells, disagreement lines)."""
+    n = ev.numbers.get(col, {})
+    if col == "S1":
+        return f"{_f(n.get('equivalence'))} (max {_f(n.get('compatibility'))})"
+    if col.startswith("S2"):
+        return _f(n.get("equal_share"))
+    return f"{_f(n.get('time_ratio'))} ({_f(n.get('x_s'), 1)} s / TCP {_f(n.get('tcp_s'), 1)} s)"
+
+
+def _implied(grade: str, th) -> str:
+    """What a tsao2007 grade implies for our number under our thresholds."""
+    g = grade[:1]
+    return {"O": "≤ {o:g}", "Δ": "in ({o:g}, {d:g}]", "X": "> {d:g}"}[g].format(
+        o=th["transient"]["o_max"], d=th["transient"]["delta_max"])
+
+
+def _implied_share(grade: str, th) -> str:
+    """The throughput-ratio band a tsao2007 grade implies under our thresholds."""
+    o, d = th["throughput"]["o"], th["throughput"]["delta"]
+    return {"O": f"[{o:g}, {1 / o:.2f}]", "Δ": f"[{d:g}, {1 / d:.2f}] outside O",
+            "X": f"< {d:g} or > {1 / d:.2f}"}[grade[:1]]
+
+
+def _reason(ev, col: str, ours: str, paper: str) -> str:
+    """A one-line, mechanical reading of a disagreement (what our number is against what the
+    paper's grade implies); the patterns behind them are discussed by hand in the docs."""
+    n = ev.numbers.get(col, {})
+    th = ev.thresholds
+    if col == "S1":
+        return (f"X/TCP under the identical loss process is {_f(n.get('equivalence'))} at the worst "
+                f"CV point (largest {_f(n.get('compatibility'))}); the paper's {paper} implies "
+                f"{_implied_share(paper, th)}")
+    if col.startswith("S2"):
+        where = "at CV[RTT] = 0" if col == "S2 hom" else "over CV[RTT] > 0 (geometric mean)"
+        return (f"X takes {_f(n.get('equal_share'))}× TCP's share {where}; the paper's {paper} "
+                f"implies {_implied_share(paper, th)}")
+    x, t = n.get("x_s"), n.get("tcp_s")
+    if not (isinstance(x, (int, float)) and math.isfinite(x)):
+        return f"X does not reach its new steady level in the phase (TCP: {_f(t, 1)} s); paper {paper}"
+    return (f"X needs {_f(x, 1)} s vs TCP's {_f(t, 1)} s (ratio {_f(n.get('time_ratio'))}); tsao2007 gives "
+            f"no TCP time, its grade implies a ratio {_implied(paper, th)}")
+
+
+def table4_markdown(evs: Sequence, paper: Dict[str, List[str]] = G.PAPER_TABLE4) -> str:
+    """Our Table 4 beside tsao2007's as markdown (docs/evaluate-tsao2007.md): cells
+    'ours / paper', **≠** for a disagreement, the number behind our grade; then the count
+    of matching grades and one line per disagreement."""
+    lines = ["| scheme | " + " | ".join(G.COLUMNS) + " |", "|---" * (len(G.COLUMNS) + 1) + "|"]
+    match = total = 0
+    diffs = []
+    for ev in evs:
+        ref = paper.get(ev.algorithm)
+        cells = []
+        for i, c in enumerate(G.COLUMNS):
+            ours = ev.grades.get(c, "-")
+            if c not in ev.grades:  # not run (--only)
+                cells.append("-")
+            elif ref:
+                total += 1
+                ok = ours == ref[i]
+                match += ok
+                cells.append(f"{ours} / {ref[i]}{'' if ok else ' **≠**'}<br>{_cell_detail(ev, c)}")
+                if not ok:
+                    diffs.append(f"- {ev.algorithm} {c}: ours {ours}, paper {ref[i]}, number "
+                                 f"{_cell_detail(ev, c)} — {_reason(ev, c, ours, ref[i])}")
+            else:
+                cells.append(f"{ours}<br>{_cell_detail(ev, c)}")
+        lines.append(f"| {ev.algorithm} | " + " | ".join(cells) + " |")
+    mode = "quick" if evs and evs[0].quick else "full"
+    lines += ["", f"Matching grades ({mode}): **{match} of {total}**.", ""] + diffs
+    return "\n".join(lines)
 
 
 def write_outputs(ev, out: str) -> List[str]:

@@ -1,24 +1,24 @@
 """Running the evaluation's simulations and reducing each run to the numbers it needs.
 
-Execution goes through ONE adapter, :func:`execute`: today a plain ``concurrent.futures``
-process pool over :func:`tcpfriendly.run` (the sweep engine reduces every run to per-group
-rows and keeps no time series or loss log, which the yardsticks need; when it can return
-per-run reductions, :func:`execute` is the only place to change). Each run is reduced in the
-worker (:data:`REDUCERS`) to a small JSON-able dict; with ``out`` the reductions are cached in
-``out/runs/<key>.json`` (key = SHA-256 of the scenario, seed, reducer and version), so an
-interrupted evaluation resumes and the TCP reference runs are shared between algorithms.
-Python controllers run in-process (their classes need not be importable by workers).
+Execution goes through ONE adapter, :func:`execute`, on the sweep engine's executors
+(:class:`tcpfriendly.sweep.ThreadExecutor`: local threads, the engine releases the GIL;
+:class:`~tcpfriendly.sweep.dask_executor.DaskExecutor` with ``dask=``). Each run is reduced
+where it ran (:func:`run_job`, :data:`REDUCERS`) to a small JSON-able dict, so no time
+series or loss log travels back; with ``out`` the reductions are cached in
+``out/runs/<key>.json`` (key = SHA-256 of the scenario, seed, reducer and version, written
+atomically as each run finishes), so an interrupted evaluation redoes only the missing runs.
+Identical jobs run once: TCP SACK alone under the same loss process and seed is the same run
+for every scheme, so ``tcpf evaluate --all`` runs each TCP reference once. Python
+controllers run in-process on one thread (their classes need not be importable by workers,
+and their code need not be thread-safe).
 """
 
 from __future__ import annotations
 
-import concurrent.futures as cf
 import hashlib
 import json
-import math
 import os
 import sys
-import time
 from typing import Any, Callable, Dict, List, Mapping, Optional
 
 import numpy as np
@@ -26,7 +26,7 @@ import pandas as pd
 
 from ..metrics import dynamics as dyn
 
-__all__ = ["Job", "execute", "REDUCERS"]
+__all__ = ["Job", "execute", "run_job", "REDUCERS", "RunCache", "EvaluationFailed", "EvaluationInterrupted"]
 
 
 class Job:
@@ -168,90 +168,174 @@ REDUCERS: Dict[str, Callable] = {
 }
 
 
-def _run_one(job: Job, controllers: Optional[Dict[str, type]] = None) -> Dict[str, Any]:
+def run_job(job: Job, controllers: Optional[Dict[str, type]] = None) -> Dict[str, Any]:
+    """Simulate one job and return its reduction (the executors' task; module-level, so
+    Dask workers can import it)."""
     from ..results import run
     res = run(job.scenario, seed=job.seed, timeseries=job.timeseries, controllers=controllers)
     return REDUCERS[job.reducer](res, job.ctx)
 
 
-def _run_one_pickled(args) -> Dict[str, Any]:
-    return _run_one(*args)
+class _Task:
+    """``task(run)`` for the sweep executors: the run is a :class:`_Run` wrapping a job."""
+
+    def __init__(self, controllers: Optional[Dict[str, type]] = None):
+        self.controllers = controllers
+
+    def __call__(self, r: "_Run") -> Dict[str, Any]:
+        return run_job(r.job, self.controllers)
 
 
-class _Progress:
-    """``[####....] 12/40`` on stderr, only on a terminal."""
+def _run_task(r: "_Run") -> Dict[str, Any]:  # Dask: a module-level function
+    return run_job(r.job)
 
-    def __init__(self, total: int, label: str, enabled: Optional[bool] = None):
-        self.total, self.done, self.label = total, 0, label
-        self.enabled = sys.stderr.isatty() if enabled is None else enabled
-        self.t0 = time.monotonic()
 
-    def step(self) -> None:
-        self.done += 1
-        if self.enabled:
-            n = 30 * self.done // max(self.total, 1)
-            sys.stderr.write(f"\r{self.label} [{'#' * n}{'.' * (30 - n)}] {self.done}/{self.total} "
-                             f"{time.monotonic() - self.t0:.0f}s")
-            sys.stderr.flush()
+class _Run:
+    """What the sweep executors schedule: a key (their task and progress unit) and the job."""
 
-    def close(self) -> None:
-        if self.enabled:
-            sys.stderr.write("\n")
-            sys.stderr.flush()
+    __slots__ = ("key", "job", "seed", "point")
+
+    def __init__(self, key: str, job: Job):
+        self.key, self.job, self.seed, self.point = key, job, job.seed, 0
+
+
+def _cost(job: Job) -> float:
+    """A rough cost (simulated seconds) to start the longest runs first, so that the last
+    runs of a batch are short ones and no core idles at the end (order changes nothing else)."""
+    try:
+        return float(job.scenario.get("duration", 0))
+    except (TypeError, ValueError):
+        return 0.0
+
+
+class RunCache:
+    """``out/runs/<key>.json``: one reduction per finished run, written atomically."""
+
+    def __init__(self, out: str):
+        self.dir = os.path.join(out, "runs")
+
+    def path(self, key: str) -> str:
+        return os.path.join(self.dir, key + ".json")
+
+    def load(self, key: str) -> Optional[Dict[str, Any]]:
+        try:
+            with open(self.path(key), encoding="utf-8") as f:
+                return json.load(f)
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError):  # a damaged file is a missing run: run it again
+            return None
+
+    def save(self, key: str, value: Dict[str, Any]) -> None:
+        os.makedirs(self.dir, exist_ok=True)
+        tmp = os.path.join(self.dir, f".{key}.{os.getpid()}.tmp")
+        try:
+            with open(tmp, "w", encoding="utf-8") as f:
+                json.dump(value, f)
+            os.replace(tmp, self.path(key))
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
+
+
+class EvaluationFailed(RuntimeError):
+    """A simulation of the evaluation failed (a bug or a scheme the engine cannot run)."""
+
+
+class EvaluationInterrupted(KeyboardInterrupt):
+    """Ctrl-C: the finished runs are kept (and cached with ``out``); ``done``/``total``."""
+
+    def __init__(self, done: int, total: int, out: Optional[str]):
+        super().__init__(f"interrupted after {done} of {total} runs"
+                         + (f"; they are cached in {out}, rerun the same command to resume" if out else ""))
+        self.done, self.total, self.out = done, total, out
 
 
 def execute(jobs: List[Job], workers: Optional[int] = None, out: Optional[str] = None,
             controllers: Optional[Dict[str, type]] = None, label: str = "evaluate",
-            progress: Optional[bool] = None, memo: Optional[Dict[str, Any]] = None) -> List[Dict[str, Any]]:
-    """Run ``jobs`` and return their reductions in order (the single execution adapter)."""
+            progress: Optional[bool] = None, memo: Optional[Dict[str, Any]] = None,
+            dask: Any = None, log: Optional[Callable[[str], None]] = None,
+            stats: Optional[Dict[str, int]] = None) -> List[Dict[str, Any]]:
+    """Run ``jobs`` and return their reductions in order (the single execution adapter).
+
+    Args:
+        workers: local threads (default: every core), or LocalCluster workers with ``dask="local"``.
+        out: cache directory (``out/runs/<key>.json``); cached runs are not run again.
+        controllers: Python controllers (run in-process on one thread; not with ``dask``).
+        progress: a progress bar on stderr (default: when stderr is a terminal).
+        memo: an in-memory cache shared between calls (key -> reduction).
+        dask: ``"local"``, a scheduler address or a ``distributed.Client`` (see :mod:`tcpfriendly.sweep`).
+        stats: if given, filled with ``listed`` (jobs), ``distinct`` (runs after merging
+            identical jobs), ``cached`` (found in ``memo`` or ``out``) and ``ran``.
+    """
     from .. import __version__
+    from ..errors import ScenarioError
+    from ..sweep.executors import Collector, ThreadExecutor, default_workers
+    from ..sweep.runner import Progress
+
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
+        raise ScenarioError(f"workers: must be a positive integer, got {workers!r}")
+    if controllers and dask is not None:
+        raise ScenarioError("dask: Python controllers run in-process; evaluate them without --dask")
+    if log is None:
+        def log(message: str) -> None:
+            sys.stderr.write(message + "\n")
+            sys.stderr.flush()
     keys = [j.key(__version__) for j in jobs]
-    results: List[Optional[Dict[str, Any]]] = [None] * len(jobs)
-    cache_dir = os.path.join(out, "runs") if out else None
-    todo = []
-    for i, k in enumerate(keys):
+    cache = RunCache(out) if out else None
+    found: Dict[str, Dict[str, Any]] = {}
+    todo: Dict[str, _Run] = {}
+    for j, k in zip(jobs, keys):
+        if k in found or k in todo:
+            continue  # identical jobs (the TCP reference of the same point) run once
         if memo is not None and k in memo:
-            results[i] = memo[k]
+            found[k] = memo[k]
             continue
-        if cache_dir and os.path.exists(os.path.join(cache_dir, k + ".json")):
-            with open(os.path.join(cache_dir, k + ".json"), encoding="utf-8") as f:
-                results[i] = json.load(f)
+        value = cache.load(k) if cache else None
+        if value is not None:
+            found[k] = value
             continue
-        todo.append(i)
-    # identical jobs (e.g. the TCP reference of the same point) run once
-    first: Dict[str, int] = {}
-    unique = []
-    for i in todo:
-        if keys[i] not in first:
-            first[keys[i]] = i
-            unique.append(i)
-    bar = _Progress(len(unique), label, progress)
+        todo[k] = _Run(k, j)
+    order = sorted(todo.values(), key=lambda r: -_cost(r.job))  # stable: ties keep plan order
+    if stats is not None:
+        stats.update(listed=len(jobs), distinct=len(found) + len(todo), cached=len(found), ran=0)
+    if progress is None:
+        progress = hasattr(sys.stderr, "isatty") and sys.stderr.isatty()
+    bar = Progress(len(order), enabled=bool(progress), label=label)
 
-    def store(i: int, value: Dict[str, Any]) -> None:
-        results[i] = value
-        if memo is not None:
-            memo[keys[i]] = value
-        if cache_dir:
-            os.makedirs(cache_dir, exist_ok=True)
-            tmp = os.path.join(cache_dir, f".{keys[i]}.{os.getpid()}.tmp")
-            with open(tmp, "w", encoding="utf-8") as f:
-                json.dump(value, f)
-            os.replace(tmp, os.path.join(cache_dir, keys[i] + ".json"))
-        bar.step()
+    class _Store(Collector):
+        def ok(self, run, value) -> None:  # on the calling thread, as each run finishes
+            found[run.key] = value
+            if memo is not None:
+                memo[run.key] = value
+            if cache is not None:
+                cache.save(run.key, value)
+            super().ok(run, value)
 
-    workers = workers or os.cpu_count() or 1
-    try:
-        if controllers or workers <= 1 or len(unique) <= 1:
-            for i in unique:
-                store(i, _run_one(jobs[i], controllers))
+    collector = _Store(None, bar, None)
+    interrupted = False
+    if order:
+        if controllers:
+            executor = ThreadExecutor(1, log, _Task(controllers))
+        elif dask is not None:
+            from ..sweep.dask_executor import DaskExecutor
+            executor = DaskExecutor(dask, workers, task=_run_task)
         else:
-            with cf.ProcessPoolExecutor(max_workers=workers) as pool:
-                futs = {pool.submit(_run_one_pickled, (jobs[i], None)): i for i in unique}
-                for fut in cf.as_completed(futs):
-                    store(futs[fut], fut.result())
-    finally:
-        bar.close()
-    for i in todo:
-        if results[i] is None:
-            results[i] = results[first[keys[i]]]
-    return results  # type: ignore[return-value]
+            executor = ThreadExecutor(workers or default_workers(), log, _Task())
+        try:
+            interrupted = executor.run(order, collector)
+        finally:
+            bar.close()
+    if stats is not None:
+        stats["ran"] = len(collector.tables)
+    if interrupted:
+        raise EvaluationInterrupted(sum(1 for k in keys if k in found), len(set(keys)), out)
+    if collector.failures:
+        run, message = collector.failures[0]
+        more = len(collector.failures) - 1
+        raise EvaluationFailed(f"a simulation failed ({run.job.scenario.get('flows', [{}])[0].get('algorithm')}, "
+                               f"seed {run.seed}): {message}" + (f" (and {more} more)" if more else ""))
+    return [found[k] for k in keys]

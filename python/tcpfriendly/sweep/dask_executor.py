@@ -16,7 +16,7 @@ import logging
 import signal
 import threading
 import uuid
-from typing import Any, List, Optional, Tuple
+from typing import Any, Callable, List, Optional, Tuple
 
 try:
     import distributed
@@ -118,13 +118,15 @@ def execute_or_failure(scenario_json: str, seed: int, key: str):
         return RunFailed(_error_text(exc))
 
 
-def _submit_all(todo: List[Run], client, collector: Collector, retries: int) -> bool:
+def _submit_all(todo: List[Run], client, collector: Collector, retries: int,
+                task: Optional[Callable[[Any], Any]] = None) -> bool:
     """Submit ``todo`` and store each result as it arrives. True if interrupted by Ctrl-C
     (results already finished are kept; the rest are cancelled)."""
     futures = {}
     batch = uuid.uuid4().hex[:8]  # fresh task keys: a resubmitted run never meets a cancelled one
     for run in todo:
-        fut = client.submit(execute_or_failure, run.scenario_json, run.seed, run.key,
+        args = (run,) if task is not None else (run.scenario_json, run.seed, run.key)
+        fut = client.submit(task or execute_or_failure, *args,
                             key=f"tcpf-run-{run.key}-{batch}", pure=False, retries=retries)
         futures[fut] = run
     handled = set()
@@ -133,6 +135,10 @@ def _submit_all(todo: List[Run], client, collector: Collector, retries: int) -> 
         run = futures[fut]
         handled.add(fut)
         try:
+            if task is not None:  # the task's value goes to the collector as it is
+                value = fut.result()
+                collector.ok(run, value)
+                return
             rows = fut.result()
             if isinstance(rows, RunFailed):
                 collector.fail_message(run, rows.message)
@@ -165,13 +171,13 @@ def _submit_all(todo: List[Run], client, collector: Collector, retries: int) -> 
 
 
 def run_on_dask(todo: List[Run], dask: Any, workers: Optional[int], collector: Collector,
-                retries: int = 2) -> bool:
+                retries: int = 2, task: Optional[Callable[[Any], Any]] = None) -> bool:
     """Run ``todo`` on ``dask`` ("local", a scheduler address or a ``distributed.Client``).
     Returns True if interrupted by Ctrl-C."""
     with _QuietLogs(dask == "local"):
         client, cluster, owned = _client(dask, workers)
         try:
-            return _submit_all(todo, client, collector, retries)
+            return _submit_all(todo, client, collector, retries, task)
         finally:
             if owned:
                 client.close()
@@ -181,10 +187,12 @@ def run_on_dask(todo: List[Run], dask: Any, workers: Optional[int], collector: C
 
 class DaskExecutor:
     """Runs on ``dask``: "local" (a LocalCluster of ``workers`` processes), a scheduler address
-    or a ``distributed.Client``; each run is submitted with ``retries``."""
+    or a ``distributed.Client``; each run is submitted with ``retries``. ``task``: as for
+    :class:`~.executors.ThreadExecutor` (a module-level function, so workers can import it)."""
 
-    def __init__(self, dask: Any, workers: Optional[int] = None, retries: int = 2):
-        self.dask, self.workers, self.retries = dask, workers, retries
+    def __init__(self, dask: Any, workers: Optional[int] = None, retries: int = 2,
+                 task: Optional[Callable[[Any], Any]] = None):
+        self.dask, self.workers, self.retries, self.task = dask, workers, retries, task
 
     def run(self, todo: List[Run], collector: Collector) -> bool:
-        return run_on_dask(todo, self.dask, self.workers, collector, self.retries)
+        return run_on_dask(todo, self.dask, self.workers, collector, self.retries, self.task)

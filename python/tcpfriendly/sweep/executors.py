@@ -105,7 +105,9 @@ def _error_text(exc: BaseException) -> str:
         f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-def _run_and_store(run: Run, store: Optional[RunStore]):
+def _run_and_store(run: Run, store: Optional[RunStore], task: Optional[Callable[[Any], Any]] = None):
+    if task is not None:  # another engine user's per-run work (it stores nothing here)
+        return task(run)
     table = rows_table(execute(run.scenario_json, run.seed, run.key), run)
     if store is not None:
         store.save(run.key, table)
@@ -113,7 +115,7 @@ def _run_and_store(run: Run, store: Optional[RunStore]):
 
 
 def _run_threads(todo: List[Run], workers: int, collector: Collector,
-                 log: Callable[[str], None]) -> bool:
+                 log: Callable[[str], None], task: Optional[Callable[[Any], Any]] = None) -> bool:
     """Run ``todo`` on ``workers`` threads (the engine releases the GIL). Each thread stores
     its run's file itself. Returns True if interrupted by Ctrl-C: the first Ctrl-C stops
     starting runs and waits for those in progress; a second abandons them."""
@@ -132,7 +134,7 @@ def _run_threads(todo: List[Run], workers: int, collector: Collector,
                     run = pending.pop()
                     running[0] += 1
                 try:
-                    table = _run_and_store(run, collector.store)
+                    table = _run_and_store(run, collector.store, task)
                 except BaseException as exc:  # noqa: BLE001 - any failure (a Rust panic is a
                     # BaseException) fails this run alone; the thread goes on with the next
                     results.put((run, None, exc))
@@ -186,10 +188,15 @@ def _run_threads(todo: List[Run], workers: int, collector: Collector,
 
 
 class ThreadExecutor:
-    """``workers`` local threads; each stores its run's file itself."""
+    """``workers`` local threads; each stores its run's file itself.
 
-    def __init__(self, workers: int, log: Callable[[str], None]):
-        self.workers, self.log = workers, log
+    ``task``: for other users of the executors (``tcpf evaluate``): ``task(run) -> value``
+    runs instead of the sweep's own run, ``run`` is any object with a ``key``, and the value
+    goes to ``collector.ok`` (the executor stores nothing; the collector does)."""
+
+    def __init__(self, workers: int, log: Callable[[str], None],
+                 task: Optional[Callable[[Any], Any]] = None):
+        self.workers, self.log, self.task = workers, log, task
 
     def run(self, todo: List[Run], collector: "Collector") -> bool:
-        return _run_threads(todo, self.workers, collector, self.log)
+        return _run_threads(todo, self.workers, collector, self.log, self.task)

@@ -27,8 +27,8 @@ def _clock(seconds: float) -> str:
 class Progress:
     """A one-line progress bar on stderr (done/total, rate, ETA); silent when disabled."""
 
-    def __init__(self, total: int, enabled: bool, stream=None):
-        self.total, self.enabled = total, enabled and total > 0
+    def __init__(self, total: int, enabled: bool, stream=None, label: str = "sweep"):
+        self.total, self.enabled, self.label = total, enabled and total > 0, label
         self.stream = stream or sys.stderr
         self.start = time.monotonic()
         self.done = self.failed = 0
@@ -55,7 +55,7 @@ class Progress:
         eta = (self.total - finished) / rate if rate > 0 else float("inf")
         width = 24
         fill = int(width * finished / self.total)
-        line = (f"sweep [{'#' * fill}{'.' * (width - fill)}] {finished}/{self.total} "
+        line = (f"{self.label} [{'#' * fill}{'.' * (width - fill)}] {finished}/{self.total} "
                 f"{100 * finished / self.total:3.0f}%  {rate:.2f} runs/s  "
                 f"elapsed {_clock(elapsed)}  ETA {_clock(eta)}")
         if self.failed:

@@ -1,0 +1,174 @@
+"""tcpf evaluate on the sweep engine's executors: identical results on 1 and 2 workers, a
+resumable run cache, TCP reference runs shared between schemes, the progress bar only on
+request/terminal, and the command line's bad input (exit 2, one line naming it)."""
+import json
+import os
+
+import pytest
+
+from tcpfriendly.evaluate import core, evaluate, runner
+from tcpfriendly.evaluate.core import evaluate_many
+
+from test_cli import assert_one_line_error
+
+# S2 shortened: 3 CV[RTT] points x 1 seed x 2 group orders = 6 runs of 30 simulated seconds
+S2 = {"only": ["s2"], "quick": True, "seeds": 1,
+      "assumptions": {"tsao2007/s2-low-multiplexing": {"duration": 30, "warmup": 10}}}
+# S1 shortened: 3 CV points x 1 seed, X and TCP under the identical loss process
+S1 = {"only": ["s1"], "quick": True, "seeds": 1,
+      "assumptions": {"tsao2007/s1-nonperiodic": {"duration": 120, "warmup": 20}}}
+
+
+def _doc(ev):
+    d = ev.to_json()
+    d.pop("wall_s")
+    d.pop("runs")  # how many were cached or ran: differs between a first run and a resume
+    return json.dumps(d, sort_keys=True, default=str)
+
+
+@pytest.fixture
+def count_runs(monkeypatch):
+    """Count the simulations actually run (the executors' task calls runner.run_job)."""
+    calls = []
+    real = runner.run_job
+
+    def counting(job, controllers=None):
+        calls.append(job.key("x"))
+        return real(job, controllers)
+
+    monkeypatch.setattr(runner, "run_job", counting)
+    return calls
+
+
+def test_one_and_two_workers_give_identical_results():
+    one = evaluate("gaimd", {"alpha": 0.2, "beta": 0.125}, workers=1, **S2)
+    two = evaluate("gaimd", {"alpha": 0.2, "beta": 0.125}, workers=2, **S2)
+    assert _doc(one) == _doc(two)
+    assert set(one.grades) == {"S2 hom", "S2 het"}
+
+
+def test_the_cache_resumes_only_the_missing_runs(tmp_path, count_runs):
+    first = evaluate("gaimd", {"alpha": 0.2, "beta": 0.125}, out=str(tmp_path), workers=2, **S2)
+    files = sorted((tmp_path / "runs").glob("*.json"))
+    assert len(files) == len(count_runs) == 6
+    assert not list((tmp_path / "runs").glob(".*.tmp"))  # written atomically
+    for f in files[:2]:  # as if interrupted before these two finished
+        f.unlink()
+    count_runs.clear()
+    again = evaluate("gaimd", {"alpha": 0.2, "beta": 0.125}, out=str(tmp_path), workers=2, **S2)
+    assert len(count_runs) == 2
+    assert again.runs == {"schemes": 1, "listed": 6, "distinct": 6, "cached": 4, "ran": 2}
+    assert _doc(again) == _doc(first)
+    count_runs.clear()
+    evaluate("gaimd", {"alpha": 0.2, "beta": 0.125}, out=str(tmp_path), workers=1, **S2)
+    assert count_runs == []
+
+
+def test_the_tcp_reference_runs_once_for_all_schemes(count_runs):
+    evs = evaluate_many([("gaimd", {"alpha": 0.2, "beta": 0.125}), ("simd", {"beta": 0.0625})],
+                        workers=2, **S1)
+    # 3 CV points: 3 GAIMD + 3 SIMD + 3 TCP runs (not 6 TCP runs)
+    assert len(count_runs) == 9 and len(set(count_runs)) == 9
+    single = evaluate("simd", {"beta": 0.0625}, workers=1, **S1)
+    assert _doc(evs[1]) == _doc(single)
+
+
+def test_progress_bar_only_when_asked_or_on_a_terminal(capsys):
+    evaluate("tcp", workers=2, **S1)  # pytest's stderr is not a terminal: no bar
+    assert capsys.readouterr().err == ""
+    evaluate("tcp", workers=2, progress=True, **S1)
+    err = capsys.readouterr().err
+    assert "evaluate tcp [" in err and "3/3" in err
+
+
+def test_a_failed_simulation_is_one_error_not_a_hang(monkeypatch):
+    def broken(job, controllers=None):
+        raise RuntimeError("engine said no")
+
+    monkeypatch.setattr(runner, "run_job", broken)
+    with pytest.raises(runner.EvaluationFailed, match="engine said no"):
+        evaluate("tcp", workers=2, **S1)
+
+
+def test_workers_and_dask_with_python_controllers_are_bad_input():
+    import tcpfriendly as tf
+
+    with pytest.raises(tf.ScenarioError, match="workers: must be a positive integer"):
+        evaluate("tcp", workers=0, **S1)
+
+    class Mine(tf.Controller):
+        pass
+
+    with pytest.raises(tf.ScenarioError, match="dask: Python controllers run in-process"):
+        evaluate("mine", controllers={"mine": Mine}, dask="local", **S1)
+
+
+@pytest.mark.parametrize("params, fragment", [
+    (",,", "an empty item"),
+    ("alpha=0.2,,beta=0.125", "an empty item"),
+    ("alpha=0.2,", "an empty item"),
+    ("=0.2", "KEY=VALUE"),
+    ("alpha=", "KEY=VALUE"),
+    ("alpha=0.2,alpha=0.3", "alpha given twice"),
+    ("alpha=nan", "must be a finite number"),
+])
+def test_malformed_params_exit_2_naming_params(tcpf, params, fragment):
+    assert_one_line_error(tcpf("evaluate", "gaimd", "--params", params, "--quick"), 2,
+                          "--params", fragment)
+
+
+def test_unknown_algorithm_exits_2_with_one_line(tcpf):
+    assert_one_line_error(tcpf("evaluate", "nosuch"), 2, "unknown algorithm 'nosuch'")
+    assert_one_line_error(tcpf("evaluate", "gaimd", "--dask", ""), 2, "--dask")
+
+
+def test_one_controller_loader_for_run_and_evaluate(tmp_path, tcpf):
+    import importlib
+
+    from tcpfriendly.controller import load_controllers
+
+    main = importlib.import_module("tcpfriendly.cli.main")
+
+    mod = tmp_path / "mine.py"
+    mod.write_text("import tcpfriendly as tf\nclass Mine(tf.Controller):\n    pass\n")
+    assert main._load_controllers([f"mine={mod}:Mine"])["mine"].__name__ == "Mine"
+    assert load_controllers([f"mine={mod}:Mine"])["mine"].__name__ == "Mine"
+    # the same message from both commands
+    line_run = assert_one_line_error(
+        tcpf("run", "examples/quickstart.toml", "--controller", f"mine={mod}:Nope"), 2)
+    line_eval = assert_one_line_error(
+        tcpf("evaluate", "mine", "--quick", "--controller", f"mine={mod}:Nope"), 2)
+    assert line_run == line_eval and "--controller mine: cannot load" in line_run
+
+
+def test_dask_gives_the_same_results_as_local_threads(tmp_path):
+    distributed = pytest.importorskip("distributed")
+    import logging
+
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                       dashboard_address=":0", silence_logs=logging.ERROR)
+    client = distributed.Client(cluster)
+    try:
+        on_dask = evaluate("gaimd", {"alpha": 0.2, "beta": 0.125}, dask=client,
+                           out=str(tmp_path), **S2)
+    finally:
+        client.close()
+        cluster.close()
+    local = evaluate("gaimd", {"alpha": 0.2, "beta": 0.125}, workers=1, **S2)
+    assert _doc(on_dask) == _doc(local)
+    assert len(list((tmp_path / "runs").glob("*.json"))) == 6  # the client stored each run
+
+
+def test_table4_markdown_counts_only_the_columns_run():
+    from tcpfriendly.evaluate.report import table4_markdown, table4_text
+
+    ev = evaluate("gaimd", {"alpha": 0.2, "beta": 0.125}, workers=2, **S2)
+    md = table4_markdown([ev])
+    text = table4_text([ev])
+    import re
+
+    # S2 only: two of gaimd's seven Table 4 grades are compared, the others are "-"
+    m = re.search(r"Matching grades \(quick\): \*\*(\d) of 2\*\*", md)
+    assert m and re.search(rf"Matching grades: {m.group(1)} of 2\b", text)
+    assert md.count("\n- gaimd S2") == 2 - int(m.group(1))  # one line per disagreement
+    assert "| gaimd | - |" in md
