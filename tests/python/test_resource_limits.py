@@ -119,17 +119,17 @@ def test_an_unresponsive_flood_is_held_by_its_access_queue(tmp_path):
     # Out of range: refused naming the field.
     rc, _, err, _, _, wall = tcpf("run", scenario(tmp_path, CBR.format(duration=1, count=1, rate="1e15bps")))
     assert "flows[0].rate: must be a rate in [1 b/s, 1e12 b/s]" in one_error_line(err, rc)
-    # The fastest valid source behind 15 Mb/s (access links 150 Mb/s): 12.5 M packets in 0.1 s
-    # used to pile up on the unlimited access link (~400 MB); now it holds 2^20 at most.
-    rc, _, err, rss, cpu, wall = tcpf("run", scenario(tmp_path, CBR.format(duration=0.1, count=1, rate="1000Gbps")))
+    # Two of the fastest valid sources behind 15 Mb/s (access links 150 Mb/s): 12.5 M packets in
+    # 0.05 s piled up on the unlimited access links (peak RSS ~500 MB); now each holds 2^20.
+    rc, _, err, rss, cpu, wall = tcpf("run", scenario(tmp_path, CBR.format(duration=0.05, count=2, rate="1000Gbps")))
     bounded(rc, err, rss, cpu, wall, max_rss=300 << 20)
 
 
 def test_a_long_flood_stays_flat(tmp_path):
-    # 1 Gb/s behind 15 Mb/s for 200 s: grew ~1 MB per simulated second before.
-    rc, _, err, rss, cpu, wall = tcpf("run", scenario(tmp_path, CBR.format(duration=200, count=1, rate="1Gbps")))
-    assert rc == 0, err
-    assert rss < 200 << 20, f"peak RSS {rss / 2**20:.0f} MiB"
+    # Four 1 Gb/s sources behind 15 Mb/s for 30 s: each access link's backlog grew by ~3.5 MB
+    # per simulated second (peak RSS ~510 MB at 30 s, without end); now it stops at 2^20 packets.
+    rc, _, err, rss, cpu, wall = tcpf("run", scenario(tmp_path, CBR.format(duration=30, count=4, rate="1Gbps")))
+    bounded(rc, err, rss, cpu, wall, max_rss=350 << 20)
 
 
 @pytest.mark.parametrize("interval,count", [(1e-5, 4), (1e-4, 4)])
@@ -169,11 +169,9 @@ def test_the_default_memory_guard_stops_a_flood_of_floods(tmp_path):
     ("[limits]\nmemory = \"12 parsecs\"", "limits.memory", "unknown memory unit"),
     ("[limits]\naccess_queue = 0", "limits.access_queue", "must be a whole number in [1, 16777216]"),
     ("[limits]\nwindow = 5", "limits.window", "unknown"),
-    ("max_window = 33554432", "max_window", "must be a whole number in [1, 16777216]"),
 ])
 def test_limits_are_validated_naming_the_field(tmp_path, table, field, message):
-    text = CBR.format(duration=1, count=1, rate="1Mbps")
-    s = scenario(tmp_path, text + table + "\n" if table.startswith("[") else table + "\n" + text)
+    s = scenario(tmp_path, CBR.format(duration=1, count=1, rate="1Mbps") + table + "\n")
     rc, _, err, _, _, _ = tcpf("run", s)
     line = one_error_line(err, rc)
     assert line.startswith(f"error: {field}") and message in line, line
