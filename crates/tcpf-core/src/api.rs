@@ -3,31 +3,8 @@
 use crate::engine::{ControllerFactory, Simulation};
 use crate::scenario::{Scenario, ScenarioError};
 use serde_json::{json, Map, Value};
-use std::fmt;
 
-/// Why a run did not produce results.
-#[derive(Clone, Debug, PartialEq)]
-pub enum RunError {
-    /// The scenario is invalid (the user's input; exit code 2 at the CLI).
-    Scenario(ScenarioError),
-    /// The run failed while simulating, e.g. a user formula evaluated to NaN.
-    Runtime(String),
-}
-
-impl fmt::Display for RunError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            RunError::Scenario(e) => e.fmt(f),
-            RunError::Runtime(m) => f.write_str(m),
-        }
-    }
-}
-
-impl From<ScenarioError> for RunError {
-    fn from(e: ScenarioError) -> Self {
-        RunError::Scenario(e)
-    }
-}
+pub use crate::error::RunError;
 
 fn parse(scenario_json: &str, seed: Option<u64>, timeseries: Option<f64>) -> Result<Scenario, ScenarioError> {
     parse_with(scenario_json, seed, timeseries, &[])
@@ -69,7 +46,7 @@ pub fn run_scenario(s: &Scenario) -> Result<Value, RunError> {
 /// Run a validated scenario whose external controllers come from `factory`.
 pub fn run_scenario_with(s: &Scenario, factory: Option<&dyn ControllerFactory>) -> Result<Value, RunError> {
     let cfg = s.to_config();
-    let res = Simulation::with_factory(cfg, factory).map_err(RunError::Runtime)?.run().map_err(RunError::Runtime)?;
+    let res = Simulation::with_factory(cfg, factory).map_err(RunError::Runtime)?.run()?;
     let mut out = Map::new();
     out.insert("version".into(), json!(crate::VERSION));
     out.insert("scenario".into(), s.normalized());

@@ -50,4 +50,43 @@ pub struct SimConfig {
     pub topology: Topology,
     pub flows: Vec<FlowSpec>,
     pub timeseries: Option<Time>,
+    pub limits: Limits,
+}
+
+/// A run's resource limits (the scenario's `[limits]` table; docs/scenario.md, "Resource
+/// limits"): what keeps one run's memory bounded whatever its input.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Limits {
+    /// Bytes the run may hold in what grows with its traffic (packets queued and in flight,
+    /// senders' per-packet state, loss log, time series); the run fails past it.
+    pub memory: u64,
+    /// Packets an access link (the per-flow links, unlimited queues) holds, the one being
+    /// sent included; arrivals beyond it are dropped.
+    pub access_queue: u32,
+}
+
+impl Limits {
+    /// Default `limits.memory`: 1 GiB.
+    pub const MEMORY: u64 = 1 << 30;
+    /// Largest `limits.memory`: 64 GiB.
+    pub const MAX_MEMORY: u64 = 64 << 30;
+    /// Smallest `limits.memory`: 1 MiB.
+    pub const MIN_MEMORY: u64 = 1 << 20;
+    /// Default `limits.access_queue`: the default window cap, so that no TCP sender's window
+    /// ever overflows its own access link.
+    pub const ACCESS_QUEUE: u32 = Limits::WINDOW;
+    /// Largest `limits.access_queue` (and of `max_window`): 2^24 packets.
+    pub const MAX_PACKETS: u32 = 1 << 24;
+    /// The window cap of every window-based sender when the scenario sets no `max_window`:
+    /// 2^20 packets (10 Gb/s × 840 ms of 1000-byte packets).
+    pub const WINDOW: u32 = 1 << 20;
+    /// Most time-series rows a run may record: samples × (flows + reported links). One row
+    /// costs ~400 bytes from the engine to a Python data frame.
+    pub const TIMESERIES_ROWS: u64 = 2_000_000;
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits { memory: Limits::MEMORY, access_queue: Limits::ACCESS_QUEUE }
+    }
 }

@@ -1,6 +1,7 @@
 //! The simulation: links, endpoints and the event loop that joins them.
 
 use crate::cc;
+use crate::error::{FieldError, RunError};
 pub use crate::config::{FlowKind, FlowSpec, SimConfig};
 use crate::metrics::{FlowResult, LinkResult, LossLog, RunResult, TimeSeries};
 use crate::net::{Link, LinkStats, LossModel, Packet, PacketKind, Pipes};
@@ -202,6 +203,7 @@ impl Simulation {
             .enumerate()
             .map(|(i, s)| {
                 let mut l = Link::new(s.name.clone(), s.from, s.to, s.rate_bps, s.delay, &s.queue, Rng::stream(cfg.seed, "queue", i as u64));
+                l.cap_backlog(cfg.limits.access_queue);
                 if let Some(a) = &s.loss {
                     let mut m = LossModel::new(a.spec.clone(), Rng::stream(cfg.seed, "loss", i as u64));
                     m.data_only = !a.include_acks;
@@ -269,12 +271,20 @@ impl Simulation {
     }
 
     /// Run to the end and collect the results; a controller fault stops the run with an error
-    /// naming the flow.
-    pub fn run(mut self) -> Result<RunResult, String> {
+    /// naming the flow, outgrowing `limits.memory` with an error naming that setting.
+    pub fn run(mut self) -> Result<RunResult, RunError> {
         let end = self.cfg.duration;
+        // The memory guard looks every `every` events (its cost is one pass over links and flows).
+        let every = (1u32 << 16).max(16 * (self.links.len() + self.flows.len()) as u32);
+        let mut guard = every;
         while let Some(s) = self.q.peek_until(end) {
             if let Some(e) = self.failed.take() {
-                return Err(e);
+                return Err(RunError::Runtime(e));
+            }
+            guard -= 1;
+            if guard == 0 {
+                guard = every;
+                self.check_memory()?;
             }
             let now = s.time;
             if let Ev::LinkArrival(l) = s.event {
@@ -303,10 +313,42 @@ impl Simulation {
             }
         }
         if let Some(e) = self.failed.take() {
-            return Err(e);
+            return Err(RunError::Runtime(e));
         }
         self.q.advance_to(end);
         Ok(self.collect(end))
+    }
+
+    /// The memory guard: an error naming `limits.memory` and what grew if the run holds more
+    /// than that in packets (queued and in flight), senders' per-packet state and samples.
+    fn check_memory(&self) -> Result<(), FieldError> {
+        let packets = self.pipes.held_bytes() + self.links.iter().map(|l| l.held_bytes()).sum::<u64>();
+        let senders: u64 = self.flows.iter().map(|f| if let Endpoint::Tcp { snd, .. } = &f.ep { snd.held_bytes() } else { 0 }).sum();
+        let samples = self.ts.as_ref().map_or(0, |t| t.held_bytes());
+        let held = packets + senders + samples;
+        let limit = self.cfg.limits.memory;
+        if held <= limit {
+            return Ok(());
+        }
+        let mb = |b: u64| b as f64 / (1 << 20) as f64;
+        let what = if packets >= senders.max(samples) {
+            "packets queued and in flight"
+        } else if senders >= samples {
+            "the TCP senders' per-packet state"
+        } else {
+            "time-series samples"
+        };
+        Err(FieldError::new(
+            "limits.memory",
+            format!(
+                "the run outgrew its memory limit of {:.0} MiB at t = {} s: {:.0} MiB held, most of it {what} ({:.0} MiB); raise limits.memory (at most {} GiB), set max_window or limits.access_queue, or make the senders respond to loss",
+                mb(limit),
+                to_secs(self.q.now()),
+                mb(held),
+                mb(packets.max(senders).max(samples)),
+                crate::config::Limits::MAX_MEMORY >> 30
+            ),
+        ))
     }
 
     /// Stop the run if flow `f`'s controller reported a fault.

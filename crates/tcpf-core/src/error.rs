@@ -38,3 +38,28 @@ impl fmt::Display for FieldError {
 }
 
 impl std::error::Error for FieldError {}
+
+/// Why a run did not produce results.
+#[derive(Clone, Debug, PartialEq)]
+pub enum RunError {
+    /// The scenario is invalid, or the run outgrew one of its resource limits (`limits.memory`):
+    /// the user's input, exit code 2 at the CLI.
+    Scenario(FieldError),
+    /// The run failed while simulating, e.g. a user formula evaluated to NaN.
+    Runtime(String),
+}
+
+impl fmt::Display for RunError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RunError::Scenario(e) => e.fmt(f),
+            RunError::Runtime(m) => f.write_str(m),
+        }
+    }
+}
+
+impl From<FieldError> for RunError {
+    fn from(e: FieldError) -> Self {
+        RunError::Scenario(e)
+    }
+}

@@ -126,7 +126,12 @@ pub struct LinkSeries {
 }
 
 impl TimeSeries {
-    pub fn push_flow(&mut self, t: f64, flow: u32, cwnd: f64, rate: f64, srtt: f64) {
+/// Bytes held by the samples (for the run's memory guard; link names counted inline).
+    pub fn held_bytes(&self) -> u64 {
+        (self.flows.time.capacity() * 36 + self.links.time.capacity() * 56) as u64
+    }
+
+        pub fn push_flow(&mut self, t: f64, flow: u32, cwnd: f64, rate: f64, srtt: f64) {
         let f = &mut self.flows;
         f.time.push(t);
         f.flow.push(flow);

@@ -43,6 +43,11 @@ impl Pipes {
         Pipes { chunks: Vec::new(), free: NIL }
     }
 
+    /// Bytes held: every chunk ever needed at once (freed chunks are kept for reuse).
+    pub fn held_bytes(&self) -> u64 {
+        (self.chunks.capacity() * std::mem::size_of::<Chunk>()) as u64
+    }
+
     /// A fresh chunk whose first entry is (`at`, `wire`).
     #[inline]
     fn alloc(&mut self, at: Time, wire: Wire) -> u32 {
@@ -135,6 +140,9 @@ pub struct Link {
     /// Nobody reads this link's counters, it never drops and never refuses a packet (an
     /// unreported, lossless, unlimited access link): admission is the FIFO arithmetic alone.
     fast: bool,
+    /// On the fast path: packets the link holds at most, the one being sent included
+    /// (`limits.access_queue`), counted in transmission times of the arriving packet.
+    cap: Time,
 }
 
 impl Link {
@@ -160,6 +168,7 @@ impl Link {
             stats: LinkStats::default(),
             q_last: 0,
             fast: false,
+            cap: Time::MAX,
         }
     }
 
@@ -169,6 +178,18 @@ impl Link {
     /// Call after the loss model is attached.
     pub fn unreported(&mut self) {
         self.fast = self.loss.is_none() && matches!(self.queue, Queue::Unlimited);
+    }
+
+    /// Hold at most `packets` (the one being sent included) on the fast path: an arrival that
+    /// would wait behind `packets` transmission times of itself is dropped (uncounted: the
+    /// link is not reported). Bounds what an unresponsive sender piles up on its access link.
+    pub fn cap_backlog(&mut self, packets: u32) {
+        self.cap = packets as Time;
+    }
+
+    /// Bytes held by this link's own buffers (its pipe's entries are in [`Pipes`]).
+    pub fn held_bytes(&self) -> u64 {
+        (self.starts.capacity() * std::mem::size_of::<(Time, u32)>() + self.ext.capacity() * std::mem::size_of::<Ext>()) as u64
     }
 
     #[inline]
@@ -224,7 +245,11 @@ impl Link {
     #[inline]
     pub fn admit(&mut self, at: Time, pkt: &mut Packet) -> Option<Time> {
         if self.fast {
-            let done = at.max(self.busy_until) + self.tx_ns(pkt.size);
+            let tx = self.tx_ns(pkt.size);
+            if self.busy_until.saturating_sub(at) >= tx.saturating_mul(self.cap) {
+                return None;
+            }
+            let done = at.max(self.busy_until) + tx;
             self.busy_until = done;
             return Some(done + self.delay);
         }
@@ -361,6 +386,26 @@ mod tests {
         // at 1 ms the first left: room for one more
         assert_eq!(l.admit(1_000_000, &mut p), Some(5_000_000));
         assert_eq!(l.admit(1_000_000, &mut p), None);
+    }
+
+    #[test]
+    fn a_capped_access_link_holds_at_most_its_cap() {
+        // 8 Mb/s: a 1000-byte packet takes 1 ms. Cap 3: the one being sent and two waiting.
+        let mut l = Link::new("a".into(), 0, 1, 8e6, 500, &QueueSpec::Unlimited, Rng::new(1));
+        l.unreported();
+        l.cap_backlog(3);
+        let mut p = pkt(0);
+        assert_eq!(l.admit(0, &mut p), Some(1_000_500));
+        assert_eq!(l.admit(0, &mut p), Some(2_000_500));
+        assert_eq!(l.admit(0, &mut p), Some(3_000_500));
+        assert_eq!(l.admit(0, &mut p), None);
+        // at 1 ms the first left: room for one more
+        assert_eq!(l.admit(1_000_000, &mut p), Some(4_000_500));
+        assert_eq!(l.admit(1_000_000, &mut p), None);
+        // uncapped (the default), the same arrivals all pass
+        let mut u = Link::new("u".into(), 0, 1, 8e6, 500, &QueueSpec::Unlimited, Rng::new(1));
+        u.unreported();
+        assert!((0..10).all(|_| u.admit(0, &mut p).is_some()));
     }
 
     #[test]

@@ -11,6 +11,7 @@ mod network;
 mod table;
 pub mod units;
 
+use crate::config::Limits;
 use crate::engine::{FlowKind, FlowSpec, SimConfig};
 use crate::net::loss::LossAttach;
 use crate::net::queue::QueueSpec;
@@ -63,12 +64,16 @@ pub struct Scenario {
     pub timeseries: Option<f64>,
     pub loss_log: bool,
     pub net: Net,
+    /// The `[limits]` table, defaults filled in; `limits_given`: whether the scenario has one
+    /// (the normalised scenario shows it only then).
+    pub limits: Limits,
+    limits_given: bool,
     groups: Vec<Group>,
 }
 
 const TOP_KEYS: &[&str] = &[
     "duration", "seed", "packet_size", "max_window", "measure", "bottleneck", "nodes", "links", "tcp", "flows",
-    "timeseries", "loss_log", "name", "description",
+    "timeseries", "loss_log", "limits", "name", "description",
 ];
 
 /// One flow after resolution.
@@ -99,7 +104,7 @@ impl Scenario {
         let packet_size = top.integer("packet_size", Some(1000), 40, 65_535, "bytes of payload per data packet")? as u32;
         let max_window = match top.get("max_window") {
             None => None,
-            Some(_) => Some(top.integer("max_window", None, 1, 1 << 24, "packets, receiver window cap")? as u32),
+            Some(_) => Some(top.integer("max_window", None, 1, Limits::MAX_PACKETS as u64, "packets, receiver window cap")? as u32),
         };
         let measure = match top.get("measure") {
             None => (0.0, duration),
@@ -123,6 +128,7 @@ impl Scenario {
         };
         let loss_log = top.boolean("loss_log", false)?;
         let tcp = tcp_table(top.get("tcp"))?;
+        let limits = limits_table(top.get("limits"))?;
 
         // The network: a dumbbell or a general graph.
         let (dumbbell, graph) = match (top.get("bottleneck"), top.get("links")) {
@@ -189,7 +195,14 @@ impl Scenario {
             }
             _ => unreachable!(),
         };
-        Ok(Scenario { duration, seed, packet_size, max_window, measure, tcp, timeseries, loss_log, net, groups })
+        if let Some(iv) = timeseries {
+            let links = match &net {
+                Net::Dumbbell { .. } => 2,
+                Net::Graph { queues, .. } => queues.iter().map(|(_, r)| 1 + r.is_some() as u64).sum(),
+            };
+            check_timeseries_rows(iv, duration, total, links)?;
+        }
+        Ok(Scenario { duration, seed, packet_size, max_window, measure, tcp, timeseries, loss_log, net, limits: limits.unwrap_or_default(), limits_given: limits.is_some(), groups })
     }
 
     /// Valid but questionable settings (e.g. a binomial control that is not TCP-friendly).
@@ -226,6 +239,9 @@ impl Scenario {
         top.insert("measure".into(), json!({"from": self.measure.0, "to": self.measure.1}));
         top.insert("timeseries".into(), json!(self.timeseries));
         top.insert("loss_log".into(), json!(self.loss_log));
+        if self.limits_given {
+            top.insert("limits".into(), json!({"memory": self.limits.memory, "access_queue": self.limits.access_queue}));
+        }
         match &self.net {
             Net::Dumbbell { def, queue } => {
                 let mut b = Map::new();
@@ -334,7 +350,7 @@ impl Scenario {
                             max_rto: t.max_rto,
                             initial_rto: t.initial_rto,
                             max_backoff: t.max_backoff,
-                            max_window: self.max_window.map_or(f64::INFINITY, |w| w as f64),
+                            max_window: self.max_window.unwrap_or(Limits::WINDOW) as f64,
                             packet_size: self.packet_size,
                             header_size: t.header_size,
                             ecn: ecn(&route),
@@ -369,6 +385,7 @@ impl Scenario {
             topology,
             flows,
             timeseries: self.timeseries.map(secs),
+            limits: self.limits,
         }
     }
 
@@ -588,6 +605,37 @@ fn tcp_table(v: Option<&Value>) -> Result<TcpTable, ScenarioError> {
         return err("tcp.max_rto", format!("must be at least tcp.min_rto ({} s); got {} s", tcp.min_rto, tcp.max_rto));
     }
     Ok(tcp)
+}
+
+/// The `[limits]` table (docs/scenario.md, "Resource limits"), None when absent.
+fn limits_table(v: Option<&Value>) -> Result<Option<Limits>, ScenarioError> {
+    let Some(v) = v else { return Ok(None) };
+    let t = Table::new("limits", v)?;
+    t.only(&["memory", "access_queue"])?;
+    let d = Limits::default();
+    Ok(Some(Limits {
+        memory: t.with("memory", Some(d.memory), |v| units::bytes(v, Limits::MIN_MEMORY, Limits::MAX_MEMORY))?,
+        access_queue: t.integer("access_queue", Some(d.access_queue as u64), 1, Limits::MAX_PACKETS as u64, "packets an access link holds")? as u32,
+    }))
+}
+
+/// Refuse a time series of more than [`Limits::TIMESERIES_ROWS`] rows: one per sample and flow
+/// and per sample and reported link.
+fn check_timeseries_rows(iv: f64, duration: f64, flows: u64, links: u64) -> Result<(), ScenarioError> {
+    let samples = (duration / iv).floor();
+    let per = (flows + links) as f64;
+    if samples * per > Limits::TIMESERIES_ROWS as f64 {
+        let max = Limits::TIMESERIES_ROWS;
+        return err(
+            "timeseries",
+            format!(
+                "interval {iv} s gives {samples} samples x ({flows} flows + {links} links) = {} rows, more than {max}: use an interval of at least {} s",
+                samples * per,
+                duration * per / max as f64
+            ),
+        );
+    }
+    Ok(())
 }
 
 fn positive_seconds(v: &Value, what: &str) -> Result<f64, String> {

@@ -57,6 +57,34 @@ pub fn rate(v: &Value) -> Result<f64, String> {
     bounded_rate(r, v)
 }
 
+/// An amount of memory in bytes: a whole number, or a string with B/kB/MB/GB (powers of 1000)
+/// or KiB/MiB/GiB (powers of 1024), e.g. "512MB", "1GiB"; in [`lo`, `hi`] bytes.
+pub fn bytes(v: &Value, lo: u64, hi: u64) -> Result<u64, String> {
+    let b = match v {
+        Value::Number(n) => n.as_f64().unwrap_or(f64::NAN),
+        Value::String(s) => {
+            let (x, unit) = split_number(s).ok_or_else(|| format!("cannot read '{s}' as an amount of memory (e.g. \"512MB\")"))?;
+            let mult = match unit.as_str() {
+                "" | "b" => 1.0,
+                "kb" => 1e3,
+                "mb" => 1e6,
+                "gb" => 1e9,
+                "kib" => 1024.0,
+                "mib" => 1024.0 * 1024.0,
+                "gib" => 1024.0 * 1024.0 * 1024.0,
+                other => return Err(format!("unknown memory unit '{other}' in '{s}' (use B, kB, MB, GB, KiB, MiB or GiB)")),
+            };
+            x * mult
+        }
+        other => return Err(format!("must be an amount of memory such as \"512MB\" or a number of bytes; got {other}")),
+    };
+    if b.is_finite() && b >= lo as f64 && b <= hi as f64 {
+        Ok(b.round() as u64)
+    } else {
+        Err(format!("must be in [{lo}, {hi}] bytes (\"{}MiB\" to \"{}GiB\"); got {}", lo >> 20, hi >> 30, show(v)))
+    }
+}
+
 /// A duration in seconds: a number, or a string with s/ms/us/ns.
 pub fn seconds(v: &Value) -> Result<f64, String> {
     let t = match v {

@@ -252,6 +252,12 @@ impl TcpSender {
         &self.c.stats
     }
 
+    /// Bytes of per-packet state held: the scoreboard (one entry per packet outstanding) and
+    /// the loss log (for the run's memory guard).
+    pub fn held_bytes(&self) -> u64 {
+        (self.c.sb.capacity() + self.c.log.capacity() * std::mem::size_of::<LossRecord>()) as u64
+    }
+
     /// The window reductions recorded so far (if `log_losses`), emptying the record.
     pub fn take_log(&mut self) -> Vec<LossRecord> {
         std::mem::take(&mut self.c.log)
