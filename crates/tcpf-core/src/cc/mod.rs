@@ -386,7 +386,7 @@ mod tests {
             let mut held = Held::new(m());
             assert_eq!(matches!(held, Held::Dyn(_)), i == 2, "variant of controller {i}");
             let mut boxed = m();
-            let mut trace = |c: &mut dyn Controller| {
+            let trace = |c: &mut dyn Controller| {
                 let mut w = rtts(c, 8);
                 c.on_loss_event(&loss(c.window()));
                 w.extend(rtts(c, 4));
