@@ -287,6 +287,11 @@ impl Simulation {
                 self.check_memory()?;
             }
             let now = s.time;
+            // The next packet's pipe head is likely cold (many links): fetch it while this
+            // event is handled.
+            if let Some(&Ev::LinkArrival(n)) = self.q.peek_ahead(1) {
+                self.links[n as usize].prefetch_head(&self.pipes);
+            }
             if let Ev::LinkArrival(l) = s.event {
                 // The link's next packet usually takes this entry's place.
                 let (pkt, next) = self.links[l as usize].pop_arrival(&mut self.pipes);

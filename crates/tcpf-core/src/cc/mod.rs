@@ -116,7 +116,7 @@ pub struct Timeout {
 }
 
 /// A window-based congestion controller.
-pub trait Controller: Send {
+pub trait Controller: Send + std::any::Any {
     /// New data acknowledged (outside loss recovery): grow the window.
     fn on_ack(&mut self, ack: &Ack);
     /// Every RTT sample, including those carried by duplicate ACKs (delay-based laws use it).
@@ -144,6 +144,110 @@ pub trait Controller: Send {
     /// stops the run with the message, prefixed by the flow it belongs to.
     fn error(&self) -> Option<String> {
         None
+    }
+}
+
+/// Calls `$call` on the controller inside a [`Held`], whatever its variant.
+macro_rules! held_dispatch {
+    ($self:ident, $c:ident => $call:expr) => {
+        match $self {
+            Held::Aimd($c) => $call,
+            Held::Binomial($c) => $call,
+            Held::History($c) => $call,
+            Held::Cyrf($c) => $call,
+            Held::Illinois($c) => $call,
+            Held::HsTcp($c) => $call,
+            Held::Scalable($c) => $call,
+            Held::Bic($c) => $call,
+            Held::Cubic($c) => $call,
+            Held::Htcp($c) => $call,
+            Held::Compound($c) => $call,
+            Held::Vegas($c) => $call,
+            Held::Dyn($c) => $call,
+        }
+    };
+}
+
+/// A window controller as the TCP sender holds it: the built-in laws by value, so the calls
+/// made on every ACK are static (and inlined), any other controller (formula, Python) boxed.
+/// A `Controller` itself; `Held::new` unboxes a built-in law and keeps anything else boxed.
+pub enum Held {
+    Aimd(aimd::Aimd),
+    Binomial(binomial::Binomial),
+    History(history::History),
+    Cyrf(cyrf::Cyrf),
+    Illinois(illinois::Illinois),
+    HsTcp(hstcp::HsTcp),
+    Scalable(scalable::Scalable),
+    Bic(bic::Bic),
+    Cubic(cubic::Cubic),
+    Htcp(htcp::Htcp),
+    Compound(compound::Compound),
+    Vegas(vegas::Vegas),
+    Dyn(Box<dyn Controller>),
+}
+
+impl Held {
+    /// The controller `c`, unboxed if it is a built-in law.
+    pub fn new(c: Box<dyn Controller>) -> Held {
+        macro_rules! unbox {
+            ($($v:ident($t:ty)),*) => {
+                $(if (&*c as &dyn std::any::Any).is::<$t>() {
+                    let any: Box<dyn std::any::Any> = c;
+                    return Held::$v(*any.downcast::<$t>().expect("the type was checked"));
+                })*
+            };
+        }
+        unbox!(
+            Aimd(aimd::Aimd),
+            Binomial(binomial::Binomial),
+            History(history::History),
+            Cyrf(cyrf::Cyrf),
+            Illinois(illinois::Illinois),
+            HsTcp(hstcp::HsTcp),
+            Scalable(scalable::Scalable),
+            Bic(bic::Bic),
+            Cubic(cubic::Cubic),
+            Htcp(htcp::Htcp),
+            Compound(compound::Compound),
+            Vegas(vegas::Vegas)
+        );
+        Held::Dyn(c)
+    }
+}
+
+impl Controller for Held {
+    #[inline]
+    fn on_ack(&mut self, ack: &Ack) {
+        held_dispatch!(self, c => c.on_ack(ack))
+    }
+    #[inline]
+    fn on_rtt_sample(&mut self, now: f64, rtt: f64) {
+        held_dispatch!(self, c => c.on_rtt_sample(now, rtt))
+    }
+    #[inline]
+    fn on_loss_event(&mut self, ev: &LossEvent) {
+        held_dispatch!(self, c => c.on_loss_event(ev))
+    }
+    #[inline]
+    fn on_timeout(&mut self, to: &Timeout) {
+        held_dispatch!(self, c => c.on_timeout(to))
+    }
+    #[inline]
+    fn window(&self) -> f64 {
+        held_dispatch!(self, c => c.window())
+    }
+    #[inline]
+    fn ssthresh(&self) -> f64 {
+        held_dispatch!(self, c => c.ssthresh())
+    }
+    #[inline]
+    fn min_cwnd(&self) -> f64 {
+        held_dispatch!(self, c => c.min_cwnd())
+    }
+    #[inline]
+    fn error(&self) -> Option<String> {
+        held_dispatch!(self, c => c.error())
     }
 }
 
@@ -242,5 +346,54 @@ pub(crate) mod testkit {
             out.push(c.window());
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testkit::{loss, rtts};
+    use super::*;
+
+    /// A law the engine does not know (as a formula or Python controller is).
+    struct Other(Window);
+
+    impl Controller for Other {
+        fn on_ack(&mut self, _ack: &Ack) {
+            self.0.grow(1.0 / self.0.cwnd);
+        }
+        fn on_loss_event(&mut self, ev: &LossEvent) {
+            self.0.reduce_to(ev.window / 2.0);
+        }
+        fn on_timeout(&mut self, to: &Timeout) {
+            self.0.timeout(to.window);
+        }
+        fn window(&self) -> f64 {
+            self.0.cwnd
+        }
+        fn ssthresh(&self) -> f64 {
+            self.0.ssthresh
+        }
+    }
+
+    #[test]
+    fn held_unboxes_built_in_laws_and_behaves_like_the_box() {
+        let make: [fn() -> Box<dyn Controller>; 3] = [
+            || Box::new(aimd::Aimd::new(1.0, 0.5, 2.0, 1000.0)),
+            || Box::new(binomial::Binomial::new(0.5, 0.5, 1.0, 0.5, 2.0, 1000.0)),
+            || Box::new(Other(Window::new(2.0, 1000.0))),
+        ];
+        for (i, m) in make.iter().enumerate() {
+            let mut held = Held::new(m());
+            assert_eq!(matches!(held, Held::Dyn(_)), i == 2, "variant of controller {i}");
+            let mut boxed = m();
+            let trace = |c: &mut dyn Controller| {
+                let mut w = rtts(c, 8);
+                c.on_loss_event(&loss(c.window()));
+                w.extend(rtts(c, 4));
+                w.push(c.ssthresh());
+                w
+            };
+            assert_eq!(trace(&mut held), trace(boxed.as_mut()), "controller {i}");
+        }
     }
 }

@@ -4,7 +4,7 @@
 //! fills in the [`DupAck`] hooks; the skeleton is monomorphised per mode.
 
 use super::core::Core;
-use crate::cc::Ack;
+use crate::cc::{Ack, Controller as _};
 use crate::net::packet::{ecn, Packet};
 use crate::sim::{to_secs, Time};
 

@@ -2,7 +2,7 @@
 //! and RTO, the controller, transmission, window reductions and statistics.
 
 use super::{LossKind, LossRecord, TcpParams, TcpStats, RETX};
-use crate::cc::{Controller, LossEvent};
+use crate::cc::{Controller, Held, LossEvent};
 use crate::net::packet::{ecn, Packet};
 use crate::sim::{secs, to_secs, Rng, Time};
 use crate::transport::rtt::RttEstimator;
@@ -11,7 +11,8 @@ use std::collections::VecDeque;
 pub(super) struct Core {
     pub flow: u32,
     pub p: TcpParams,
-    pub cc: Box<dyn Controller>,
+    /// The controller (built-in laws unboxed: static calls on every ACK).
+    pub cc: Held,
     pub snd_una: u32,
     pub snd_nxt: u32,
     pub snd_max: u32,
@@ -54,7 +55,7 @@ impl Core {
         Core {
             flow,
             p,
-            cc,
+            cc: Held::new(cc),
             snd_una: 0,
             snd_nxt: 0,
             snd_max: 0,

@@ -21,7 +21,7 @@
 
 use super::core::Core;
 use super::{LossKind, LOST, RETX, SACKED};
-use crate::cc::Ack;
+use crate::cc::{Ack, Controller as _};
 use crate::net::packet::{ecn, Packet};
 use crate::sim::{to_secs, Time};
 use crate::transport::seqruns::SeqRuns;
@@ -334,6 +334,7 @@ impl Linux {
 mod tests {
     use super::super::{test_params as params, Mode, Recovery, TcpSender};
     use crate::net::packet::Packet;
+    use crate::cc::Controller as _;
     use crate::sim::{secs, Rng, Time};
     use serde_json::{json, Map, Value};
 

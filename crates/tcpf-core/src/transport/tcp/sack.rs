@@ -5,6 +5,7 @@
 use super::classic::DupAck;
 use super::core::Core;
 use super::{RETX, SACKED};
+use crate::cc::Controller as _;
 use crate::net::packet::Packet;
 use crate::sim::Time;
 use crate::transport::seqruns::SeqRuns;
