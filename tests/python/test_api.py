@@ -170,3 +170,16 @@ def test_algorithms_registry():
 def test_version():
     assert isinstance(tf.__version__, str) and tf.__version__[0].isdigit()
     assert not math.isnan(float(tf.__version__.split(".")[0]))
+
+
+def test_normalize_is_idempotent_to_the_last_bit(small_toml):
+    # A normalized scenario normalizes to itself: every float crosses Python -> JSON -> Rust
+    # exactly (serde_json's float_roundtrip; without it 10.799999999999999, RED's min_th of
+    # this scenario, came back as 10.8 and a rerun of result.json's scenario differed).
+    first = tf.normalize(tf.Scenario.from_toml_string(small_toml))
+    assert first["bottleneck"]["red"]["min_th"] == 0.15 * first["bottleneck"]["limit"]
+    assert tf.normalize(first) == first
+    for value in (10.799999999999999, 0.1 + 0.2, 1 / 3, 2.2250738585072014e-308 * 3):
+        assert json.loads(tf.Scenario.from_dict({**first, "duration": value}).to_json())["duration"] == value
+        run_length = 10.0 + value  # measure.to is 10 s
+        assert tf.normalize({**first, "duration": run_length})["duration"] == run_length
