@@ -152,3 +152,14 @@ def test_bad_input_is_one_line_exit_2(capsys):
         evaluate("tcp", quick=True, only=["jin2001"], assumptions={"jin2001/impulse-response": {"rtt_count": "srtt"}})
     with pytest.raises(tf.ScenarioError, match="drop_window: must be a positive number"):
         evaluate("tcp", quick=True, only=["sastry2005"], assumptions={"sastry2005/trough": {"drop_window": 0}})
+
+
+def test_rate_based_responsiveness_is_not_measured_and_json_is_strict():
+    # A rate-based flow logs no window reductions, so jin2001's 1/responsiveness in loss
+    # events is not measured for it (null), not 0; the JSON has no NaN anywhere.
+    ev = evaluate("tfrc", None, quick=True, workers=1, only=["jin2001"], progress=False)
+    doc = json.loads(json.dumps(ev.to_json(), allow_nan=False))
+    m = doc["metrics"]["jin2001/impulse-response"]
+    assert m["inv_responsiveness_losses"]["n"] == 0 and m["inv_responsiveness_losses"]["mean"] is None
+    assert m["inv_aggressiveness_rtt"]["n"] > 0 and m["inv_aggressiveness_rtt"]["mean"] > 1
+    assert m["inv_responsiveness_s"]["n"] > 0

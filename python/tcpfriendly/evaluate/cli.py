@@ -151,7 +151,7 @@ def run_args(a: argparse.Namespace) -> int:
             print()
     if a.json:
         doc = [e.to_json() for e in evs]
-        print(json.dumps(doc if a.all else doc[0], indent=1, default=str))
+        print(json.dumps(doc if a.all else doc[0], indent=1, default=str, allow_nan=False))
     elif a.all:
         print(table4_text(evs))
     if a.all and a.out:

@@ -47,16 +47,34 @@ class Evaluation:
     runs: Dict[str, int] = field(default_factory=dict)
 
     def to_json(self) -> Dict[str, Any]:
-        return {
+        """The evaluation as strict JSON: a number that was not measured (NaN, e.g. the loss
+        events of a rate-based flow, or an interval of one sample) is ``null``."""
+        return _finite({
             "algorithm": self.algorithm, "params": self.params, "quick": self.quick,
             "grades": self.grades, "numbers": self.numbers, "metrics": self.metrics,
             "thresholds": self.thresholds, "assumptions": self.assumptions,
             "seeds": self.seeds, "wall_s": round(self.wall_s, 2), "runs": self.runs,
-        }
+        })
 
     def row(self) -> List[str]:
         """The Table-4 row: grades in tsao2007's column order."""
         return [self.grades.get(c, "-") for c in G.COLUMNS]
+
+
+def _finite(value: Any) -> Any:
+    """``value`` with every non-finite float replaced by None (JSON has no NaN or Infinity)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    if hasattr(value, "item") and not isinstance(value, (str, bytes)):  # numpy scalars
+        try:
+            return _finite(value.item())
+        except (TypeError, ValueError):
+            return value
+    return value
 
 
 def _registry() -> Dict[str, Dict[str, Any]]:

@@ -216,7 +216,7 @@ def write_outputs(ev, out: str) -> List[str]:
     written = []
     p = os.path.join(out, f"evaluation-{ev.algorithm}.json")
     with open(p, "w", encoding="utf-8") as f:
-        json.dump(ev.to_json(), f, indent=1, default=str)
+        json.dump(ev.to_json(), f, indent=1, default=str, allow_nan=False)
     written.append(p)
     p = os.path.join(out, f"grades-{ev.algorithm}.csv")
     with open(p, "w", newline="", encoding="utf-8") as f:

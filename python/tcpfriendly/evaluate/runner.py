@@ -102,13 +102,30 @@ def reduce_steady_level(res, ctx) -> Dict[str, Any]:
             "mean_rtt_s": float(res.flows.iloc[0]["mean_rtt_s"])}
 
 
+def reducer_code_hash() -> str:
+    """A hash of the code that turns a run into its cached reduction (this module and
+    :mod:`tcpfriendly.metrics.dynamics`): part of every cache key, so a changed reducer never
+    reuses a reduction computed by the old code."""
+    global _CODE_HASH
+    if _CODE_HASH is None:
+        import inspect
+
+        src = inspect.getsource(sys.modules[__name__]) + inspect.getsource(dyn)
+        _CODE_HASH = hashlib.sha256(src.encode("utf-8")).hexdigest()[:12]
+    return _CODE_HASH
+
+
+_CODE_HASH: Optional[str] = None
+
+
 def reduce_impulse(res, ctx) -> Dict[str, Any]:
     ts = res.timeseries("flows")
     d = dyn.flow_series(ts, 0)
     t = d["time"].to_numpy(dtype=float)
     w = pd.to_numeric(d["cwnd"], errors="coerce").to_numpy(dtype=float)
     rtt = float(res.flows.iloc[0]["mean_rtt_s"])
-    if not np.isfinite(w).any():
+    window_based = bool(np.isfinite(w).any())
+    if not window_based:
         # a rate-based flow has no window: use its delivered rate times its mean RTT, in
         # packets, as the equivalent window (binned to 1 RTT-ish by the 0.1 s sampling)
         pkt_bits = 8.0 * float(res.scenario.get("packet_size", 1000))
@@ -133,11 +150,14 @@ def reduce_impulse(res, ctx) -> Dict[str, Any]:
             sc["packet_size"] + sc["tcp"]["header_size"])
     agg = dyn.aggressiveness(t, w, rises, rounds, eps=ctx["eps"], period_s=off)
     rsp = dyn.responsiveness(t, w, falls, lt, eps=ctx["eps"], period_s=on)
+    # 1/responsiveness in loss events counts window reductions; a rate-based flow logs none,
+    # so the count is not measured for it (its seconds are)
+    resp_losses = rsp["samples"] if window_based else []
     sel = (t >= 80) & (t <= 200)
     return {
         "rtt_s": rtt,
         "aggr_samples": agg["samples"], "w_high": agg["targets"],
-        "resp_samples": rsp["samples"], "resp_seconds": rsp["seconds"], "w_low": rsp["targets"],
+        "resp_samples": resp_losses, "resp_seconds": rsp["seconds"], "w_low": rsp["targets"],
         "series": {"time": t[sel][::5].round(3).tolist(), "cwnd": w[sel][::5].round(3).tolist()},
     }
 
@@ -284,7 +304,7 @@ def execute(jobs: List[Job], workers: Optional[int] = None, out: Optional[str] =
         def log(message: str) -> None:
             sys.stderr.write(message + "\n")
             sys.stderr.flush()
-    keys = [j.key(__version__) for j in jobs]
+    keys = [j.key(f"{__version__}:{reducer_code_hash()}") for j in jobs]
     cache = RunCache(out) if out else None
     found: Dict[str, Dict[str, Any]] = {}
     todo: Dict[str, _Run] = {}
