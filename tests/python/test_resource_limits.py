@@ -209,4 +209,9 @@ def test_a_run_over_its_memory_limit_raises_and_a_sweep_completes_the_others(tmp
         out=tmp_path / "o", workers=2, quiet=True)
     assert res.ran == 2 and len(res.failures) == 1
     assert "limits.memory: the run outgrew its memory limit" in res.failure_label(0)
-    assert sorted(res.table["flows[0].rate"].unique().tolist()) == ["10Mbps", "5Mbps"]
+    t = res.table
+    ok = t[t["status"] == "ok"]
+    assert sorted(ok["flows[0].rate"].unique().tolist()) == ["10Mbps", "5Mbps"]
+    bad = t[t["status"] == "failed"]
+    assert bad["flows[0].rate"].unique().tolist() == ["1Gbps"]
+    assert all("limits.memory" in e for e in bad["error"])
