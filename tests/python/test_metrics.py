@@ -104,3 +104,26 @@ def test_run_sweep_and_ns2_compare_report_the_same_group_metrics(scenario_file, 
         assert rows[(g, "loss_event_rate")] == summary.loc[g, "loss_event_rate"]
         assert rows[(g, "fraction")] == summary.loc[g, "fraction"]
         assert rows[(g, "goodput")] == summary.loc[g, "goodput_bps_mean"]
+
+
+def test_rate_cov_is_the_time_series_smoothness_at_its_interval(scenario_file):
+    """rate_cov (sweep table, group_summary) is the mean over the group's flows of
+    dynamics.smoothness_cov at the time-series interval over the measurement window, the same
+    in a sweep; NaN without a time series."""
+    sc = tf.Scenario.from_toml(scenario_file).normalized()
+    m = sc.get("measure") or {}
+    lo, hi = float(m.get("from") or 0.0), float(m.get("to") or sc["duration"])
+    r = tf.run(tf.Scenario.from_toml(scenario_file), seed=3, timeseries=0.2)
+    ts = r.timeseries("flows")
+    summary = r.group_summary().set_index("group")
+    for g in (0, 1):
+        ids = [f["id"] for f in r.raw["flows"] if f["group"] == g]
+        want = metrics.mean(metrics.dynamics.smoothness_cov(ts, i, 0.2, lo, hi) for i in ids)
+        assert 0 < want < 10
+        assert summary.loc[g, "rate_cov"] == pytest.approx(want, rel=1e-12)
+    assert summary.loc[0, "rate_cov"] != summary.loc[1, "rate_cov"]
+    sweep = tf.Sweep(scenario_file, seeds=[3], set={"timeseries": 0.2}).run(quiet=True).table.set_index("group")
+    for g in (0, 1):
+        assert sweep.loc[g, "rate_cov"] == summary.loc[g, "rate_cov"]
+    plain = tf.run(tf.Scenario.from_toml(scenario_file), seed=3).group_summary()
+    assert plain["rate_cov"].isna().all()

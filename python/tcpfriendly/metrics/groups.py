@@ -22,11 +22,12 @@ from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Seque
 __all__ = [
     "GROUP_METRICS", "INT_METRICS", "VERSION", "by_group", "group_metrics", "goodputs",
     "mean", "jain", "cov", "share", "fraction", "loss_event_rate", "total", "t975",
+    "rate_samples", "rate_cov",
 ]
 
 # Bumped whenever a definition below changes, so that results computed with an older
 # definition (a sweep's cached run files) are not mixed with new ones.
-VERSION = 2
+VERSION = 3
 
 Flow = Mapping[str, Any]
 NAN = float("nan")
@@ -128,6 +129,36 @@ def loss_event_rate(group: Sequence[Flow]) -> float:
     return sum(int(f["loss_events"]) for f in group) / sent if sent > 0 else NAN
 
 
+# ----- time-resolved measures (from the run's time series) --------------------------------------
+def rate_samples(raw: Mapping[str, Any]) -> Dict[int, List[float]]:
+    """Per flow id, the time series' ``rate_bps`` samples (the rate delivered over each sampling
+    interval, docs/see-it.md) whose whole interval lies in the measurement window
+    ``scenario.measure``; ``{}`` when the run recorded no time series.  The sampling interval
+    (the scenario's ``timeseries``) is the time scale of :func:`rate_cov`."""
+    ts = (raw.get("timeseries") or {}).get("flows") or {}
+    sc = raw.get("scenario") or {}
+    step = sc.get("timeseries")
+    if not ts or not step:
+        return {}
+    m = sc.get("measure") or {}
+    lo = float(m.get("from") or 0.0)
+    hi = float(m.get("to") if m.get("to") is not None else sc.get("duration", float("inf")))
+    out: Dict[int, List[float]] = {}
+    for t, flow, rate in zip(ts["time"], ts["flow"], ts["rate_bps"]):
+        if t - float(step) >= lo - 1e-9 and t <= hi + 1e-9 and rate is not None:
+            out.setdefault(int(flow), []).append(float(rate))
+    return out
+
+
+def rate_cov(group: Sequence[Flow]) -> float:
+    """Smoothness of a group: the mean over its flows of the coefficient of variation
+    (:func:`cov`) of each flow's rate samples at the time series' interval over the
+    measurement window (jin2001 §6.2.1, Figs. 14-17: 0.2-s bins; yang2000 Fig. 21: 150 ms).
+    The samples are attached by :func:`group_metrics` (``series=``); NaN without them.
+    The same measure on a data frame at any bin width: :func:`.dynamics.smoothness_cov`."""
+    return mean(cov(f["rate_samples"]) if f.get("rate_samples") else NAN for f in group)
+
+
 # ----- the table of group metrics ----------------------------------------------------------------
 def _good(g: Sequence[Flow], _all: Sequence[Flow]) -> List[float]:
     return goodputs(g)
@@ -152,15 +183,22 @@ GROUP_METRICS: Dict[str, Any] = {
     "timeouts": (lambda g, a: total(f.get("timeouts") for f in g), "sum over the group"),
     "mean_rtt_s": (lambda g, a: mean(f.get("mean_rtt_s") for f in g), "mean over the group's flows (s)"),
     "mean_cwnd": (lambda g, a: mean(f.get("mean_cwnd") for f in g), "mean over the group's flows (packets)"),
+    "mean_rto_s": (lambda g, a: mean(f.get("mean_rto_s") for f in g), "mean over the group's flows of the mean RTO (s)"),
+    "rate_cov": (lambda g, a: rate_cov(g),
+                 "mean over the group's flows of the CoV of the rate at the time-series interval (NaN without a time series)"),
 }
 # Integer-valued metrics (sums of counters; links' drops and marks).
 INT_METRICS = {"n_flows", "loss_events", "retransmissions", "timeouts", "drops", "marks"}
 
 
-def group_metrics(flows: Sequence[Flow], names: Optional[Sequence[str]] = None) -> Dict[int, Dict[str, Any]]:
+def group_metrics(flows: Sequence[Flow], names: Optional[Sequence[str]] = None,
+                  series: Optional[Mapping[int, Sequence[float]]] = None) -> Dict[int, Dict[str, Any]]:
     """``{group: {metric: value}}`` for every group of a run's flows (all metrics of
-    :data:`GROUP_METRICS`, or ``names``)."""
+    :data:`GROUP_METRICS`, or ``names``).  ``series``: :func:`rate_samples` of the run, for
+    the time-resolved metrics (``rate_cov``; NaN without it)."""
     flows = list(flows)
+    if series:
+        flows = [dict(f, rate_samples=series.get(int(f.get("id", -1)))) for f in flows]
     names = list(GROUP_METRICS) if names is None else list(names)
     fns: List[Callable[[Sequence[Flow], Sequence[Flow]], Any]] = [GROUP_METRICS[n][0] for n in names]
     return {g: {n: fn(fs, flows) for n, fn in zip(names, fns)} for g, fs in by_group(flows).items()}
