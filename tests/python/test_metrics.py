@@ -6,6 +6,8 @@ from __future__ import annotations
 import math
 import os
 
+import numpy as np
+
 import pytest
 
 import tcpfriendly as tf
@@ -122,8 +124,20 @@ def test_rate_cov_is_the_time_series_smoothness_at_its_interval(scenario_file):
         assert 0 < want < 10
         assert summary.loc[g, "rate_cov"] == pytest.approx(want, rel=1e-12)
     assert summary.loc[0, "rate_cov"] != summary.loc[1, "rate_cov"]
+    # the window's CoV and the time-resolved Jain index of the windows, likewise
+    for g in (0, 1):
+        ids = [f["id"] for f in r.raw["flows"] if f["group"] == g]
+        want = metrics.mean(metrics.dynamics.smoothness_cov(ts, i, 0.2, lo, hi, column="cwnd") for i in ids)
+        assert summary.loc[g, "cwnd_cov"] == pytest.approx(want, rel=1e-12)
+        jt = metrics.dynamics.jain_over_time(ts, 0.2, ids, lo, hi, column="cwnd")["jain"].to_numpy()
+        assert len(jt) == round((hi - lo) / 0.2)
+        assert summary.loc[g, "cwnd_jain_mean"] == pytest.approx(float(jt.mean()), rel=1e-12)
+        assert summary.loc[g, "cwnd_jain_p10"] == pytest.approx(float(np.percentile(jt, 10)), rel=1e-12)
+        assert 0 < summary.loc[g, "cwnd_jain_p10"] < summary.loc[g, "cwnd_jain_mean"] <= 1
     sweep = tf.Sweep(scenario_file, seeds=[3], set={"timeseries": 0.2}).run(quiet=True).table.set_index("group")
     for g in (0, 1):
-        assert sweep.loc[g, "rate_cov"] == summary.loc[g, "rate_cov"]
+        for m in ("rate_cov", "cwnd_cov", "cwnd_jain_mean", "cwnd_jain_p10"):
+            assert sweep.loc[g, m] == summary.loc[g, m], (g, m)
     plain = tf.run(tf.Scenario.from_toml(scenario_file), seed=3).group_summary()
-    assert plain["rate_cov"].isna().all()
+    for m in ("rate_cov", "cwnd_cov", "cwnd_jain_mean", "cwnd_jain_p10"):
+        assert plain[m].isna().all(), m
