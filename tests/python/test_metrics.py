@@ -134,10 +134,18 @@ def test_rate_cov_is_the_time_series_smoothness_at_its_interval(scenario_file):
         assert summary.loc[g, "cwnd_jain_mean"] == pytest.approx(float(jt.mean()), rel=1e-12)
         assert summary.loc[g, "cwnd_jain_p10"] == pytest.approx(float(np.percentile(jt, 10)), rel=1e-12)
         assert 0 < summary.loc[g, "cwnd_jain_p10"] < summary.loc[g, "cwnd_jain_mean"] <= 1
+        # the settling time after the window's start: dynamics.convergence_time per flow
+        settle = []
+        for i in ids:
+            d = metrics.dynamics.flow_series(ts, i, lo, hi)
+            settle.append(metrics.dynamics.convergence_time(
+                d["time"], d["cwnd"], lo, (lo + (hi - lo) / 2, hi), tol=0.1, average_s=2.0)["seconds"])
+        assert all(s >= 1.0 for s in settle)  # the first half-average is skipped
+        assert summary.loc[g, "cwnd_settle_s"] == pytest.approx(metrics.mean(settle), rel=1e-12)
     sweep = tf.Sweep(scenario_file, seeds=[3], set={"timeseries": 0.2}).run(quiet=True).table.set_index("group")
     for g in (0, 1):
-        for m in ("rate_cov", "cwnd_cov", "cwnd_jain_mean", "cwnd_jain_p10"):
+        for m in ("rate_cov", "cwnd_cov", "cwnd_jain_mean", "cwnd_jain_p10", "cwnd_settle_s"):
             assert sweep.loc[g, m] == summary.loc[g, m], (g, m)
     plain = tf.run(tf.Scenario.from_toml(scenario_file), seed=3).group_summary()
-    for m in ("rate_cov", "cwnd_cov", "cwnd_jain_mean", "cwnd_jain_p10"):
+    for m in ("rate_cov", "cwnd_cov", "cwnd_jain_mean", "cwnd_jain_p10", "cwnd_settle_s"):
         assert plain[m].isna().all(), m

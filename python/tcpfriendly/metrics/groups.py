@@ -22,12 +22,12 @@ from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Seque
 __all__ = [
     "GROUP_METRICS", "INT_METRICS", "VERSION", "by_group", "group_metrics", "goodputs",
     "mean", "jain", "cov", "share", "fraction", "loss_event_rate", "total", "t975",
-    "window_samples", "rate_cov", "cwnd_cov", "cwnd_jain_samples",
+    "window_samples", "rate_cov", "cwnd_cov", "cwnd_jain_samples", "cwnd_settle_s",
 ]
 
 # Bumped whenever a definition below changes, so that results computed with an older
 # definition (a sweep's cached run files) are not mixed with new ones.
-VERSION = 4
+VERSION = 5
 
 Flow = Mapping[str, Any]
 NAN = float("nan")
@@ -151,7 +151,8 @@ def window_samples(raw: Mapping[str, Any]) -> Dict[int, Dict[str, List[float]]]:
     out: Dict[int, Dict[str, List[float]]] = {}
     for i, (t, flow) in enumerate(zip(ts["time"], ts["flow"])):
         if t - float(step) >= lo - 1e-9 and t <= hi + 1e-9:
-            d = out.setdefault(int(flow), {"time": [], **{c: [] for c in cols}})
+            d = out.setdefault(int(flow), {"time": [], **{c: [] for c in cols},
+                                           "window": (lo, hi, float(step))})
             d["time"].append(float(t))
             for c in cols:
                 v = ts[c][i]
@@ -195,6 +196,28 @@ def cwnd_jain_samples(group: Sequence[Flow]) -> List[float]:
     return [jain([d[t] for d in per_flow]) for t in common]
 
 
+def cwnd_settle_s(group: Sequence[Flow]) -> float:
+    """Seconds after the start of the measurement window (a step: flows join or leave there)
+    until a flow's window, as a centred moving average over 10 time-series samples, first
+    comes within 10 % of its mean over the second half of the window: ``dynamics.
+    convergence_time(t, cwnd, change=from, steady=(midpoint, to), tol=0.1, average_s=10·interval)``
+    (jin2001 §6.2.2-6.2.3, Fig. 18: responsiveness and aggressiveness of a tagged flow; with a
+    time-series interval of about one RTT the average spans 10 RTTs).  Mean over the group's
+    flows; NaN without samples or when a flow never comes within the band."""
+    from .dynamics import convergence_time
+
+    vals = []
+    for f in group:
+        s = f.get("samples") or {}
+        if not s.get("cwnd"):
+            return NAN
+        lo, hi, step = s["window"]
+        r = convergence_time(s["time"], s["cwnd"], lo, (lo + (hi - lo) / 2, hi), tol=0.1,
+                             average_s=10 * step)
+        vals.append(r["seconds"])
+    return NAN if not vals or any(math.isnan(v) for v in vals) else mean(vals)
+
+
 def _cwnd_jain_p10(group: Sequence[Flow]) -> float:
     v = sorted(x for x in cwnd_jain_samples(group) if not math.isnan(x))
     if not v:
@@ -234,6 +257,8 @@ GROUP_METRICS: Dict[str, Any] = {
                  "mean over the group's flows of the CoV of the rate at the time-series interval (NaN without a time series)"),
     "cwnd_cov": (lambda g, a: cwnd_cov(g),
                  "mean over the group's flows of the CoV of the window at the time-series interval (NaN without a time series)"),
+    "cwnd_settle_s": (lambda g, a: cwnd_settle_s(g),
+                      "seconds after the measurement window's start until the 10-sample moving-average window is within 10 % of its second-half mean"),
     "cwnd_jain_mean": (lambda g, a: mean(cwnd_jain_samples(g)),
                        "Jain's index of the group's windows at each time-series sample, mean over the samples"),
     "cwnd_jain_p10": (lambda g, a: _cwnd_jain_p10(g),
