@@ -22,7 +22,7 @@ from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Seque
 __all__ = [
     "GROUP_METRICS", "INT_METRICS", "VERSION", "by_group", "group_metrics", "goodputs",
     "mean", "jain", "cov", "share", "fraction", "loss_event_rate", "total", "t975",
-    "window_samples", "rate_cov", "cwnd_cov", "cwnd_jain_samples", "cwnd_settle_s",
+    "window_samples", "rate_cov", "cwnd_cov", "cwnd_jain_samples",
 ]
 
 # Bumped whenever a definition below changes, so that results computed with an older
@@ -196,28 +196,6 @@ def cwnd_jain_samples(group: Sequence[Flow]) -> List[float]:
     return [jain([d[t] for d in per_flow]) for t in common]
 
 
-def cwnd_settle_s(group: Sequence[Flow]) -> float:
-    """Seconds after the start of the measurement window (a step: flows join or leave there)
-    until a flow's window, as a centred moving average over 10 time-series samples, first
-    comes within 10 % of its mean over the second half of the window: ``dynamics.
-    convergence_time(t, cwnd, change=from, steady=(midpoint, to), tol=0.1, average_s=10·interval)``
-    (jin2001 §6.2.2-6.2.3, Fig. 18: responsiveness and aggressiveness of a tagged flow; with a
-    time-series interval of about one RTT the average spans 10 RTTs).  Mean over the group's
-    flows; NaN without samples or when a flow never comes within the band."""
-    from .dynamics import convergence_time
-
-    vals = []
-    for f in group:
-        s = f.get("samples") or {}
-        if not s.get("cwnd"):
-            return NAN
-        lo, hi, step = s["window"]
-        r = convergence_time(s["time"], s["cwnd"], lo, (lo + (hi - lo) / 2, hi), tol=0.1,
-                             average_s=10 * step)
-        vals.append(r["seconds"])
-    return NAN if not vals or any(math.isnan(v) for v in vals) else mean(vals)
-
-
 def _cwnd_jain_p10(group: Sequence[Flow]) -> float:
     v = sorted(x for x in cwnd_jain_samples(group) if not math.isnan(x))
     if not v:
@@ -233,7 +211,10 @@ def _good(g: Sequence[Flow], _all: Sequence[Flow]) -> List[float]:
     return goodputs(g)
 
 
-# name -> (definition, one line for docs and --help).  Declarative table.
+# name -> (definition, one line for docs and --help).  Declarative table.  ``cwnd_settle_s``
+# (a settling time) is defined with the other transient measures in :mod:`.dynamics`, which adds
+# it here when the package is imported (it builds on dynamics.convergence_time; importing
+# dynamics from this module would be an import cycle).
 GROUP_METRICS: Dict[str, Any] = {
     "n_flows": (lambda g, a: len(g), "flows in the group"),
     "goodput_bps_mean": (lambda g, a: mean(goodputs(g)), "mean per-flow goodput (b/s)"),
@@ -257,8 +238,6 @@ GROUP_METRICS: Dict[str, Any] = {
                  "mean over the group's flows of the CoV of the rate at the time-series interval (NaN without a time series)"),
     "cwnd_cov": (lambda g, a: cwnd_cov(g),
                  "mean over the group's flows of the CoV of the window at the time-series interval (NaN without a time series)"),
-    "cwnd_settle_s": (lambda g, a: cwnd_settle_s(g),
-                      "seconds after the measurement window's start until the 10-sample moving-average window is within 10 % of its second-half mean"),
     "cwnd_jain_mean": (lambda g, a: mean(cwnd_jain_samples(g)),
                        "Jain's index of the group's windows at each time-series sample, mean over the samples"),
     "cwnd_jain_p10": (lambda g, a: _cwnd_jain_p10(g),
