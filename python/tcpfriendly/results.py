@@ -147,7 +147,7 @@ class Result:
         if not flows:
             return pd.DataFrame()
         groups = metrics.by_group(flows)
-        values = metrics.group_metrics(flows)
+        values = metrics.group_metrics(flows, series=metrics.window_samples(self.raw))
         rows = []
         for group, fs in groups.items():
             first = fs[0]

@@ -6,6 +6,8 @@ from __future__ import annotations
 import math
 import os
 
+import numpy as np
+
 import pytest
 
 import tcpfriendly as tf
@@ -104,3 +106,46 @@ def test_run_sweep_and_ns2_compare_report_the_same_group_metrics(scenario_file, 
         assert rows[(g, "loss_event_rate")] == summary.loc[g, "loss_event_rate"]
         assert rows[(g, "fraction")] == summary.loc[g, "fraction"]
         assert rows[(g, "goodput")] == summary.loc[g, "goodput_bps_mean"]
+
+
+def test_rate_cov_is_the_time_series_smoothness_at_its_interval(scenario_file):
+    """rate_cov (sweep table, group_summary) is the mean over the group's flows of
+    dynamics.smoothness_cov at the time-series interval over the measurement window, the same
+    in a sweep; NaN without a time series."""
+    sc = tf.Scenario.from_toml(scenario_file).normalized()
+    m = sc.get("measure") or {}
+    lo, hi = float(m.get("from") or 0.0), float(m.get("to") or sc["duration"])
+    r = tf.run(tf.Scenario.from_toml(scenario_file), seed=3, timeseries=0.2)
+    ts = r.timeseries("flows")
+    summary = r.group_summary().set_index("group")
+    for g in (0, 1):
+        ids = [f["id"] for f in r.raw["flows"] if f["group"] == g]
+        want = metrics.mean(metrics.dynamics.smoothness_cov(ts, i, 0.2, lo, hi) for i in ids)
+        assert 0 < want < 10
+        assert summary.loc[g, "rate_cov"] == pytest.approx(want, rel=1e-12)
+    assert summary.loc[0, "rate_cov"] != summary.loc[1, "rate_cov"]
+    # the window's CoV and the time-resolved Jain index of the windows, likewise
+    for g in (0, 1):
+        ids = [f["id"] for f in r.raw["flows"] if f["group"] == g]
+        want = metrics.mean(metrics.dynamics.smoothness_cov(ts, i, 0.2, lo, hi, column="cwnd") for i in ids)
+        assert summary.loc[g, "cwnd_cov"] == pytest.approx(want, rel=1e-12)
+        jt = metrics.dynamics.jain_over_time(ts, 0.2, ids, lo, hi, column="cwnd")["jain"].to_numpy()
+        assert len(jt) == round((hi - lo) / 0.2)
+        assert summary.loc[g, "cwnd_jain_mean"] == pytest.approx(float(jt.mean()), rel=1e-12)
+        assert summary.loc[g, "cwnd_jain_p10"] == pytest.approx(float(np.percentile(jt, 10)), rel=1e-12)
+        assert 0 < summary.loc[g, "cwnd_jain_p10"] < summary.loc[g, "cwnd_jain_mean"] <= 1
+        # the settling time after the window's start: dynamics.convergence_time per flow
+        settle = []
+        for i in ids:
+            d = metrics.dynamics.flow_series(ts, i, lo, hi)
+            settle.append(metrics.dynamics.convergence_time(
+                d["time"], d["cwnd"], lo, (lo + (hi - lo) / 2, hi), tol=0.1, average_s=2.0)["seconds"])
+        assert all(s >= 1.0 for s in settle)  # the first half-average is skipped
+        assert summary.loc[g, "cwnd_settle_s"] == pytest.approx(metrics.mean(settle), rel=1e-12)
+    sweep = tf.Sweep(scenario_file, seeds=[3], set={"timeseries": 0.2}).run(quiet=True).table.set_index("group")
+    for g in (0, 1):
+        for m in ("rate_cov", "cwnd_cov", "cwnd_jain_mean", "cwnd_jain_p10", "cwnd_settle_s"):
+            assert sweep.loc[g, m] == summary.loc[g, m], (g, m)
+    plain = tf.run(tf.Scenario.from_toml(scenario_file), seed=3).group_summary()
+    for m in ("rate_cov", "cwnd_cov", "cwnd_jain_mean", "cwnd_jain_p10", "cwnd_settle_s"):
+        assert plain[m].isna().all(), m

@@ -93,6 +93,27 @@ def test_a_simulation_verdict_is_computed_from_the_sweep(tmp_path):
     assert [c.ours for c in again.claims] == [c.ours for c in r.claims]
 
 
+def test_time_series_verdicts_come_from_the_sweep_table(tmp_path):
+    """yang2000 Fig. 21 (quick): the CoV ratio is GAIMD's rate_cov over TCP's, read from the
+    sweep table's groups, graded by the rule [0.35, 0.7]; GAIMD(0.31, 7/8) is the smoother.
+    sastry2005 Fig. 3 (quick): footnote 5's ratio is the 20-ms mean Jain index over the 1-ms one."""
+    r, = reproduce("yang2000", ["fig21-smoothness"], quick=True, out=str(tmp_path), workers=2)
+    assert r.quick and r.seeds == 2 and r.runs["total"] == 4
+    n = r.names
+    assert 0 < n["gaimd"] < n["tcp"] < 1
+    claims = {c.claim.claim.split(" (")[0]: c for c in r.claims}
+    half = claims["GAIMD(0.31, 7/8) has about half of TCP's sending-rate CoV at low loss rate"]
+    assert half.ours == pytest.approx(n["gaimd"] / n["tcp"], rel=1e-12)
+    assert half.matched == (0.35 <= half.ours <= 0.7)
+    assert claims["GAIMD's sending rate is smoother than TCP's"].matched
+    s, = reproduce("sastry2005", ["fig3-log-fairness"], quick=True, out=str(tmp_path), workers=2)
+    n = s.names
+    assert 0.5 < n["f_p10"] <= n["f_mean"] <= 1 and 0.5 < n["f_p10_20"] <= n["f_mean20"] <= 1
+    fn5 = [c for c in s.claims if c.claim.ours == "f_mean20 / f_mean"][0]
+    assert fn5.ours == pytest.approx(n["f_mean20"] / n["f_mean"], rel=1e-12)
+    assert fn5.matched == (0.9 <= fn5.ours <= 1.1)
+
+
 # ----- the CLI ---------------------------------------------------------------------------------
 def test_cli_quick_subset_end_to_end(tcpf, tmp_path):
     out = tmp_path / "rep"

@@ -22,7 +22,8 @@ computed with an older definition (a sweep's cached run files) are not mixed wit
 
 from . import dynamics, groups
 from .groups import (GROUP_METRICS, INT_METRICS, VERSION, by_group, cov, direction, fraction,
-                     goodputs, group_metrics, jain, loss_event_rate, mean, share, t975, total)
+                     goodputs, group_metrics, jain, loss_event_rate, mean, rate_cov, cwnd_cov, window_samples, share,
+                     t975, total)
 from .groups import __all__ as _groups_all
 
 __all__ = list(_groups_all) + ["direction", "groups", "dynamics"]

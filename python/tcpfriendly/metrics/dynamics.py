@@ -40,7 +40,7 @@ __all__ = [
     "flow_series", "loss_log", "loss_events_between",
     "aggressiveness", "responsiveness", "convergence_t1_delta_t2", "rtt_from_queue",
     "trough_metrics", "convergence_time", "normalised", "fair_share_ratio",
-    "shortest_rtt_flow",
+    "shortest_rtt_flow", "cwnd_settle_s",
 ]
 
 
@@ -536,3 +536,29 @@ def shortest_rtt_flow(flows: pd.DataFrame, group: int) -> pd.Series:
     if g.empty:
         raise ValueError(f"group: no flows in group {group}")
     return g.sort_values(["mean_rtt_s", "id"]).iloc[0]
+
+
+# ----- a transient as a group metric of the sweep table --------------------------------------------
+def cwnd_settle_s(group: Sequence[Mapping[str, Any]]) -> float:
+    """Seconds after the start of the measurement window (a step: flows join or leave there)
+    until a flow's window, as a centred moving average over 10 time-series samples, first
+    comes within 10 % of its mean over the second half of the window: ``dynamics.
+    convergence_time(t, cwnd, change=from, steady=(midpoint, to), tol=0.1, average_s=10·interval)``
+    (jin2001 §6.2.2-6.2.3, Fig. 18: responsiveness and aggressiveness of a tagged flow; with a
+    time-series interval of about one RTT the average spans 10 RTTs).  Mean over the group's
+    flows; NaN without samples or when a flow never comes within the band."""
+    vals = []
+    for f in group:
+        s = f.get("samples") or {}
+        if not s.get("cwnd"):
+            return float("nan")
+        lo, hi, step = s["window"]
+        r = convergence_time(s["time"], s["cwnd"], lo, (lo + (hi - lo) / 2, hi), tol=0.1,
+                             average_s=10 * step)
+        vals.append(r["seconds"])
+    return float("nan") if not vals or any(math.isnan(v) for v in vals) else _groups.mean(vals)
+
+
+_groups.GROUP_METRICS["cwnd_settle_s"] = (
+    lambda g, a: cwnd_settle_s(g),
+    "seconds after the measurement window's start until the 10-sample moving-average window is within 10 % of its second-half mean")

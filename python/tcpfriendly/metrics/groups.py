@@ -22,11 +22,12 @@ from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Seque
 __all__ = [
     "GROUP_METRICS", "INT_METRICS", "VERSION", "by_group", "group_metrics", "goodputs",
     "mean", "jain", "cov", "share", "fraction", "loss_event_rate", "total", "t975",
+    "window_samples", "rate_cov", "cwnd_cov", "cwnd_jain_samples",
 ]
 
 # Bumped whenever a definition below changes, so that results computed with an older
 # definition (a sweep's cached run files) are not mixed with new ones.
-VERSION = 2
+VERSION = 5
 
 Flow = Mapping[str, Any]
 NAN = float("nan")
@@ -128,12 +129,92 @@ def loss_event_rate(group: Sequence[Flow]) -> float:
     return sum(int(f["loss_events"]) for f in group) / sent if sent > 0 else NAN
 
 
+# ----- time-resolved measures (from the run's time series) --------------------------------------
+SERIES_COLUMNS = ("rate_bps", "cwnd")
+
+
+def window_samples(raw: Mapping[str, Any]) -> Dict[int, Dict[str, List[float]]]:
+    """Per flow id, its time-series samples (``time`` and the :data:`SERIES_COLUMNS`: the rate
+    delivered over each sampling interval, docs/see-it.md, and the window at the sample) whose
+    whole interval lies in the measurement window ``scenario.measure``; ``{}`` when the run
+    recorded no time series.  The sampling interval (the scenario's ``timeseries``) is the
+    time scale of :func:`rate_cov`, :func:`cwnd_cov` and :func:`cwnd_jain_samples`."""
+    ts = (raw.get("timeseries") or {}).get("flows") or {}
+    sc = raw.get("scenario") or {}
+    step = sc.get("timeseries")
+    if not ts or not step:
+        return {}
+    m = sc.get("measure") or {}
+    lo = float(m.get("from") or 0.0)
+    hi = float(m.get("to") if m.get("to") is not None else sc.get("duration", float("inf")))
+    cols = [c for c in SERIES_COLUMNS if c in ts]
+    out: Dict[int, Dict[str, List[float]]] = {}
+    for i, (t, flow) in enumerate(zip(ts["time"], ts["flow"])):
+        if t - float(step) >= lo - 1e-9 and t <= hi + 1e-9:
+            d = out.setdefault(int(flow), {"time": [], **{c: [] for c in cols},
+                                           "window": (lo, hi, float(step))})
+            d["time"].append(float(t))
+            for c in cols:
+                v = ts[c][i]
+                d[c].append(NAN if v is None else float(v))
+    return out
+
+
+def _samples(flow: Flow, column: str) -> List[float]:
+    s = flow.get("samples") or {}
+    return list(s.get(column) or [])
+
+
+def rate_cov(group: Sequence[Flow]) -> float:
+    """Smoothness of a group: the mean over its flows of the coefficient of variation
+    (:func:`cov`) of each flow's rate samples at the time series' interval over the
+    measurement window (jin2001 §6.2.1, Figs. 14-17: 0.2-s bins; yang2000 Fig. 21: 150 ms).
+    The samples are attached by :func:`group_metrics` (``series=``); NaN without them.
+    The same measure on a data frame at any bin width: :func:`.dynamics.smoothness_cov`."""
+    return mean(cov(_samples(f, "rate_bps")) if _samples(f, "rate_bps") else NAN for f in group)
+
+
+def cwnd_cov(group: Sequence[Flow]) -> float:
+    """As :func:`rate_cov` for the congestion window sampled at the time series' interval
+    (jin2001 §6.2.2, Fig. 18: the smoothness of the window after a step); NaN without
+    samples (and for rate-based flows, whose window is not sampled)."""
+    return mean(cov(_samples(f, "cwnd")) if _samples(f, "cwnd") else NAN for f in group)
+
+
+def cwnd_jain_samples(group: Sequence[Flow]) -> List[float]:
+    """Jain's index (:func:`jain`) of the group's windows at each sampling instant of the
+    measurement window where every flow of the group has a sample (sastry2005 Fig. 3: the
+    Jain-Chiu-Hawe index of two LOG flows' cwnd over time); [] without samples.  The same
+    on a data frame at any bin width: :func:`.dynamics.jain_over_time` (``column="cwnd"``)."""
+    per_flow = []
+    for f in group:
+        s = f.get("samples") or {}
+        if not s.get("cwnd"):
+            return []
+        per_flow.append({round(t, 9): w for t, w in zip(s["time"], s["cwnd"])})
+    common = sorted(set.intersection(*(set(d) for d in per_flow))) if per_flow else []
+    return [jain([d[t] for d in per_flow]) for t in common]
+
+
+def _cwnd_jain_p10(group: Sequence[Flow]) -> float:
+    v = sorted(x for x in cwnd_jain_samples(group) if not math.isnan(x))
+    if not v:
+        return NAN
+    # the 10th percentile, linear between order statistics: F is at least this 90 % of the time
+    pos = 0.1 * (len(v) - 1)
+    i = int(math.floor(pos))
+    return v[i] + (v[min(i + 1, len(v) - 1)] - v[i]) * (pos - i)
+
+
 # ----- the table of group metrics ----------------------------------------------------------------
 def _good(g: Sequence[Flow], _all: Sequence[Flow]) -> List[float]:
     return goodputs(g)
 
 
-# name -> (definition, one line for docs and --help).  Declarative table.
+# name -> (definition, one line for docs and --help).  Declarative table.  ``cwnd_settle_s``
+# (a settling time) is defined with the other transient measures in :mod:`.dynamics`, which adds
+# it here when the package is imported (it builds on dynamics.convergence_time; importing
+# dynamics from this module would be an import cycle).
 GROUP_METRICS: Dict[str, Any] = {
     "n_flows": (lambda g, a: len(g), "flows in the group"),
     "goodput_bps_mean": (lambda g, a: mean(goodputs(g)), "mean per-flow goodput (b/s)"),
@@ -152,15 +233,28 @@ GROUP_METRICS: Dict[str, Any] = {
     "timeouts": (lambda g, a: total(f.get("timeouts") for f in g), "sum over the group"),
     "mean_rtt_s": (lambda g, a: mean(f.get("mean_rtt_s") for f in g), "mean over the group's flows (s)"),
     "mean_cwnd": (lambda g, a: mean(f.get("mean_cwnd") for f in g), "mean over the group's flows (packets)"),
+    "mean_rto_s": (lambda g, a: mean(f.get("mean_rto_s") for f in g), "mean over the group's flows of the mean RTO (s)"),
+    "rate_cov": (lambda g, a: rate_cov(g),
+                 "mean over the group's flows of the CoV of the rate at the time-series interval (NaN without a time series)"),
+    "cwnd_cov": (lambda g, a: cwnd_cov(g),
+                 "mean over the group's flows of the CoV of the window at the time-series interval (NaN without a time series)"),
+    "cwnd_jain_mean": (lambda g, a: mean(cwnd_jain_samples(g)),
+                       "Jain's index of the group's windows at each time-series sample, mean over the samples"),
+    "cwnd_jain_p10": (lambda g, a: _cwnd_jain_p10(g),
+                      "Jain's index of the group's windows at each time-series sample, 10th percentile (exceeded 90 % of the time)"),
 }
 # Integer-valued metrics (sums of counters; links' drops and marks).
 INT_METRICS = {"n_flows", "loss_events", "retransmissions", "timeouts", "drops", "marks"}
 
 
-def group_metrics(flows: Sequence[Flow], names: Optional[Sequence[str]] = None) -> Dict[int, Dict[str, Any]]:
+def group_metrics(flows: Sequence[Flow], names: Optional[Sequence[str]] = None,
+                  series: Optional[Mapping[int, Sequence[float]]] = None) -> Dict[int, Dict[str, Any]]:
     """``{group: {metric: value}}`` for every group of a run's flows (all metrics of
-    :data:`GROUP_METRICS`, or ``names``)."""
+    :data:`GROUP_METRICS`, or ``names``).  ``series``: :func:`window_samples` of the run, for
+    the time-resolved metrics (``rate_cov``, ``cwnd_cov``, ``cwnd_jain_*``; NaN without it)."""
     flows = list(flows)
+    if series:
+        flows = [dict(f, samples=series.get(int(f.get("id", -1)))) for f in flows]
     names = list(GROUP_METRICS) if names is None else list(names)
     fns: List[Callable[[Sequence[Flow], Sequence[Flow]], Any]] = [GROUP_METRICS[n][0] for n in names]
     return {g: {n: fn(fs, flows) for n, fn in zip(names, fns)} for g, fs in by_group(flows).items()}

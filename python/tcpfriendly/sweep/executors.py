@@ -42,7 +42,7 @@ def run_rows(raw: Mapping[str, Any], key: str, seed: int) -> List[Dict[str, Any]
             v = link.get(m)
             link_cols[f"link.{link.get('name')}.{m}"] = (
                 (int(v) if v is not None else None) if m in _INT_METRICS else _num(v))
-    values = _metrics.group_metrics(flows)
+    values = _metrics.group_metrics(flows, series=_metrics.window_samples(raw))
     rows = []
     for group, fs in _metrics.by_group(flows).items():
         first = fs[0]
