@@ -317,7 +317,11 @@ def run_sweep(sweep, out: "Optional[os.PathLike[str] | str]" = None, *,
     collector = Collector(store, bar, on_run)
     interrupted = False
     if todo:
-        interrupted = _executor(dask, workers, say).run(todo, collector)
+        try:
+            interrupted = _executor(dask, workers, say).run(todo, collector)
+        finally:
+            if store is not None:  # the last batch of run files
+                store.flush()
     bar.close()
     ran_keys = set(collector.tables)
     tables.update(collector.tables)
