@@ -656,3 +656,34 @@ def test_summaries_and_plots_leave_failed_runs_out(tiny, monkeypatch, tmp_path):
     fig = plot(tmp_path / "o", x="flows[1].params.beta", y="share", hue="bottleneck.rate",
                group=1, out=tmp_path / "share.png")
     assert fig is not None and (tmp_path / "share.png").stat().st_size > 0
+
+
+# ----- the process executor (issue 15) --------------------------------------------------------
+def test_processes_give_the_threads_table_byte_for_byte(tiny, tmp_path):
+    threads = grid_sweep(tiny).run(out=tmp_path / "t", workers=2, quiet=True)
+    procs = grid_sweep(tiny).run(out=tmp_path / "p", workers=2, quiet=True, executor="processes")
+    assert (procs.ran, procs.failures) == (18, [])
+    pd.testing.assert_frame_equal(threads.table, procs.table, check_exact=True)
+    for name in ("results.csv", "results.parquet"):
+        assert (tmp_path / "t" / name).read_bytes() == (tmp_path / "p" / name).read_bytes()
+    assert stored(tmp_path / "p") == set(threads.table["run"])
+    again = grid_sweep(tiny).run(out=tmp_path / "p", quiet=True, executor="processes")
+    assert (again.ran, again.cached) == (0, 18)
+
+
+def test_processes_a_failing_run_fails_alone(tiny, tmp_path):
+    (tmp_path / "poison.toml").write_text(POISON_SPEC)
+    res = Sweep.from_toml(tmp_path / "poison.toml").run(workers=2, quiet=True,
+                                                        executor="processes")
+    assert (res.total, res.ran, len(res.failures)) == (6, 4, 2)
+    assert [(r.point, r.seed) for r, _ in res.failures] == [(1, 3), (1, 4)]
+    assert all("evaluated to -inf" in m for _, m in res.failures)
+
+
+def test_executor_must_be_threads_or_processes(tiny, tcpf, tmp_path):
+    with pytest.raises(SweepError) as err:
+        grid_sweep(tiny).run(quiet=True, executor="fork")
+    assert err.value.field == "executor"
+    (tmp_path / "spec.toml").write_text(f'scenario = "{tiny}"\nseeds = 1\n')
+    p = tcpf("sweep", tmp_path / "spec.toml", "--processes", "--dask", "local")
+    assert p.returncode == 2 and "--processes" in p.stderr and "Traceback" not in p.stderr
