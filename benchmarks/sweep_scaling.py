@@ -4,6 +4,7 @@
     .venv/bin/python benchmarks/sweep_scaling.py                 # short and long runs, 1 vs 2 threads
     .venv/bin/python benchmarks/sweep_scaling.py --json
     .venv/bin/python benchmarks/sweep_scaling.py --executor dask # LocalCluster with 1, then 2 workers
+    .venv/bin/python benchmarks/sweep_scaling.py --executor processes  # local processes
     .venv/bin/python benchmarks/sweep_scaling.py --scenario examples/jin2001-red-32.toml --runs 80
 
 Workloads (by default both, each reported with runs/s per worker count and the speed-up):
@@ -17,8 +18,9 @@ each time covers the runs, their Parquet files and the results table. The plan (
 and hashing every run) is made once before timing; Dask cluster start-up is not timed.
 The speed-up is time(first worker count) / time(each other count); the configurations
 alternate for ``--rounds`` rounds (default 3) and the median time of each is used, so a burst
-of other work on the machine hits both. Also printed: process CPU seconds per wall second
-(threads executor), about 1 per busy worker when the cores are free.
+of other work on the machine hits both. Also printed: CPU seconds (the process and its worker
+processes) per wall second (threads and processes executors), about 1 per busy worker when
+the cores are free.
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ def _parse(argv):
                    help="seeds, i.e. runs, of --scenario (default 40); with the default workloads "
                         "it replaces both counts")
     p.add_argument("--workers", default="1,2", help="comma-separated worker counts (default 1,2)")
-    p.add_argument("--executor", choices=["threads", "dask"], default="threads")
+    p.add_argument("--executor", choices=["threads", "processes", "dask"], default="threads")
     p.add_argument("--rounds", type=int, default=3,
                    help="alternating repetitions; the median time of each count is used (default 3)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
@@ -103,7 +105,7 @@ def measure(args, workload) -> dict:
                     cluster, client = _start_cluster(w)
                     kwargs = {"dask": client}
                 else:
-                    kwargs = {"workers": w}
+                    kwargs = {"workers": w, "executor": args.executor}
                 try:
                     c0 = os.times()
                     start = time.perf_counter()
@@ -115,7 +117,9 @@ def measure(args, workload) -> dict:
                         client.close()
                         cluster.close()
                 times[w].append(wall)
-                cpu[w].append((c1.user - c0.user + c1.system - c0.system) / wall)
+                # with children: the worker processes (--executor processes), reaped by then
+                cpu[w].append((c1.user - c0.user + c1.system - c0.system + c1.children_user
+                               - c0.children_user + c1.children_system - c0.children_system) / wall)
                 if result.ran != len(runs) or result.failures:
                     raise SystemExit(f"sweep_scaling: {w} workers ran {result.ran} of {len(runs)} "
                                      f"runs ({len(result.failures)} failed)")
@@ -161,7 +165,7 @@ def main(argv=None) -> int:
         for w in args.workers:
             k = str(w)
             extra = "" if w == base else f"   speed-up {r['speedup'][k]:.2f}x"
-            load = f"  CPU/wall {r['cpu_per_wall'][k]:.2f}" if args.executor == "threads" else ""
+            load = f"  CPU/wall {r['cpu_per_wall'][k]:.2f}" if args.executor != "dask" else ""
             print(f"    {w} worker{'s' if w != 1 else ' '}: {r['wall_s'][k]:6.2f} s  "
                   f"{r['runs_per_s'][k]:6.1f} runs/s{load}{extra}")
     return 0

@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 import math
 import os
-from typing import Any, Dict, List, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence
 
-import pandas as pd
+if TYPE_CHECKING:  # annotations only: pandas is imported on first use (CLI start-up)
+    import pandas as pd
 
 from . import metrics
 from .errors import ScenarioError
@@ -30,6 +31,8 @@ TIMESERIES_KINDS = ("flows", "links")
 
 
 def _frame(rows: List[Dict[str, Any]], first: Sequence[str]) -> pd.DataFrame:
+    import pandas as pd
+
     df = pd.DataFrame(rows)
     ordered = [c for c in first if c in df.columns] + [c for c in df.columns if c not in first]
     return df[ordered] if len(df.columns) else df
@@ -96,6 +99,8 @@ class Result:
             raise ValueError(f"kind: must be one of {', '.join(TIMESERIES_KINDS)}, got {kind!r}")
         if not self.has_timeseries():
             raise ValueError("this result has no time series: pass timeseries=SECONDS to run()")
+        import pandas as pd
+
         return pd.DataFrame(self.raw["timeseries"].get(kind, {}))
 
     def to_json(self) -> str:
@@ -143,6 +148,8 @@ class Result:
         :mod:`tcpfriendly.metrics` (``goodput_bps_mean``, ``share`` = group mean goodput /
         mean flow goodput in the same direction, pooled ``loss_event_rate`` = loss events /
         packets sent, ``jain``, ``mean_rtt_s``, ``retransmissions``, ``timeouts``, ...)."""
+        import pandas as pd
+
         flows = self.raw.get("flows") or []
         if not flows:
             return pd.DataFrame()

@@ -203,3 +203,25 @@ def test_python_m_evaluate_still_works():
     proc = subprocess.run([sys.executable, "-m", "tcpfriendly.evaluate", "nosuch"],
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2 and "unknown algorithm 'nosuch'" in proc.stderr
+
+
+# ----- start-up: heavy libraries load on first use ---------------------------------------------
+HEAVY = ("pandas", "numpy", "pyarrow", "matplotlib", "dask", "distributed")
+
+
+@pytest.mark.parametrize("argv", [["--version"], ["sweep", "--help"], ["run", "--help"]])
+def test_start_up_imports_no_heavy_library(argv):
+    """`tcpf --version`, `tcpf sweep --help` (and a sweep's planning) import neither pandas,
+    numpy, pyarrow, matplotlib nor Dask: the CLI starts in well under a second (issue 15)."""
+    import subprocess
+    import sys
+
+    code = ("import sys\n"
+            f"sys.argv = ['tcpf'] + {argv!r}\n"
+            "from tcpfriendly.cli import main\n"
+            "try:\n    main()\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
+            "import tcpfriendly.sweep, tcpfriendly.metrics\n"
+            f"print(sorted(m for m in {HEAVY!r} if m in sys.modules))\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[-1] == "[]", proc.stdout

@@ -19,6 +19,11 @@ from tcpfriendly.sweep.plot import summarize, t975
 
 from conftest import REPO, _tcpf_command
 
+
+def stored(out):
+    """The run keys stored in ``out/runs`` (whatever files hold them)."""
+    return set(sw.RunStore(str(out), create=False).stored_keys())
+
 # 1 TCP SACK + 1 GAIMD flow, 5 Mbps / 20 ms RED, 5 simulated seconds: about 1 ms per run.
 TINY = """\
 duration = 5
@@ -255,9 +260,9 @@ def test_local_sweep_table_matches_direct_runs(tiny, tmp_path):
     link = r.links.iloc[0]
     assert row["link.bottleneck.drops"] == link["drops"]
     assert row["link.bottleneck.mean_queue_pkts"] == pytest.approx(link["mean_queue_pkts"])
-    # The files: one per run, the tidy table in Parquet and CSV, the spec.
+    # The files: the runs (in batch files), the tidy table in Parquet and CSV, the spec.
     out = tmp_path / "o"
-    assert len(list((out / "runs").glob("*.parquet"))) == 18
+    assert stored(out) == set(t["run"]) and len(stored(out)) == 18
     assert not list((out / "runs").glob(".*"))  # no temporaries left
     pd.testing.assert_frame_equal(pd.read_parquet(out / "results.parquet"), t)
     assert len(pd.read_csv(out / "results.csv")) == len(t)
@@ -281,9 +286,16 @@ def test_cache_and_resume_only_missing_runs(tiny, tmp_path):
     again = grid_sweep(tiny).run(out=out, quiet=True)
     assert (again.ran, again.cached) == (0, 18)
     pd.testing.assert_frame_equal(first.table, again.table, check_exact=True)
-    files = sorted((out / "runs").glob("*.parquet"))
-    for f in files[:5]:
+    # Keep 13 of the 18 runs: the store rewritten without 5 of them.
+    store = sw.RunStore(str(out))
+    keep = sorted(stored(out))[5:]
+    tables = {k: store.try_load(k) for k in keep}
+    for f in (out / "runs").iterdir():
         f.unlink()
+    store = sw.RunStore(str(out))
+    for k in keep:
+        store.save(k, tables[k])
+    store.flush()
     lines = []
     resumed = sw.run_sweep(grid_sweep(tiny), out, log=lines.append)
     assert lines[0] == "sweep: 18 runs (6 points x 3 seeds): 13 already done, 5 to run"
@@ -456,13 +468,13 @@ def test_sigint_keeps_finished_runs_and_rerun_runs_only_the_missing(tmp_path):
                             cwd=str(REPO), env=env)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and proc.poll() is None:
-        if runs.is_dir() and len(list(runs.glob("*.parquet"))) >= 3:
+        if runs.is_dir() and len(stored(out)) >= 3:
             break
         time.sleep(0.01)
     proc.send_signal(signal.SIGINT)
     stdout, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 130, (stdout, stderr)
-    done = sorted(runs.glob("*.parquet"))
+    done = sorted(stored(out))
     assert 3 <= len(done) < 40
     assert not list(runs.glob(".*"))  # nothing half-written
     errors = [l for l in stderr.splitlines() if l.startswith("error:")]
@@ -470,9 +482,10 @@ def test_sigint_keeps_finished_runs_and_rerun_runs_only_the_missing(tmp_path):
                       f"rerun to finish the {40 - len(done)} missing"]
     assert "Traceback" not in stderr
     partial = pd.read_parquet(out / "results.parquet")
-    assert len(partial) == 2 * len(done) and set(partial["run"]) == {f.stem for f in done}
-    for f in done:
-        assert len(pd.read_parquet(f)) == 2
+    assert len(partial) == 2 * len(done) and set(partial["run"]) == set(done)
+    store = sw.RunStore(str(out), create=False)
+    for key in done:
+        assert store.try_load(key).num_rows == 2
     # Rerun: only the missing runs.
     p = subprocess.run(cmd, capture_output=True, text=True, cwd=str(REPO), env=env, timeout=120)
     assert p.returncode == 0, p.stderr
@@ -521,10 +534,24 @@ def test_grid_size_is_refused_before_anything_is_expanded(tcpf, tmp_path, tiny):
     assert ok.size() == (10, MAX_RUNS // 10)
 
 
+def _one_batch_per_run(out):
+    """Rewrite the store of ``out`` with one batch file per run; returns the files."""
+    store = sw.RunStore(str(out))
+    tables = {k: store.try_load(k) for k in sorted(stored(out))}
+    for f in (out / "runs").iterdir():
+        f.unlink()
+    store = sw.RunStore(str(out))
+    for key, t in tables.items():
+        store.save(key, t)
+        store.flush()
+    return sorted((out / "runs").iterdir())
+
+
 def test_empty_or_corrupt_run_files_are_redone_and_repaired(tiny, tmp_path):
     out = tmp_path / "o"
     first = grid_sweep(tiny, seeds=1).run(out=out, quiet=True)
-    files = sorted((out / "runs").iterdir())
+    files = _one_batch_per_run(out)
+    assert len(files) == 6
     files[0].write_bytes(b"")                       # 0 bytes
     files[1].write_bytes(files[1].read_bytes()[:100])  # truncated
     files[2].write_bytes(files[3].read_bytes())     # another run's file
@@ -533,6 +560,27 @@ def test_empty_or_corrupt_run_files_are_redone_and_repaired(tiny, tmp_path):
     pd.testing.assert_frame_equal(first.table, again.table, check_exact=True)
     third = grid_sweep(tiny, seeds=1).run(out=out, quiet=True)  # repaired: nothing to redo
     assert (third.ran, third.cached) == (0, 6)
+    import pyarrow.parquet as pq
+
+    for f in (out / "runs").iterdir():  # the unreadable batches were removed (or rewritten)
+        pq.read_table(f)
+
+
+def test_run_files_of_the_one_file_per_run_layout_are_still_read(tiny, tmp_path):
+    import pyarrow.parquet as pq
+
+    out = tmp_path / "o"
+    first = grid_sweep(tiny, seeds=1).run(out=out, quiet=True)
+    store = sw.RunStore(str(out))
+    tables = {k: store.try_load(k) for k in sorted(stored(out))}
+    for f in (out / "runs").iterdir():
+        f.unlink()
+    for key, t in tables.items():  # <key>.parquet, the key in its footer, as older versions wrote
+        pq.write_table(t.replace_schema_metadata({"tcpfriendly.key": key}),
+                       out / "runs" / f"{key}.parquet")
+    again = grid_sweep(tiny, seeds=1).run(out=out, quiet=True)
+    assert (again.ran, again.cached) == (0, 6)
+    pd.testing.assert_frame_equal(first.table, again.table, check_exact=True)
 
 
 POISON_SPEC = """\
@@ -563,7 +611,7 @@ def test_cli_poisoned_point_fails_alone_and_is_reported(tcpf, tmp_path, tiny):
     assert bad["point"].tolist() == [1, 1] and bad["seed"].tolist() == [3, 4]
     assert all('formula increase = "log(w-w)" evaluated to -inf' in e for e in bad["error"])
     assert (t[t["status"] == "ok"]["error"] == "").all()
-    assert len(os.listdir(out / "runs")) == 4
+    assert len(stored(out)) == 4
 
 
 def test_any_exception_of_a_run_fails_that_run_alone(tiny, monkeypatch):
@@ -608,3 +656,34 @@ def test_summaries_and_plots_leave_failed_runs_out(tiny, monkeypatch, tmp_path):
     fig = plot(tmp_path / "o", x="flows[1].params.beta", y="share", hue="bottleneck.rate",
                group=1, out=tmp_path / "share.png")
     assert fig is not None and (tmp_path / "share.png").stat().st_size > 0
+
+
+# ----- the process executor (issue 15) --------------------------------------------------------
+def test_processes_give_the_threads_table_byte_for_byte(tiny, tmp_path):
+    threads = grid_sweep(tiny).run(out=tmp_path / "t", workers=2, quiet=True)
+    procs = grid_sweep(tiny).run(out=tmp_path / "p", workers=2, quiet=True, executor="processes")
+    assert (procs.ran, procs.failures) == (18, [])
+    pd.testing.assert_frame_equal(threads.table, procs.table, check_exact=True)
+    for name in ("results.csv", "results.parquet"):
+        assert (tmp_path / "t" / name).read_bytes() == (tmp_path / "p" / name).read_bytes()
+    assert stored(tmp_path / "p") == set(threads.table["run"])
+    again = grid_sweep(tiny).run(out=tmp_path / "p", quiet=True, executor="processes")
+    assert (again.ran, again.cached) == (0, 18)
+
+
+def test_processes_a_failing_run_fails_alone(tiny, tmp_path):
+    (tmp_path / "poison.toml").write_text(POISON_SPEC)
+    res = Sweep.from_toml(tmp_path / "poison.toml").run(workers=2, quiet=True,
+                                                        executor="processes")
+    assert (res.total, res.ran, len(res.failures)) == (6, 4, 2)
+    assert [(r.point, r.seed) for r, _ in res.failures] == [(1, 3), (1, 4)]
+    assert all("evaluated to -inf" in m for _, m in res.failures)
+
+
+def test_executor_must_be_threads_or_processes(tiny, tcpf, tmp_path):
+    with pytest.raises(SweepError) as err:
+        grid_sweep(tiny).run(quiet=True, executor="fork")
+    assert err.value.field == "executor"
+    (tmp_path / "spec.toml").write_text(f'scenario = "{tiny}"\nseeds = 1\n')
+    p = tcpf("sweep", tmp_path / "spec.toml", "--processes", "--dask", "local")
+    assert p.returncode == 2 and "--processes" in p.stderr and "Traceback" not in p.stderr

@@ -12,7 +12,7 @@ distributed = pytest.importorskip("distributed")
 
 from tcpfriendly.sweep import Sweep, run_sweep  # noqa: E402
 
-from test_sweep import SLOW, TINY  # noqa: E402
+from test_sweep import SLOW, TINY, stored  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +49,7 @@ def test_dask_table_identical_to_local(client, tiny, tmp_path):
     pd.testing.assert_frame_equal(local.table, on_dask.table, check_exact=True)
     for name in ("results.csv", "results.parquet"):
         assert (tmp_path / "local" / name).read_bytes() == (tmp_path / "dask" / name).read_bytes()
-    assert sorted(os.listdir(tmp_path / "local" / "runs")) == sorted(os.listdir(tmp_path / "dask" / "runs"))
+    assert stored(tmp_path / "local") == stored(tmp_path / "dask") == set(local.table["run"])
 
 
 def test_cli_dask_address(tcpf, client, tiny, tmp_path):
@@ -98,11 +98,11 @@ def test_killing_a_worker_loses_no_finished_run(client, tmp_path):
 
     res = run_sweep(sweep, out, dask=client, quiet=True, on_run=kill_one)
     assert killed
-    stored = {p.stem for p in (out / "runs").glob("*.parquet")}
+    keys = stored(out)
     # Every run either finished (retried on the other/restarted worker) or is reported failed;
     # every finished run is stored.
     assert res.ran + len(res.failures) == 24
-    assert len(stored) == res.ran and set(res.table["run"]) == stored
+    assert len(keys) == res.ran and set(res.table["run"]) == keys
     lines = []
     again = run_sweep(Sweep(tmp_path / "slow.toml", seeds=24), out, workers=2, log=lines.append)
     assert lines[0] == f"sweep: 24 runs (1 point x 24 seeds): {res.ran} already done, " \
@@ -133,14 +133,14 @@ def test_ctrl_c_with_dask_local_keeps_finished_runs(tmp_path):
                             cwd=str(REPO), env=env, start_new_session=True)
     deadline = time.monotonic() + 90
     while time.monotonic() < deadline and proc.poll() is None:
-        if len(list((out / "runs").glob("*.parquet"))) >= 3:
+        if (out / "runs").is_dir() and len(stored(out)) >= 3:
             break
         time.sleep(0.01)
     os.killpg(proc.pid, signal.SIGINT)
     stdout, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 130, (stdout, stderr)
     assert "Traceback" not in stderr
-    done = len(list((out / "runs").glob("*.parquet")))
+    done = len(stored(out))
     assert 3 <= done < 40
     assert stderr.splitlines()[-1] == (f"error: interrupted: {done} of 40 runs done and kept in "
                                        f"{out}; rerun to finish the {40 - done} missing")

@@ -20,10 +20,20 @@ computed with an older definition (a sweep's cached run files) are not mixed wit
     metrics.dynamics.smoothness_cov(result.timeseries("flows"), flow=0, bin_s=0.2)
 """
 
-from . import dynamics, groups
+from . import groups
 from .groups import (GROUP_METRICS, INT_METRICS, VERSION, by_group, cov, direction, fraction,
                      goodputs, group_metrics, jain, loss_event_rate, mean, rate_cov, cwnd_cov, window_samples, share,
                      t975, total)
 from .groups import __all__ as _groups_all
 
 __all__ = list(_groups_all) + ["direction", "groups", "dynamics"]
+
+
+def __getattr__(name: str):
+    # :mod:`.dynamics` needs numpy and pandas: loaded on first use, so that runs, sweeps and
+    # the CLI's start-up do not pay for them.
+    if name == "dynamics":
+        import importlib
+
+        return importlib.import_module(f"{__name__}.dynamics")  # sets the attribute
+    raise AttributeError(f"module 'tcpfriendly.metrics' has no attribute {name!r}")

@@ -32,9 +32,10 @@ from an existing table is created; an index past the end of a list is an error. 
 validated (``tcpfriendly.normalize``) before anything runs.
 
 Caching: each run is keyed by a SHA-256 of (normalized scenario with the seed, seed,
-``tcpfriendly.__version__``, ``tcpfriendly.metrics.VERSION``). With ``out=DIR`` a finished run is stored in
-``DIR/runs/<key>.parquet`` (written to a temporary name, then renamed), and a run whose file
-exists is never recomputed, so rerunning an interrupted sweep runs only what is missing.
+``tcpfriendly.__version__``, ``tcpfriendly.metrics.VERSION``). With ``out=DIR`` finished runs are stored
+in batch files ``DIR/runs/batch-<digest>.parquet`` (:class:`~.store.RunStore`: written to a
+temporary name, then renamed, about once a second and when the sweep stops), and a stored run
+is never recomputed, so rerunning an interrupted sweep runs only what is missing.
 ``DIR/results.parquet`` and ``DIR/results.csv`` (the tidy table) are rebuilt from the run
 files at the end; ``DIR/sweep.json`` records the spec, the grid points and each run's key. A
 run file that cannot be read back (empty, corrupt) is a missing run, redone. ``DIR`` follows

@@ -26,7 +26,7 @@ except ImportError:  # pragma: no cover - dask is a dependency; a clear error if
     WorkerPlugin = object
 
 from .core import Run, SweepError
-from .executors import Collector, _error_text, default_workers, execute
+from .executors import Collector, RunFailed, default_workers, execute_or_failure  # noqa: F401
 from .store import rows_table
 
 __all__ = ["DaskExecutor", "run_on_dask", "DASK_CONNECT_TIMEOUT"]
@@ -90,32 +90,6 @@ def _client(dask: Any, workers: Optional[int]):
         return distributed.Client(dask, timeout=DASK_CONNECT_TIMEOUT), None, True
     except (OSError, TimeoutError) as exc:
         raise RuntimeError(f"cannot connect to the Dask scheduler at {dask}: {exc}") from None
-
-
-class RunFailed:
-    """What :func:`execute_or_failure` returns for a run that raised on the worker: its message.
-    A failing run is not a failing task, so Dask neither logs a traceback for it nor retries it
-    (the same scenario and seed would fail the same way); ``retries`` are left for lost
-    workers."""
-
-    __slots__ = ("message",)
-
-    def __init__(self, message: str):
-        self.message = message
-
-    def __str__(self) -> str:
-        return self.message
-
-
-def execute_or_failure(scenario_json: str, seed: int, key: str):
-    """:func:`~.executors.execute` on a worker: its rows, or a :class:`RunFailed` when the run
-    raised (any exception: an engine error, a memory guard, a panic)."""
-    try:
-        return execute(scenario_json, seed, key)
-    except KeyboardInterrupt:
-        raise
-    except BaseException as exc:  # noqa: BLE001 - the run fails alone
-        return RunFailed(_error_text(exc))
 
 
 def _submit_all(todo: List[Run], client, collector: Collector, retries: int,

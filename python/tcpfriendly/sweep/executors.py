@@ -1,6 +1,7 @@
 """Executors of a sweep: whatever runs the planned runs implements :class:`Executor`
 (``run(todo, collector) -> interrupted``). :class:`ThreadExecutor` (local threads; the engine
-releases the GIL) lives here, :class:`~.dask_executor.DaskExecutor` is its sibling. Both run
+releases the GIL) and :class:`ProcessExecutor` (local processes, for runs so short that their
+Python work matters) live here, :class:`~.dask_executor.DaskExecutor` is their sibling. All run
 :func:`execute` per run and report to a :class:`Collector`."""
 
 from __future__ import annotations
@@ -8,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import queue
+import signal
 import threading
 from typing import TYPE_CHECKING, Any, Callable, Protocol, Dict, List, Mapping, Optional, Tuple
 
@@ -65,6 +67,32 @@ def execute(scenario_json: str, seed: int, key: str) -> List[Dict[str, Any]]:
     A module-level function, so Dask workers can run it."""
     text = _call_engine(native().run, scenario_json, int(seed), None)
     return run_rows(json.loads(text), key, seed)
+
+
+class RunFailed:
+    """What :func:`execute_or_failure` returns for a run that raised on a worker (a process of
+    :class:`ProcessExecutor`, a Dask worker): its message. A failing run is not a failing task,
+    so Dask neither logs a traceback for it nor retries it (the same scenario and seed would
+    fail the same way); ``retries`` are left for lost workers."""
+
+    __slots__ = ("message",)
+
+    def __init__(self, message: str):
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def execute_or_failure(scenario_json: str, seed: int, key: str):
+    """:func:`execute` on a worker: its rows, or a :class:`RunFailed` when the run raised (any
+    exception: an engine error, a memory guard, a panic)."""
+    try:
+        return execute(scenario_json, seed, key)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - the run fails alone
+        return RunFailed(_error_text(exc))
 
 
 def default_workers() -> int:
@@ -200,3 +228,88 @@ class ThreadExecutor:
 
     def run(self, todo: List[Run], collector: "Collector") -> bool:
         return _run_threads(todo, self.workers, collector, self.log, self.task)
+
+
+# ----- processes ------------------------------------------------------------------------------
+def _ignore_sigint() -> None:
+    """A worker process leaves Ctrl-C (which a terminal sends to the whole process group) to
+    the sweep."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _execute_chunk(items: List[Tuple[str, int, str]]) -> List[Any]:
+    """Rows (or a :class:`RunFailed`) of each ``(scenario_json, seed, key)``, in a worker."""
+    return [execute_or_failure(*item) for item in items]
+
+
+class ProcessExecutor:
+    """``workers`` local processes (started with ``spawn``), for sweeps whose runs are so short
+    that the Python work per run (parsing the engine's JSON, building the rows) is a large part
+    of a run: threads hold the GIL for it, processes do not. A worker returns a run's rows; the
+    calling process builds the run's table and stores it, exactly as a thread would, so the
+    table and the files are the thread executor's byte for byte. Runs go out in small chunks
+    (fewer messages); a chunk whose process dies fails its runs alone. The first Ctrl-C cancels
+    the chunks not started and waits for those in progress; a second abandons them."""
+
+    def __init__(self, workers: int, log: Callable[[str], None]):
+        self.workers, self.log = workers, log
+
+    def run(self, todo: List[Run], collector: "Collector") -> bool:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor, as_completed
+
+        n = max(1, min(self.workers, len(todo)))
+        size = max(1, min(16, len(todo) // (8 * n)))
+        chunks = [todo[i:i + size] for i in range(0, len(todo), size)]
+        pool = ProcessPoolExecutor(n, mp_context=multiprocessing.get_context("spawn"),
+                                   initializer=_ignore_sigint)
+        futures = {pool.submit(_execute_chunk, [(r.scenario_json, r.seed, r.key) for r in c]): c
+                   for c in chunks}
+        handled = set()
+        abandoned = False
+
+        def take(fut) -> None:
+            if fut in handled:
+                return
+            handled.add(fut)
+            chunk = futures[fut]
+            try:
+                results = fut.result()
+            except BaseException as exc:  # noqa: BLE001 - the worker died: its chunk fails
+                for run in chunk:
+                    collector.fail(run, exc)
+                return
+            for run, rows in zip(chunk, results):
+                if isinstance(rows, RunFailed):
+                    collector.fail_message(run, rows.message)
+                    continue
+                try:
+                    table = rows_table(rows, run)
+                    if collector.store is not None:
+                        collector.store.save(run.key, table)
+                except Exception as exc:  # noqa: BLE001 - as a thread's failure to store
+                    collector.fail(run, exc)
+                else:
+                    collector.ok(run, table)
+
+        try:
+            for fut in as_completed(futures):
+                take(fut)
+            return False
+        except KeyboardInterrupt:
+            for fut in futures:
+                fut.cancel()  # those not started
+            collector.progress.close()
+            busy = sum(len(futures[f]) for f in futures if f.running())
+            if busy:
+                self.log(f"interrupted: finishing the {busy} run{'s' if busy != 1 else ''} in "
+                         "progress (Ctrl-C again to abandon)")
+            try:
+                for fut in as_completed([f for f in futures if not f.cancelled()]):
+                    take(fut)
+            except KeyboardInterrupt:
+                abandoned = True
+                self.log("abandoned the runs in progress")
+            return True
+        finally:
+            pool.shutdown(wait=not abandoned, cancel_futures=True)

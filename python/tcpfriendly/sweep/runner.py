@@ -10,7 +10,7 @@ import time
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 from .core import GROUP_METRICS, Run, SweepError, SweepInterrupted, SweepOutputError, _label
-from .executors import Collector, Executor, ThreadExecutor, default_workers
+from .executors import Collector, Executor, ProcessExecutor, ThreadExecutor, default_workers
 from ..outfiles import OutputError, claim
 from .store import RunStore, _write_outputs, _write_spec, legacy_identity
 
@@ -250,7 +250,8 @@ def _check_coverage(sweep, out_dir: str) -> None:
 def run_sweep(sweep, out: "Optional[os.PathLike[str] | str]" = None, *,
               workers: Optional[int] = None, dask: Any = None, progress: Optional[bool] = None,
               quiet: bool = False, on_run: Optional[Callable[[Run, bool], None]] = None,
-              log: Optional[Callable[[str], None]] = None, force: bool = False) -> SweepResult:
+              log: Optional[Callable[[str], None]] = None, force: bool = False,
+              executor: str = "threads") -> SweepResult:
     """Run a sweep.
 
     Args:
@@ -268,6 +269,9 @@ def run_sweep(sweep, out: "Optional[os.PathLike[str] | str]" = None, *,
         log: where status lines go (default: stderr).
         force: write into ``out`` even if it holds another spec's table (replaced) or files
             tcpfriendly did not write; stored runs are shared (they are keyed by content).
+        executor: without ``dask``, ``"threads"`` (the engine releases the GIL) or
+            ``"processes"`` (:class:`~.executors.ProcessExecutor`: for very short runs, whose
+            Python work per run holds the GIL); the same table either way.
 
     A run that fails (any exception from the engine or a worker) fails alone: the others
     complete, and the table has one row for it with ``status = "failed"`` and the message in
@@ -282,6 +286,8 @@ def run_sweep(sweep, out: "Optional[os.PathLike[str] | str]" = None, *,
     """
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
         raise SweepError.at("workers", f"must be a positive integer, got {workers!r}")
+    if executor not in EXECUTORS:
+        raise SweepError.at("executor", f"must be one of {', '.join(EXECUTORS)}, got {executor!r}")
     if log is None:
         def log(message: str) -> None:
             sys.stderr.write(message + "\n")
@@ -317,7 +323,11 @@ def run_sweep(sweep, out: "Optional[os.PathLike[str] | str]" = None, *,
     collector = Collector(store, bar, on_run)
     interrupted = False
     if todo:
-        interrupted = _executor(dask, workers, say).run(todo, collector)
+        try:
+            interrupted = _executor(dask, workers, say, executor).run(todo, collector)
+        finally:
+            if store is not None:  # the last batch of run files
+                store.flush()
     bar.close()
     ran_keys = set(collector.tables)
     tables.update(collector.tables)
@@ -344,8 +354,14 @@ def run_sweep(sweep, out: "Optional[os.PathLike[str] | str]" = None, *,
     return result
 
 
-def _executor(dask: Any, workers: Optional[int], log: Callable[[str], None]) -> Executor:
-    """Local threads, or Dask when ``dask`` is given (imported only then)."""
+EXECUTORS = ("threads", "processes")
+
+
+def _executor(dask: Any, workers: Optional[int], log: Callable[[str], None],
+              executor: str = "threads") -> Executor:
+    """Local threads or processes, or Dask when ``dask`` is given (imported only then)."""
+    if dask is None and executor == "processes":
+        return ProcessExecutor(workers or default_workers(), log)
     if dask is None:
         return ThreadExecutor(workers or default_workers(), log)
     from .dask_executor import DaskExecutor

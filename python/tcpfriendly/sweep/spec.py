@@ -377,13 +377,13 @@ class Sweep:
     def run(self, out: "Optional[os.PathLike[str] | str]" = None, *, workers: Optional[int] = None,
             dask: Any = None, progress: Optional[bool] = None, quiet: bool = False,
             on_run: Optional[Callable[["Run", bool], None]] = None,
-            force: bool = False) -> "SweepResult":
+            force: bool = False, executor: str = "threads") -> "SweepResult":
         """Run every missing run and return a :class:`SweepResult` (its ``table`` is the tidy
         result). See :func:`run_sweep` for the arguments."""
         from .runner import run_sweep
 
         return run_sweep(self, out, workers=workers, dask=dask, progress=progress, quiet=quiet,
-                         on_run=on_run, force=force)
+                         on_run=on_run, force=force, executor=executor)
 
     def __repr__(self) -> str:
         n, k = self.size()
