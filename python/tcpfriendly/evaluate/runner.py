@@ -104,13 +104,15 @@ def reduce_steady_level(res, ctx) -> Dict[str, Any]:
 
 def reducer_code_hash() -> str:
     """A hash of the code that turns a run into its cached reduction (this module and
-    :mod:`tcpfriendly.metrics.dynamics`): part of every cache key, so a changed reducer never
+    :mod:`tcpfriendly.metrics.dynamics` with :mod:`~tcpfriendly.metrics.transients`): part of every cache key, so a changed reducer never
     reuses a reduction computed by the old code."""
     global _CODE_HASH
     if _CODE_HASH is None:
         import inspect
 
-        src = inspect.getsource(sys.modules[__name__]) + inspect.getsource(dyn)
+        from ..metrics import transients
+
+        src = "".join(inspect.getsource(m) for m in (sys.modules[__name__], dyn, transients))
         _CODE_HASH = hashlib.sha256(src.encode("utf-8")).hexdigest()[:12]
     return _CODE_HASH
 

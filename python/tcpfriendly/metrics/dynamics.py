@@ -33,6 +33,7 @@ import numpy as np
 import pandas as pd
 
 from . import groups as _groups
+from .transients import _first_time, convergence_time, cwnd_settle_s  # noqa: F401 (re-exported)
 
 __all__ = [
     "cov", "binned", "smoothness_cov", "smoothness_cov_geometric",
@@ -208,11 +209,6 @@ def loss_events_between(log: pd.DataFrame, flow: int, t0: float, t1: float,
 
 
 # ----- aggressiveness and responsiveness (jin2001 §5, Table 5) -----------------------------------
-def _first_time(times: np.ndarray, cond: np.ndarray) -> float:
-    hit = np.nonzero(cond)[0]
-    return float(times[hit[0]]) if hit.size else float("nan")
-
-
 def _steady_window(t: np.ndarray, w: np.ndarray, start: float, end: float, tail: float) -> float:
     """Mean window over the last ``tail`` fraction of ``[start, end)``."""
     a = end - tail * (end - start)
@@ -485,49 +481,6 @@ def trough_metrics(time: Sequence[float], utilization: Sequence[float], drops: S
 
 
 # ----- tsao2007 measures ------------------------------------------------------------------------
-def convergence_time(t: Sequence[float], x: Sequence[float], change: float, steady: Tuple[float, float],
-                     tol: float = 0.1, average_s: float = 10.0,
-                     target: Optional[float] = None) -> Dict[str, float]:
-    """Seconds a flow needs to reach its new steady throughput after the loss rate (or the
-    available bandwidth) changes at ``change`` (tsao2007 S3 Fig. 3 and S4 Fig. 4: the time to
-    reach the new steady throughput, up after the loss rate falls, down after it rises).
-
-        x̄_new  = mean of ``x`` over ``steady`` (a window late in the new regime)
-        x_avg(t) = centred moving average of ``x`` over ``average_s`` seconds
-        T = min{ t ≥ change + average_s/2 : |x_avg(t) − x̄_new| ≤ tol · x̄_new } − change
-
-    (the first half-window is skipped so that no average mixes in the old regime). The
-    direction follows from the data: from below after the available bandwidth grows, from
-    above after it shrinks.
-
-    ``target``: the new steady level when it is known independently of this series (tsao2007's
-    "new steady throughput": e.g. the flow's mean throughput in a stationary run with the new
-    regime held, as ``tcpf evaluate`` measures it). A target taken from the tail of the same
-    phase is wrong for a flow that is still climbing at the end of the phase (IIAD in S3); with
-    ``target`` given, ``steady`` only bounds the search (``steady[1]``). Returns ``{"seconds", "target", "start_level"}`` (``start_level``:
-    mean of ``x`` over the ``average_s`` before ``change``); ``seconds`` is NaN if the band is
-    not reached before ``steady[1]``. tsao2007 gives no tolerance or averaging: ``tol`` and
-    ``average_s`` are the evaluation's assumptions.
-    """
-    tt = np.asarray(t, dtype=float)
-    xx = np.asarray(x, dtype=float)
-    o = np.argsort(tt)
-    tt, xx = tt[o], xx[o]
-    if target is None:
-        sel = (tt > steady[0]) & (tt <= steady[1])
-        target = float(xx[sel].mean()) if sel.any() else float("nan")
-    target = float(target)
-    dt = float(np.median(np.diff(tt))) if tt.size > 1 else 1.0
-    k = max(1, int(round(average_s / dt)))
-    avg = pd.Series(xx).rolling(k, center=True, min_periods=1).mean().to_numpy()
-    pre = (tt > change - average_s) & (tt <= change)
-    start_level = float(xx[pre].mean()) if pre.any() else float("nan")
-    win = (tt >= change + average_s / 2 - 1e-9) & (tt <= steady[1])
-    hit = _first_time(tt[win], np.abs(avg[win] - target) <= tol * abs(target))
-    secs = hit - change if math.isfinite(hit) else float("nan")
-    return {"seconds": secs, "target": target, "start_level": start_level}
-
-
 def shortest_rtt_flow(flows: pd.DataFrame, group: int) -> pd.Series:
     """The row of ``Result.flows`` with the shortest mean RTT in flow group ``group``
     (tsao2007 S2, Fig. 2(c): throughput and loss rate of the shortest-RTT flow of each group;
@@ -536,29 +489,3 @@ def shortest_rtt_flow(flows: pd.DataFrame, group: int) -> pd.Series:
     if g.empty:
         raise ValueError(f"group: no flows in group {group}")
     return g.sort_values(["mean_rtt_s", "id"]).iloc[0]
-
-
-# ----- a transient as a group metric of the sweep table --------------------------------------------
-def cwnd_settle_s(group: Sequence[Mapping[str, Any]]) -> float:
-    """Seconds after the start of the measurement window (a step: flows join or leave there)
-    until a flow's window, as a centred moving average over 10 time-series samples, first
-    comes within 10 % of its mean over the second half of the window: ``dynamics.
-    convergence_time(t, cwnd, change=from, steady=(midpoint, to), tol=0.1, average_s=10·interval)``
-    (jin2001 §6.2.2-6.2.3, Fig. 18: responsiveness and aggressiveness of a tagged flow; with a
-    time-series interval of about one RTT the average spans 10 RTTs).  Mean over the group's
-    flows; NaN without samples or when a flow never comes within the band."""
-    vals = []
-    for f in group:
-        s = f.get("samples") or {}
-        if not s.get("cwnd"):
-            return float("nan")
-        lo, hi, step = s["window"]
-        r = convergence_time(s["time"], s["cwnd"], lo, (lo + (hi - lo) / 2, hi), tol=0.1,
-                             average_s=10 * step)
-        vals.append(r["seconds"])
-    return float("nan") if not vals or any(math.isnan(v) for v in vals) else _groups.mean(vals)
-
-
-_groups.GROUP_METRICS["cwnd_settle_s"] = (
-    lambda g, a: cwnd_settle_s(g),
-    "seconds after the measurement window's start until the 10-sample moving-average window is within 10 % of its second-half mean")

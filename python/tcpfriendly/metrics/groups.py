@@ -211,10 +211,15 @@ def _good(g: Sequence[Flow], _all: Sequence[Flow]) -> List[float]:
     return goodputs(g)
 
 
-# name -> (definition, one line for docs and --help).  Declarative table.  ``cwnd_settle_s``
-# (a settling time) is defined with the other transient measures in :mod:`.dynamics`, which adds
-# it here when the package is imported (it builds on dynamics.convergence_time; importing
-# dynamics from this module would be an import cycle).
+def _cwnd_settle_s(g: Sequence[Flow], _all: Sequence[Flow]) -> float:
+    # a settling time (transients.cwnd_settle_s, on transients.convergence_time): it needs
+    # numpy, so it is imported when the metric is computed
+    from .transients import cwnd_settle_s
+
+    return cwnd_settle_s(g)
+
+
+# name -> (definition, one line for docs and --help).  Declarative table.
 GROUP_METRICS: Dict[str, Any] = {
     "n_flows": (lambda g, a: len(g), "flows in the group"),
     "goodput_bps_mean": (lambda g, a: mean(goodputs(g)), "mean per-flow goodput (b/s)"),
@@ -242,6 +247,8 @@ GROUP_METRICS: Dict[str, Any] = {
                        "Jain's index of the group's windows at each time-series sample, mean over the samples"),
     "cwnd_jain_p10": (lambda g, a: _cwnd_jain_p10(g),
                       "Jain's index of the group's windows at each time-series sample, 10th percentile (exceeded 90 % of the time)"),
+    "cwnd_settle_s": (_cwnd_settle_s,
+                      "seconds after the measurement window's start until the 10-sample moving-average window is within 10 % of its second-half mean"),
 }
 # Integer-valued metrics (sums of counters; links' drops and marks).
 INT_METRICS = {"n_flows", "loss_events", "retransmissions", "timeouts", "drops", "marks"}
