@@ -13,11 +13,6 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional
 
-try:
-    import tomllib
-except ModuleNotFoundError:  # Python < 3.11
-    import tomli as tomllib  # type: ignore[no-redef]
-
 from ..errors import ScenarioError
 from .rules import check_rule
 
@@ -35,13 +30,10 @@ def experiments_dir() -> str:
 
 
 def _read(path: str) -> Dict[str, Any]:
-    try:
-        with open(path, "rb") as f:
-            return tomllib.load(f)
-    except OSError as exc:
-        raise ScenarioError(f"cannot read {path}: {exc.strerror or type(exc).__name__}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ScenarioError(f"malformed TOML in {path}: {exc}") from None
+    """A TOML file of the experiments home (the reader ``tcpf evaluate`` uses: its errors are
+    ScenarioErrors naming the file)."""
+    from ..evaluate.scenarios import _read as read_experiment_file
+    return read_experiment_file(path)
 
 
 @dataclass
