@@ -2,6 +2,7 @@
 ns-2 trace lines and pcap, checked against the run's own counters."""
 
 import os
+import re
 import shutil
 import struct
 import subprocess
@@ -212,6 +213,25 @@ def test_tshark_reads_the_pcap(tmp_path):
     retx = count("tcp.len > 0 && (tcp.analysis.retransmission || tcp.analysis.fast_retransmission"
                  " || tcp.analysis.spurious_retransmission || tcp.analysis.out_of_order)")
     assert retx == flows["retransmissions"].sum() > 0
+
+
+@pytest.mark.skipif(shutil.which("tcptrace") is None, reason="tcptrace is not installed")
+def test_tcptrace_reads_the_pcap(tmp_path):
+    path = tmp_path / "t.pcap"
+    res = _run(TRACE_TOML, {"format": "pcap", "file": str(path)})
+    out = subprocess.run(["tcptrace", "-l", "-n", str(path)], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+
+    def column(label, side=0):  # side 0: sender -> receiver, 1: back; one per connection
+        return [int(re.findall(re.escape(label) + r":\s+(\d+)", ln)[side])
+                for ln in out.stdout.splitlines() if ln.strip().startswith(label + ":")]
+
+    flows = res.flows.sort_values("id")
+    assert column("actual data pkts") == list(flows["packets_sent"])
+    assert column("rexmt data pkts") == list(flows["retransmissions"])
+    assert "hardware dups" not in out.stdout  # (a line tcptrace prints only when nonzero)
+    assert all(n > 0 for n in column("sack pkts sent", 1))
 
 
 # ----- files, limits, errors ---------------------------------------------------------------

@@ -276,7 +276,9 @@ impl Tracer {
         };
         b.extend_from_slice(&[0x45, tos]);
         b.extend_from_slice(&(ip_len.min(65_535) as u16).to_be_bytes());
-        b.extend_from_slice(&(pkt.seq as u16).to_be_bytes()); // identification
+        // Identification: the record's number (a retransmission or a duplicate ACK is not a
+        // copy of an earlier datagram: tcptrace reports equal ids as hardware duplicates).
+        b.extend_from_slice(&(self.recs.len() as u16).to_be_bytes());
         b.extend_from_slice(&[0x40, 0x00, 64, 6, 0, 0]); // DF, TTL, TCP, checksum (below)
         b.extend_from_slice(&s_ip);
         b.extend_from_slice(&d_ip);
