@@ -365,7 +365,7 @@ impl Simulation {
     fn check_memory(&self) -> Result<(), FieldError> {
         let packets = self.pipes.held_bytes() + self.links.iter().map(|l| l.held_bytes()).sum::<u64>();
         let senders: u64 = self.flows.iter().map(|f| if let Endpoint::Tcp { snd, .. } = &f.ep { snd.held_bytes() } else { 0 }).sum();
-        let samples = self.ts.as_ref().map_or(0, |t| t.held_bytes());
+        let samples = self.ts.as_ref().map_or(0, |t| t.held_bytes()) + self.trace.as_ref().map_or(0, |t| t.held_bytes());
         let held = packets + senders + samples;
         let limit = self.cfg.limits.memory;
         if held <= limit {
@@ -376,6 +376,8 @@ impl Simulation {
             "packets queued and in flight"
         } else if senders >= samples {
             "the TCP senders' per-packet state"
+        } else if self.trace.is_some() {
+            "time-series samples and the packet trace"
         } else {
             "time-series samples"
         };

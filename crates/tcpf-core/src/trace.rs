@@ -128,7 +128,9 @@ impl Tracer {
 
     /// Packet `pkt` of flow `pkt.flow` entered link `l` at `at` as hop `hop` of its path
     /// (`ack`: the ACK path); `arrival`: when it reaches the far end, None if dropped there.
-    #[inline]
+    /// Out of line and cold: the engine's packet path stays as small as without tracing.
+    #[cold]
+    #[inline(never)]
     pub fn hop(&mut self, l: u32, hop: usize, at: Time, pkt: &Packet, arrival: Option<Time>) {
         let f = pkt.flow as usize;
         if !self.flow_on[f] || self.full_at.is_some() {
@@ -314,6 +316,11 @@ impl Tracer {
             }
         }
         self.push(t, start);
+    }
+
+    /// Bytes held (for the run's memory guard, `limits.memory`): the records and their index.
+    pub fn held_bytes(&self) -> u64 {
+        (self.buf.capacity() + self.recs.capacity() * std::mem::size_of::<(Time, u64, u32)>()) as u64
     }
 
     /// The error to fail the run with, if the trace outgrew its limit.
