@@ -287,3 +287,16 @@ def test_untraced_runs_are_unchanged():
     traced = _run(DROP_TOML, {"format": "ns2"})
     assert plain.trace is None
     assert plain.raw["flows"] == traced.raw["flows"] and plain.raw["links"] == traced.raw["links"]
+
+
+def test_the_normalized_trace_table_round_trips():
+    import json
+
+    from tcpfriendly.scenario import _call_engine, native
+
+    data = tcpfriendly.Scenario.from_toml_string(DROP_TOML).to_dict()
+    data["trace"] = {"file": "x.pcap", "links": ["bottleneck"], "max_bytes": "1MB"}
+    once = _call_engine(native().normalize, json.dumps(data))
+    assert json.loads(once)["trace"] == {"format": "pcap", "file": "x.pcap",
+                                         "links": ["bottleneck"], "max_bytes": 1000000}
+    assert _call_engine(native().normalize, once) == once
