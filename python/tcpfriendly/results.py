@@ -12,7 +12,7 @@ if TYPE_CHECKING:  # annotations only: pandas is imported on first use (CLI star
 
 from . import metrics
 from .errors import ScenarioError
-from .outfiles import OutDir, claim, identity_of
+from .outfiles import OutDir, atomic_write, claim, identity_of
 # the text formatting of results (one home: tcpfriendly.formatting, shared with plot and report)
 from .formatting import (_algorithm_label, _fixed, _int, _link_label, _num, _params_label,  # noqa: F401
                          _percent, _table)
@@ -58,11 +58,26 @@ class Result:
         links: one row per link, the bottleneck first (pandas DataFrame).
     """
 
-    def __init__(self, text: str):
+    def __init__(self, text: str, trace: Optional[bytes] = None):
         self._text = text
+        #: The packet trace (the scenario's ``[trace]`` table) in its format, or None.
+        self.trace: Optional[bytes] = trace
         self.raw: Dict[str, Any] = json.loads(text)
         self._flows: Optional[pd.DataFrame] = None
         self._links: Optional[pd.DataFrame] = None
+
+    def write_trace(self, path: "Optional[os.PathLike[str] | str]" = None) -> str:
+        """Write the run's packet trace to ``path`` (default: the scenario's ``trace.file``);
+        see :func:`write_trace`. Raises ScenarioError if the run recorded no trace."""
+        if self.trace is None:
+            raise ScenarioError.at("trace", "the run recorded no packet trace: add a [trace] "
+                                            "table to the scenario (or tcpf run --trace FILE)")
+        field = "trace.file"
+        if path is None:
+            path = self.scenario.get("trace", {}).get("file")
+            if not path:
+                raise ScenarioError.at("trace.file", "no file to write the trace to")
+        return write_trace(path, self.trace, field=field)
 
     @property
     def version(self) -> Optional[str]:
@@ -278,12 +293,24 @@ def run(scenario: ScenarioLike, seed: Optional[int] = None,
                 or not math.isfinite(timeseries) or timeseries <= 0:
             raise ScenarioError(f"timeseries: must be a positive number of seconds, got {timeseries!r}")
         timeseries = float(timeseries)
-    if not controllers:
-        text = _call_engine(native().run, sc.to_json(), seed, timeseries)
-        return Result(text)
-    controllers = _check_controllers(sc, controllers)
-    text = _call_engine(native().run, sc.to_json(), seed, timeseries, controllers)
-    return Result(text)
+    traced = sc.to_dict().get("trace") is not None
+    if controllers:
+        controllers = _check_controllers(sc, controllers)
+    args = (sc.to_json(), seed, timeseries) + ((controllers,) if controllers else ())
+    if not traced:
+        return Result(_call_engine(native().run, *args))
+    text, trace = _call_engine(native().run_traced, *args)
+    result = Result(text, trace)
+    if trace is not None and result.scenario.get("trace", {}).get("file"):
+        result.write_trace()
+    return result
+
+
+def write_trace(path: "os.PathLike[str] | str", trace: bytes, *, field: str = "trace.file") -> str:
+    """Write a packet trace to ``path`` (relative to the current directory) through
+    :func:`tcpfriendly.outfiles.atomic_write`: a temporary renamed into place, a symbolic link
+    at ``path`` refused; the name never reaches a shell. Returns ``path``."""
+    return atomic_write(os.fspath(path), lambda f: f.write(trace), field=field)
 
 
 def _check_controllers(sc, controllers):

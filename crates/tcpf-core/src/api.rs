@@ -45,8 +45,14 @@ pub fn run_scenario(s: &Scenario) -> Result<Value, RunError> {
 
 /// Run a validated scenario whose external controllers come from `factory`.
 pub fn run_scenario_with(s: &Scenario, factory: Option<&dyn ControllerFactory>) -> Result<Value, RunError> {
+    Ok(run_scenario_traced(s, factory)?.0)
+}
+
+/// Run a validated scenario; also return its packet trace (the scenario's `[trace]`), if any.
+pub fn run_scenario_traced(s: &Scenario, factory: Option<&dyn ControllerFactory>) -> Result<(Value, Option<Vec<u8>>), RunError> {
     let cfg = s.to_config();
-    let res = Simulation::with_factory(cfg, factory).map_err(RunError::Runtime)?.run()?;
+    let mut res = Simulation::with_factory(cfg, factory).map_err(RunError::Runtime)?.run()?;
+    let trace = res.trace.take();
     let mut out = Map::new();
     out.insert("version".into(), json!(crate::VERSION));
     out.insert("scenario".into(), s.normalized());
@@ -60,13 +66,21 @@ pub fn run_scenario_with(s: &Scenario, factory: Option<&dyn ControllerFactory>) 
         out.insert("timeseries".into(), serde_json::to_value(&ts).expect("time series serialise"));
     }
     out.insert("events".into(), json!(res.events));
-    Ok(Value::Object(out))
+    Ok((Value::Object(out), trace))
 }
 
 /// Validate, run, and return the result JSON.
 pub fn run(scenario_json: &str, seed: Option<u64>, timeseries: Option<f64>) -> Result<String, RunError> {
     let s = parse(scenario_json, seed, timeseries)?;
     Ok(run_scenario(&s)?.to_string())
+}
+
+/// Like `run_with` (`factory` None: `run`), also returning the packet trace's bytes when the
+/// scenario has a `[trace]` table.
+pub fn run_traced(scenario_json: &str, seed: Option<u64>, timeseries: Option<f64>, names: &[String], factory: Option<&dyn ControllerFactory>) -> Result<(String, Option<Vec<u8>>), RunError> {
+    let s = parse_with(scenario_json, seed, timeseries, names)?;
+    let (v, trace) = run_scenario_traced(&s, factory)?;
+    Ok((v.to_string(), trace))
 }
 
 /// Like `run`, with controllers the registry does not know: `names` may appear as algorithms

@@ -51,6 +51,8 @@ pub struct SimConfig {
     pub flows: Vec<FlowSpec>,
     pub timeseries: Option<Time>,
     pub limits: Limits,
+    /// The packet trace to record, if any.
+    pub trace: Option<crate::trace::TraceSpec>,
 }
 
 /// A run's resource limits (the scenario's `[limits]` table; docs/scenario.md, "Resource

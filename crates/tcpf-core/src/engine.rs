@@ -12,6 +12,7 @@ use crate::transport::rate::{Feedback, RateReceiver, RateSender};
 use crate::transport::tcp::LossRecord;
 use std::collections::VecDeque;
 use crate::transport::{TcpSender, TcpSink, UdpSource};
+use crate::trace::{FlowInfo, LinkInfo, TraceSpec, Tracer};
 
 /// Builds controllers the registry does not know (e.g. Python classes).
 pub trait ControllerFactory {
@@ -172,6 +173,26 @@ fn foldable(nlinks: usize, flows: &[FlowSpec]) -> Vec<bool> {
     feeder.iter().map(|&p| p != NONE && p != MANY).collect()
 }
 
+/// The tracer of a run: its links and flows as a trace shows them.
+fn tracer(cfg: &SimConfig, spec: &TraceSpec) -> Tracer {
+    let links = cfg.topology.links.iter().map(|s| LinkInfo { from: s.from, to: s.to, delay: s.delay, ns_per_byte: 8e9 / s.rate_bps }).collect();
+    let flows = cfg
+        .flows
+        .iter()
+        .map(|f| {
+            let ends = |r: &[crate::net::LinkId]| (cfg.topology.links[r[0] as usize].from, cfg.topology.links[r[r.len() - 1] as usize].to);
+            let (src, dst) = ends(&f.route.fwd);
+            let payload = match &f.kind {
+                FlowKind::Tcp { tcp, .. } => tcp.packet_size,
+                FlowKind::Rate { payload, .. } => *payload,
+                FlowKind::Udp { size, .. } => *size,
+            };
+            FlowInfo { src, dst, payload, fwd_len: f.route.fwd.len() as u16, rev_len: f.route.rev.len() as u16 }
+        })
+        .collect();
+    Tracer::new(spec, links, flows, cfg.duration)
+}
+
 /// A run in progress.
 pub struct Simulation {
     cfg: SimConfig,
@@ -190,6 +211,8 @@ pub struct Simulation {
     snaps: [Option<Snapshot>; 2],
     /// Set when a controller reports a fault: the run stops with this message.
     failed: Option<String>,
+    /// The packet trace, when the scenario asks for one.
+    trace: Option<Box<Tracer>>,
 }
 
 impl Simulation {
@@ -267,7 +290,8 @@ impl Simulation {
         });
         let nl = links.len();
         let fold = foldable(nl, &cfg.flows);
-        Ok(Simulation { cfg, q, links, pipes: Pipes::new(), flows, fold, out: Vec::with_capacity(64), ts, ts_link_bytes: vec![0; nl], ts_link_drops: vec![0; nl], snaps: [None, None], failed: None })
+        let trace = cfg.trace.as_ref().map(|spec| Box::new(tracer(&cfg, spec)));
+        Ok(Simulation { cfg, q, links, pipes: Pipes::new(), flows, fold, out: Vec::with_capacity(64), ts, ts_link_bytes: vec![0; nl], ts_link_drops: vec![0; nl], snaps: [None, None], failed: None, trace })
     }
 
     /// Run to the end and collect the results; a controller fault stops the run with an error
@@ -285,6 +309,9 @@ impl Simulation {
             if guard == 0 {
                 guard = every;
                 self.check_memory()?;
+                if let Some(t) = &self.trace {
+                    t.check()?;
+                }
             }
             let now = s.time;
             // The next packet's pipe head is likely cold (many links): fetch it while this
@@ -321,7 +348,16 @@ impl Simulation {
             return Err(RunError::Runtime(e));
         }
         self.q.advance_to(end);
-        Ok(self.collect(end))
+        let trace = match self.trace.take() {
+            Some(t) => {
+                t.check()?;
+                Some(t.finish())
+            }
+            None => None,
+        };
+        let mut r = self.collect(end);
+        r.trace = trace;
+        Ok(r)
     }
 
     /// The memory guard: an error naming `limits.memory` and what grew if the run holds more
@@ -329,7 +365,7 @@ impl Simulation {
     fn check_memory(&self) -> Result<(), FieldError> {
         let packets = self.pipes.held_bytes() + self.links.iter().map(|l| l.held_bytes()).sum::<u64>();
         let senders: u64 = self.flows.iter().map(|f| if let Endpoint::Tcp { snd, .. } = &f.ep { snd.held_bytes() } else { 0 }).sum();
-        let samples = self.ts.as_ref().map_or(0, |t| t.held_bytes());
+        let samples = self.ts.as_ref().map_or(0, |t| t.held_bytes()) + self.trace.as_ref().map_or(0, |t| t.held_bytes());
         let held = packets + senders + samples;
         let limit = self.cfg.limits.memory;
         if held <= limit {
@@ -340,6 +376,8 @@ impl Simulation {
             "packets queued and in flight"
         } else if senders >= samples {
             "the TCP senders' per-packet state"
+        } else if self.trace.is_some() {
+            "time-series samples and the packet trace"
         } else {
             "time-series samples"
         };
@@ -382,7 +420,11 @@ impl Simulation {
             let hop = pkt.hop as usize;
             let l = if ack { self.flows[f].rev[hop] } else { self.flows[f].fwd[hop] };
             pkt.hop += 1;
-            let Some(arrival) = self.links[l as usize].admit(at, &mut pkt) else { return };
+            let admitted = self.links[l as usize].admit(at, &mut pkt);
+            if let Some(t) = self.trace.as_deref_mut() {
+                t.hop(l, hop, at, &pkt, admitted);
+            }
+            let Some(arrival) = admitted else { return };
             if hop + 1 < len {
                 let next = if ack { self.flows[f].rev[hop + 1] } else { self.flows[f].fwd[hop + 1] };
                 if self.fold[next as usize] {
@@ -705,6 +747,6 @@ impl Simulation {
             }
             Some(log)
         };
-        RunResult { flows, links, timeseries: self.ts.take(), loss_log, events: self.q.processed() }
+        RunResult { flows, links, timeseries: self.ts.take(), loss_log, events: self.q.processed(), trace: None }
     }
 }

@@ -19,6 +19,7 @@ pub mod models;
 pub mod net;
 pub mod registry;
 pub mod sim;
+pub mod trace;
 pub mod scenario;
 pub mod transport;
 

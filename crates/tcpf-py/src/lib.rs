@@ -83,6 +83,23 @@ fn run(py: Python<'_>, scenario_json: &str, seed: Option<u64>, timeseries: Optio
     py.allow_threads(move || api::run_with(&owned, seed, timeseries, &names, &factory)).map_err(|e| run_err(py, e))
 }
 
+/// Like `run`, also returning the packet trace (the scenario's `[trace]` table) as bytes, or
+/// None when the scenario traces nothing: `(result_json, trace)`.
+#[pyfunction]
+#[pyo3(signature = (scenario_json, seed=None, timeseries=None, controllers=None))]
+fn run_traced(py: Python<'_>, scenario_json: &str, seed: Option<u64>, timeseries: Option<f64>, controllers: Option<&Bound<'_, PyDict>>) -> PyResult<(String, Option<Py<pyo3::types::PyBytes>>)> {
+    let owned = scenario_json.to_string();
+    let classes = classes(controllers)?;
+    let (text, trace) = if classes.is_empty() {
+        py.allow_threads(move || api::run_traced(&owned, seed, timeseries, &[], None)).map_err(|e| run_err(py, e))?
+    } else {
+        let factory = controllers::PyFactory::new(py, classes)?;
+        let names = factory.names();
+        py.allow_threads(move || api::run_traced(&owned, seed, timeseries, &names, Some(&factory))).map_err(|e| run_err(py, e))?
+    };
+    Ok((text, trace.map(|b| pyo3::types::PyBytes::new(py, &b).unbind())))
+}
+
 /// The controller registry as JSON.
 #[pyfunction]
 fn algorithms() -> String {
@@ -96,6 +113,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(normalize, m)?)?;
     m.add_function(wrap_pyfunction!(expand, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(run_traced, m)?)?;
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;
     models::register(m)?;
     Ok(())

@@ -107,6 +107,11 @@ def run_command(
         help="Also draw the run's figures (cwnd, rate, RTT, queue, goodput; PNG + SVG) into DIR; "
              "records a time series (every 0.1 s unless --timeseries or the file sets one) and the "
              "loss log. See `tcpf plot --help`."),
+    trace: Optional[str] = typer.Option(
+        None, "--trace", metavar="FILE",
+        help="Also write a packet trace to FILE: pcap (tshark, Wireshark, tcptrace) if FILE ends "
+             "in .pcap, else ns-2 trace lines (+ - r d); the scenario's [trace] table, if any, "
+             "gives the format, flows, links and max_bytes. See docs/see-it.md."),
 ) -> None:
     from ..results import run
     from ..scenario import Scenario, check_seed
@@ -121,6 +126,8 @@ def run_command(
         from .plot import for_run
 
         scenario, timeseries = for_run(scenario, timeseries, plot)
+    if trace is not None:
+        scenario = _with_trace(scenario, trace)
     controllers = _load_controllers(controller or [])
     claimed = None
     if out is not None:  # refuse a directory holding another output before running
@@ -129,6 +136,8 @@ def run_command(
     for warning in result.raw.get("warnings", []):
         sys.stderr.write(f"warning: {one_line(warning)}\n")
     written: List[str] = result.write_claimed(claimed) if claimed is not None else []
+    if result.trace is not None and result.scenario.get("trace", {}).get("file"):
+        written.append(result.scenario["trace"]["file"])
     if plot is not None:
         from .. import plot as plots
 
@@ -140,6 +149,21 @@ def run_command(
     if written:
         typer.echo("")
         typer.echo(f"wrote {', '.join(written)}")
+
+
+def _with_trace(scenario, file: str):
+    """`tcpf run --trace FILE`: the scenario with its [trace] table writing to FILE (the table's
+    other fields kept; without a `format` the file name picks it)."""
+    from ..scenario import Scenario
+
+    if not file or os.path.isdir(file):
+        raise ScenarioError.at("--trace", f"{file!r} is not a file name")
+    data = scenario.to_dict()
+    table = data.get("trace")
+    table = dict(table) if isinstance(table, dict) else {}
+    table["file"] = file
+    data["trace"] = table
+    return Scenario(data)
 
 
 def _claim_out(out: str, scenario, seed: Optional[int], timeseries: Optional[float],

@@ -169,6 +169,8 @@ pub struct RunResult {
     pub loss_log: Option<LossLog>,
     /// Events processed (for benchmarks).
     pub events: u64,
+    /// The packet trace's bytes (the scenario's `[trace]`), in its format.
+    pub trace: Option<Vec<u8>>,
 }
 
 /// Jain's fairness index (Σx)² / (n·Σx²); 1 for equal shares, 1/n when one takes all.

@@ -9,6 +9,7 @@
 mod flows;
 mod network;
 mod table;
+mod trace;
 pub mod units;
 
 use crate::config::Limits;
@@ -23,6 +24,7 @@ use flows::{Group, GroupKind, RouteDef};
 use network::{DumbbellDef, GraphDef, QueueDef};
 use serde_json::{json, Map, Value};
 use table::{err, Table};
+pub use trace::TraceTable;
 
 /// A bad scenario: the dotted path of the field and what is wrong with it.
 pub type ScenarioError = crate::error::FieldError;
@@ -68,12 +70,14 @@ pub struct Scenario {
     /// (the normalised scenario shows it only then).
     pub limits: Limits,
     limits_given: bool,
+    /// The `[trace]` table, if any.
+    pub trace: Option<TraceTable>,
     groups: Vec<Group>,
 }
 
 const TOP_KEYS: &[&str] = &[
     "duration", "seed", "packet_size", "max_window", "measure", "bottleneck", "nodes", "links", "tcp", "flows",
-    "timeseries", "loss_log", "limits", "name", "description",
+    "timeseries", "loss_log", "limits", "trace", "name", "description",
 ];
 
 /// One flow after resolution.
@@ -202,7 +206,14 @@ impl Scenario {
             };
             check_timeseries_rows(iv, duration, total, links)?;
         }
-        Ok(Scenario { duration, seed, packet_size, max_window, measure, tcp, timeseries, loss_log, net, limits: limits.unwrap_or_default(), limits_given: limits.is_some(), groups })
+        let trace = trace::trace_table(top.get("trace"), total)?;
+        let mut s = Scenario { duration, seed, packet_size, max_window, measure, tcp, timeseries, loss_log, net, limits: limits.unwrap_or_default(), limits_given: limits.is_some(), trace: None, groups };
+        if let Some(t) = trace.as_ref().filter(|t| t.links.is_some()) {
+            let cfg = s.to_config();
+            t.spec(&cfg.topology.links.iter().map(|l| l.name.as_str()).collect::<Vec<_>>())?;
+        }
+        s.trace = trace;
+        Ok(s)
     }
 
     /// Valid but questionable settings (e.g. a binomial control that is not TCP-friendly).
@@ -241,6 +252,9 @@ impl Scenario {
         top.insert("loss_log".into(), json!(self.loss_log));
         if self.limits_given {
             top.insert("limits".into(), json!({"memory": self.limits.memory, "access_queue": self.limits.access_queue}));
+        }
+        if let Some(t) = &self.trace {
+            top.insert("trace".into(), t.normalized());
         }
         match &self.net {
             Net::Dumbbell { def, queue } => {
@@ -378,6 +392,10 @@ impl Scenario {
                 }
             })
             .collect();
+        let trace = self.trace.as_ref().map(|t| {
+            let names: Vec<&str> = topology.links.iter().map(|l| l.name.as_str()).collect();
+            t.spec(&names).expect("trace.links checked when the scenario was read")
+        });
         SimConfig {
             seed: self.seed,
             duration: secs(self.duration),
@@ -386,6 +404,7 @@ impl Scenario {
             flows,
             timeseries: self.timeseries.map(secs),
             limits: self.limits,
+            trace,
         }
     }
 
