@@ -3,6 +3,7 @@
 #   - system packages when missing and apt-get is usable as root: a C toolchain,
 #     python3-venv, Debian's ns2 (the reference simulator for cross-checks) and Debian's
 #     chromium (headless: tests/python/test_report.py renders the HTML reports in it);
+#     tshark and tcptrace (tests/python/test_trace.py reads the pcap traces with them);
 #   - Rust via rustup when cargo is missing;
 #   - .venv with the Python dependencies (pyproject.toml, extras "test");
 #   - the simulator extension tcpfriendly._core built in RELEASE mode and the package
@@ -30,7 +31,10 @@ want_ns2=0
 command -v ns >/dev/null 2>&1 || want_ns2=1
 want_chromium=0
 command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || want_chromium=1
-if [ ${#need[@]} -gt 0 ] || [ $want_ns2 = 1 ] || [ $want_chromium = 1 ]; then
+want_traces=()   # readers of the packet traces (tests/python/test_trace.py)
+command -v tshark >/dev/null 2>&1 || want_traces+=(tshark)
+command -v tcptrace >/dev/null 2>&1 || want_traces+=(tcptrace)
+if [ ${#need[@]} -gt 0 ] || [ $want_ns2 = 1 ] || [ $want_chromium = 1 ] || [ ${#want_traces[@]} -gt 0 ]; then
     if [ $can_apt = 1 ]; then
         say "apt-get update"
         DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null || say "warning: apt-get update failed"
@@ -49,6 +53,11 @@ if [ ${#need[@]} -gt 0 ] || [ $want_ns2 = 1 ] || [ $want_chromium = 1 ]; then
             DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null \
                 || say "warning: could not install chromium; the browser checks of tcpf report will be skipped"
         fi
+        if [ ${#want_traces[@]} -gt 0 ]; then
+            say "installing ${want_traces[*]} (they read the packet traces in the trace tests)"
+            DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${want_traces[@]}" >/dev/null \
+                || say "warning: could not install ${want_traces[*]}; the trace readers' checks will be skipped"
+        fi
     else
         [ ${#need[@]} -gt 0 ] && die "missing system packages: ${need[*]} (install them, or re-run as root with apt-get)"
         if [ $want_ns2 = 1 ]; then
@@ -59,7 +68,7 @@ if [ ${#need[@]} -gt 0 ] || [ $want_ns2 = 1 ] || [ $want_chromium = 1 ]; then
         fi
     fi
 else
-    say "system packages present (cc, ns $(command -v ns), chromium)"
+    say "system packages present (cc, ns $(command -v ns), chromium, tshark, tcptrace)"
 fi
 
 # --- Rust --------------------------------------------------------------------------------
