@@ -687,3 +687,19 @@ def test_executor_must_be_threads_or_processes(tiny, tcpf, tmp_path):
     (tmp_path / "spec.toml").write_text(f'scenario = "{tiny}"\nseeds = 1\n')
     p = tcpf("sweep", tmp_path / "spec.toml", "--processes", "--dask", "local")
     assert p.returncode == 2 and "--processes" in p.stderr and "Traceback" not in p.stderr
+
+
+@pytest.mark.parametrize("where", ["base", "axis"])
+def test_a_trace_in_a_sweep_is_refused_before_any_run(tmp_path, tiny, where):
+    """A [trace] table (in the base scenario or set by an axis) would make every run of the
+    grid write the same file; the sweep refuses it up front, naming `trace`, instead of
+    recording each run's trace and discarding it."""
+    if where == "base":
+        path = tmp_path / "traced.toml"
+        path.write_text(TINY + '\n[trace]\nfile = "run.pcap"\n')
+        s = Sweep(path, axes={"bottleneck.rate": ["1.5Mbps", "5Mbps"]})
+    else:
+        s = Sweep(tiny, axes={"trace.file": ["a.pcap", "b.pcap"]})
+    with pytest.raises(SweepError, match=r"^trace: a sweep writes no packet traces"):
+        s.plan()
+    assert not (tmp_path / "run.pcap").exists()

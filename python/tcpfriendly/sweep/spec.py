@@ -346,6 +346,12 @@ class Sweep:
             try:
                 base = self.scenario_at(point)
                 Scenario(base)  # plain JSON types, naming the field otherwise
+                if base.get("trace") is not None:
+                    # Every run of the grid would write the same trace file; the engine would
+                    # record each trace and the sweep discard it.
+                    raise SweepError("trace: a sweep writes no packet traces: remove [trace] "
+                                     "(and any trace.* in set or the axes), or trace one point "
+                                     "with `tcpf run` (`tcpf sweep --dry-run` lists the points)")
             except ScenarioError as exc:
                 if isinstance(exc, SweepError):
                     raise
