@@ -12,6 +12,7 @@ import statistics
 
 import pytest
 
+import tcpfriendly as tf
 from tcpfriendly import ns2
 from tcpfriendly.ns2 import export as ns2_export
 from tcpfriendly.ns2 import run as ns2_run
@@ -71,8 +72,9 @@ def test_export_dumbbell_red_and_tcp_knobs():
     assert s.count("[new Application/FTP]") == 4
     assert '$ns at 0.3 "$app(3) start"' in s
     assert "$defaultRNG seed" in s
-    # access queues never drop
-    assert f"$ns queue-limit $S(0) $R1 {ns2.ACCESS_QUEUE_LIMIT}" in s
+    # access queues mirror the engine's default limits.access_queue (2^20 packets)
+    assert ns2.engine_limits()["access_queue"] == 1 << 20
+    assert "$ns queue-limit $S(0) $R1 1048576" in s
     assert s.rstrip().endswith("$ns run")
 
 
@@ -163,7 +165,19 @@ def test_recovery_variants_delayed_ack_and_unlimited_window():
     assert "set sink(0) [new Agent/TCPSink/DelAck]" in s
     assert "set sink(2) [new Agent/TCPSink/Sack1/DelAck]" in s
     assert "$sink(2) set interval_ 0.2" in s
-    assert f"$tcp(0) set window_ {ns2.HUGE_WINDOW}" in s
+    # no max_window: the engine's default window cap (2^20), as window_ and maxcwnd_
+    assert ns2.engine_limits()["window"] == 1 << 20
+    assert "$tcp(0) set window_ 1048576" in s
+    assert "$tcp(0) set maxcwnd_ 1048576" in s
+
+
+def test_export_mirrors_a_scenario_s_access_queue_limit(tmp_path):
+    """`limits.access_queue` is not silently dropped: the access links' ns-2 queues get it."""
+    path = tmp_path / "lim.toml"
+    path.write_text('duration = 5\n[bottleneck]\nrate = "5Mbps"\ndelay = "20ms"\n'
+                    '[[flows]]\ncount = 1\nalgorithm = "tcp"\n[limits]\naccess_queue = 100\n')
+    s = export_tcl(tf.expand(path))
+    assert "$ns queue-limit $S(0) $R1 100" in s and "$ns queue-limit $R2 $D(0) 100" in s
 
 
 def test_droptail_ecn_loss_reverse_and_cbr():

@@ -95,3 +95,20 @@ pub fn run_with(scenario_json: &str, seed: Option<u64>, timeseries: Option<f64>,
 pub fn algorithms() -> String {
     crate::registry::to_json().to_string()
 }
+
+/// The engine's resource limits and their defaults (`config::Limits`), as JSON: what a
+/// scenario gets when it sets no `max_window` or `[limits]`. Read by the ns-2 exporter so that
+/// the exported script mirrors them.
+pub fn limits() -> String {
+    use crate::config::Limits;
+    json!({
+        "window": Limits::WINDOW,
+        "access_queue": Limits::ACCESS_QUEUE,
+        "memory": Limits::MEMORY,
+        "min_memory": Limits::MIN_MEMORY,
+        "max_memory": Limits::MAX_MEMORY,
+        "max_packets": Limits::MAX_PACKETS,
+        "timeseries_rows": Limits::TIMESERIES_ROWS,
+    })
+    .to_string()
+}

@@ -106,6 +106,12 @@ fn algorithms() -> String {
     api::algorithms()
 }
 
+/// The engine's resource limits and their defaults as JSON.
+#[pyfunction]
+fn limits() -> String {
+    api::limits()
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("FieldError", m.py().get_type::<FieldError>())?;
@@ -115,6 +121,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(run_traced, m)?)?;
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;
+    m.add_function(wrap_pyfunction!(limits, m)?)?;
     models::register(m)?;
     Ok(())
 }

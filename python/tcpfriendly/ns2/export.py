@@ -15,10 +15,16 @@ from .tcl import _num, _rng_seed, tcl_quote
 # ns-2's one-way TCP adds a 40-byte TCP/IP header to every data packet
 # (Agent/TCP tcpip_base_hdr_size_); the SYN is a bare 40-byte header.
 TCP_HEADER_BYTES = 40
-# "No receiver-window limit": ns-2 has no infinite window_, so use a big one.
-HUGE_WINDOW = 1_000_000
-# Access-link queues must never drop.
-ACCESS_QUEUE_LIMIT = 1_000_000
+
+
+def engine_limits() -> Dict[str, int]:
+    """The engine's resource limits and defaults (``tcpfriendly._core.limits()``, from
+    ``config::Limits``): the window cap of a scenario without ``max_window`` and the default
+    ``limits.access_queue``, which the exported script mirrors (one definition, in Rust)."""
+    import json
+
+    from ..scenario import native
+    return json.loads(native().limits())
 # Period of the Tcl sampler behind mean_cwnd and mean_rtt_s.  Sampling from
 # Tcl is expensive in ns-2 (about 15 us per flow and sample), so keep it coarse;
 # None switches it off (those two fields are then null).
@@ -59,6 +65,7 @@ class _Ctx:
     hdr: int
     ack: int
     wnd: int
+    access_queue: int
     max_window: Optional[float]
     tcpd: Dict[str, Any]
     net: _Net
@@ -86,12 +93,15 @@ def export_tcl(expanded: Dict[str, Any],
         raise Ns2Unsupported(f"measure: window [{m_from}, {m_to}] is not inside [0, {duration}]")
     tcpd = expanded.get("tcp") or {}
     max_window = expanded.get("max_window")
+    limits = engine_limits()
+    given = (expanded.get("scenario") or {}).get("limits") or {}
     net = _network(expanded)
     flows = expanded["flows"]
     ctx = _Ctx(seed=int(expanded.get("seed", 1)), duration=duration, pkt=int(expanded["packet_size"]),
                hdr=int(tcpd.get("header_size", TCP_HEADER_BYTES)),
                ack=int(tcpd.get("ack_size", TCP_HEADER_BYTES)),
-               wnd=int(max_window) if max_window is not None else HUGE_WINDOW,
+               wnd=int(max_window) if max_window is not None else int(limits["window"]),
+               access_queue=int(given.get("access_queue", limits["access_queue"])),
                max_window=max_window, tcpd=tcpd, net=net, by_key={d.key: d for d in net.dlinks},
                has_rate=any(f.get("kind") == "rate" for f in flows))
     L = _header_lines(ctx, m_from, m_to, sample_interval_s) + _network_lines(ctx)
@@ -186,8 +196,8 @@ def _flow_lines(ctx: _Ctx, f: Dict[str, Any], i: int, subject: Dict[str, List[in
     a(f"$ns duplex-link $S({fid}) {near} {acc_rate} {_num(f.get('access_delay_s', 0.0))} DropTail")
     a(f"$ns duplex-link $D({fid}) {far} {acc_rate} {_num(f.get('receiver_delay_s', 0.0))} DropTail")
     for x, y in (("$S", near), ("$D", far)):
-        a(f"$ns queue-limit {x}({fid}) {y} {ACCESS_QUEUE_LIMIT}")
-        a(f"$ns queue-limit {y} {x}({fid}) {ACCESS_QUEUE_LIMIT}")
+        a(f"$ns queue-limit {x}({fid}) {y} {ctx.access_queue}")
+        a(f"$ns queue-limit {y} {x}({fid}) {ctx.access_queue}")
     if kind == "tcp":
         L += _tcp_lines(ctx, f, fid, where, start, stop)
     elif kind == "rate":
@@ -202,7 +212,7 @@ def _tcp_lines(ctx: _Ctx, f: Dict[str, Any], fid: int, where: str, start: float,
                stop: Optional[float]) -> List[str]:
     L: List[str] = []
     a = L.append
-    pkt, hdr, ack, wnd, tcpd, max_window = ctx.pkt, ctx.hdr, ctx.ack, ctx.wnd, ctx.tcpd, ctx.max_window
+    pkt, hdr, ack, wnd, tcpd = ctx.pkt, ctx.hdr, ctx.ack, ctx.wnd, ctx.tcpd
     agent = _agent_for(f, where)
     sender, sink, delsink = RECOVERY[f.get("recovery", "sack")]
     sender = agent.sender or sender
@@ -226,10 +236,9 @@ def _tcp_lines(ctx: _Ctx, f: Dict[str, Any], fid: int, where: str, start: float,
         # the engine has no handshake: data from the start, cwnd = windowInit_
         ("syn_", "false"),
     ]
-    if max_window is not None:
-        # the engine never lets cwnd grow past the receiver window; ns-2 does
-        # unless maxcwnd_ is set (it only uses min(cwnd_, window_) to send)
-        settings.append(("maxcwnd_", wnd))
+    # the engine never lets cwnd grow past max_window (or its default window cap, 2^20);
+    # ns-2 does unless maxcwnd_ is set (it only uses min(cwnd_, window_) to send)
+    settings.append(("maxcwnd_", wnd))
     if sender == "Agent/TCP/Newreno":
         # the engine restarts the retransmission timer on every partial ACK
         # (RFC 6582's "slow but steady" variant); ns-2's default
