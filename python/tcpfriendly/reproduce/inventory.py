@@ -299,10 +299,11 @@ def row_counts(statuses: Sequence[RowStatus]) -> Dict[str, Any]:
 
 
 def counts_text(c: Mapping[str, Any]) -> str:
-    """"inventory rows: 30 of 70 checkable rows matched (43 %); 40 differ (25 not yet
-    reproduced); 0 not run; 6 not expressible"."""
+    """"30 of the 70 checkable rows matched (43 %); 40 differ (25 not yet reproduced); 0 not
+    run in this mode; 6 not expressible" ("of the 60 checkable rows run" when some were not)."""
     pct = f" ({100 * c['fraction']:.0f} %)" if c["fraction"] is not None else ""
-    return (f"{c['matched']} of {c['judged']} checkable rows matched{pct}; {c['differs']} differ "
+    run = " run" if c["not_run"] else ""
+    return (f"{c['matched']} of the {c['judged']} checkable rows{run} matched{pct}; {c['differs']} differ "
             f"({c['not_yet']} not yet reproduced); {c['not_run']} not run in this mode; "
             f"{c['not_expressible']} not expressible")
 
