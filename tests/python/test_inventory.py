@@ -114,8 +114,12 @@ def test_row_status_follows_from_the_claims():
         Row("p", "p quick-skipped", [Check("e1", ["q"])]),
         Row("p", "p partly judged", [Check("e1", ["a", "q"])]),
         Row("p", "p nothing to check", not_expressible="a definition"),
+        Row("p", "p inconsistent", [Check("e4")]),
     ]
-    results = [_result("e1", {"a": True, "b": True}), _result("e2", {"c": False, "d": True})]
+    results = [_result("e1", {"a": True, "b": True}), _result("e2", {"c": False, "d": True}),
+               {"experiment": "e4", "claims": [
+                   {"claim": "x", "matched": False, "verdict": "differs: the paper is inconsistent: 1.89 ≠ 1.861"},
+                   {"claim": "y", "matched": True, "verdict": "matched"}]}]
     st = {s.row.id: s for s in inv.row_statuses("p", results, rows)}
     assert st["p all matched"].status == "matched" and st["p all matched"].reasons == []
     s = st["p one differs"]
@@ -135,11 +139,14 @@ def test_row_status_follows_from_the_claims():
     assert s.status == "matched" and s.reasons == ["1 of 2 claims judged in this mode"]
     assert st["p nothing to check"].status == "not expressible"
     assert st["p nothing to check"].reasons == ["a definition"]
+    s = st["p inconsistent"]
+    assert s.status == "differs" and s.inconsistent and not st["p one differs"].inconsistent
     c = inv.row_counts(list(st.values()))
-    assert c == {"rows": 9, "matched": 2, "differs": 4, "not_yet": 2, "not_run": 2,
-                 "not_expressible": 1, "checkable": 8, "judged": 6, "fraction": 2 / 6}
+    assert c == {"rows": 10, "matched": 2, "differs": 5, "not_yet": 2, "inconsistent": 1,
+                 "not_run": 2, "not_expressible": 1, "checkable": 9, "judged": 7, "fraction": 2 / 7}
     text = inv.counts_text(c)
-    assert text.startswith("2 of the 6 checkable rows run matched (33 %); 4 differ (2 not yet reproduced)")
+    assert text.startswith("2 of the 7 checkable rows run matched (29 %); 5 differ (2 not yet "
+                           "reproduced, 1 where the paper is inconsistent); 2 not run")
     md = "\n".join(inv.rows_markdown("p", list(st.values())))
     assert "| p one differs | differs | 1/2 | e2: c: differs: because c |" in md
     assert "| p nothing to check | not expressible |  | a definition |" in md

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from ..errors import ScenarioError
+from .run import INCONSISTENT
 
 __all__ = ["STATUSES", "Check", "Row", "RowStatus", "inventory_file", "load_rows",
            "inventory_md_path", "parse_inventory_md", "mapping_problems", "row_statuses",
@@ -220,12 +221,13 @@ class RowStatus:
     matched: int = 0
     total: Optional[int] = None               # claims of the row in the experiments run
     not_yet: bool = False                     # differs because (part of) it is `todo`
+    inconsistent: bool = False                # differs only where the paper contradicts itself
 
     def to_json(self) -> Dict[str, Any]:
         r = self.row
         return {"row": r.id, "status": self.status, "reasons": list(self.reasons),
                 "claims_judged": self.judged, "claims_matched": self.matched,
-                "not_yet_reproduced": self.not_yet,
+                "not_yet_reproduced": self.not_yet, "paper_inconsistent": self.inconsistent,
                 "checks": [{"experiment": c.experiment, **({"claims": c.claims} if c.claims else {})}
                            for c in r.checks],
                 **({"todo": r.todo} if r.todo else {}),
@@ -282,18 +284,22 @@ def row_statuses(paper: str, results: Iterable[Any], rows: Optional[List[Row]] =
             if len(judged) < total:
                 reasons = [f"{len(judged)} of {total} claims judged in this mode"]
         out.append(RowStatus(r, status, reasons, len(judged), len(ok), total,
-                             not_yet=bool(r.todo) and not bad))
+                             not_yet=bool(r.todo) and not bad,
+                             inconsistent=bool(bad) and not r.todo and all(
+                                 v.startswith(INCONSISTENT) for _, _, _, v in bad)))
     return out
 
 
 def row_counts(statuses: Sequence[RowStatus]) -> Dict[str, Any]:
     """Counts of a list of row statuses: each status, ``not_yet`` (the differing rows whose
-    only gap is ``todo``), ``checkable`` (all but not expressible), ``judged`` (checkable and
-    run) and ``fraction`` = matched / judged (None without judged rows)."""
+    only gap is ``todo``), ``inconsistent`` (the differing rows whose only differing claims are
+    where the paper contradicts itself), ``checkable`` (all but not expressible), ``judged``
+    (checkable and run) and ``fraction`` = matched / judged (None without judged rows)."""
     n = {s: sum(1 for x in statuses if x.status == s) for s in STATUSES}
     judged = n["matched"] + n["differs"]
     return {"rows": len(statuses), "matched": n["matched"], "differs": n["differs"],
-            "not_yet": sum(1 for x in statuses if x.not_yet), "not_run": n["not run"],
+            "not_yet": sum(1 for x in statuses if x.not_yet),
+            "inconsistent": sum(1 for x in statuses if x.inconsistent), "not_run": n["not run"],
             "not_expressible": n["not expressible"], "checkable": len(statuses) - n["not expressible"],
             "judged": judged, "fraction": (n["matched"] / judged) if judged else None}
 
@@ -303,8 +309,9 @@ def counts_text(c: Mapping[str, Any]) -> str:
     run in this mode; 6 not expressible" ("of the 60 checkable rows run" when some were not)."""
     pct = f" ({100 * c['fraction']:.0f} %)" if c["fraction"] is not None else ""
     run = " run" if c["not_run"] else ""
+    inc = f", {c['inconsistent']} where the paper is inconsistent" if c.get("inconsistent") else ""
     return (f"{c['matched']} of the {c['judged']} checkable rows{run} matched{pct}; {c['differs']} differ "
-            f"({c['not_yet']} not yet reproduced); {c['not_run']} not run in this mode; "
+            f"({c['not_yet']} not yet reproduced{inc}); {c['not_run']} not run in this mode; "
             f"{c['not_expressible']} not expressible")
 
 
