@@ -62,21 +62,25 @@ def test_mapping_problems_are_found():
         Row("liu2008", "liu2008 Z", not_expressible="not in the inventory"),
     ]
     problems = inv.mapping_problems("liu2008", ["liu2008 A", "liu2008 B", "liu2008 C", "liu2008 D"],
-                                    rows=rows, experiments=[bound, *[x for x in exps if x.id == "markov-figs2-7"]])
+                                    rows=rows, experiments=[bound, *[x for x in exps if x.id in
+                                                                     ("markov-figs2-7", "fig14-lossy")]])
     text = "\n".join(problems)
     assert "liu2008 A: listed 2 times" in text
     assert "liu2008 D: in INVENTORY.md, missing" in text
     assert "liu2008 Z: in liu2008/inventory.toml, not a row of INVENTORY.md" in text
     assert "no experiment 'no-such-experiment'" in text
     assert "no claim 'no such claim' in liu2008/markov-figs2-7" in text
-    # eq31's other claims and every markov claim belong to no row
+    # eq31's other claims belong to no row; fig14-lossy is checked by no row at all
     for c in bound.claims[1:]:
         assert f"claim {c.claim!r} belongs to no inventory row" in text
     assert f"claim {first!r} belongs" not in text
+    assert "liu2008/fig14-lossy: checked by no inventory row" in text
     ev = [x for x in load_paper("tsao2007") if x.kind == "evaluate"][0]
     p = inv.mapping_problems("tsao2007", rows=[Row("tsao2007", "tsao2007 T", [Check(ev.id, ["x"])])],
                              experiments=[ev])
     assert any("check it whole" in x for x in p)
+    p = inv.mapping_problems("tsao2007", rows=[Row("tsao2007", "tsao2007 T", todo="t")], experiments=[ev])
+    assert p == [f"tsao2007/{ev.id}: checked by no inventory row"]
 
 
 def test_inventory_markdown_rows_are_parsed_from_the_id_tables_only():

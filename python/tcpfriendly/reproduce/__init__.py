@@ -24,7 +24,8 @@ import time
 from typing import Any, Dict, List, Optional, Sequence
 
 from ..errors import ScenarioError
-from .inventory import RowStatus, counts_text, row_counts, row_statuses, rows_json, rows_text
+from .inventory import (RowStatus, counts_text, load_rows, row_counts, row_statuses, rows_json,
+                        rows_text)
 from .report import paper_markdown, table_text, write_figure
 from .run import ClaimResult, ExperimentResult, Options, run_experiment
 from .spec import PAPERS, Experiment, load_paper
@@ -36,7 +37,8 @@ __all__ = ["PAPERS", "reproduce", "plan", "write_outputs", "results_json", "inve
 
 def plan(paper: str, only: Optional[Sequence[str]] = None) -> Dict[str, List[Experiment]]:
     """{paper: [experiments]} for ``paper`` (or ``"all"``), restricted to ``only`` (experiment
-    ids; with ``all`` an id must exist in at least one paper). Raises ScenarioError."""
+    ids; with ``all`` an id must exist in at least one paper). Raises ScenarioError, also for
+    a malformed ``experiments/<paper>/inventory.toml`` (before anything runs)."""
     if paper == "all":
         out = {p: load_paper(p) for p in PAPERS}
         if only:
@@ -46,8 +48,12 @@ def plan(paper: str, only: Optional[Sequence[str]] = None) -> Dict[str, List[Exp
                     raise ScenarioError(f"--only: no experiment {o!r} in any paper (known: "
                                         f"{', '.join(sorted(known))})", field="only")
             out = {p: [x for x in xs if x.id in only] for p, xs in out.items()}
-        return {p: xs for p, xs in out.items() if xs}
-    return {paper: load_paper(paper, list(only) if only else None)}
+        out = {p: xs for p, xs in out.items() if xs}
+    else:
+        out = {paper: load_paper(paper, list(only) if only else None)}
+    for p in out:
+        load_rows(p)
+    return out
 
 
 def reproduce(paper: str, only: Optional[Sequence[str]] = None, *, quick: bool = False,

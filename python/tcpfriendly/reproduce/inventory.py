@@ -166,7 +166,7 @@ def mapping_problems(paper: str, inventory_ids: Optional[Sequence[str]] = None,
                      rows: Optional[List[Row]] = None, experiments=None) -> List[str]:
     """What is wrong with ``paper``'s mapping, as sentences: a row of the inventory missing, a
     row listed twice or not in the inventory, a check naming an experiment or a claim that does
-    not exist, a claim of an experiment that belongs to no row. Claims of ``kind = "evaluate"``
+    not exist, an experiment or a claim that belongs to no row. Claims of ``kind = "evaluate"``
     experiments exist only once run: such an experiment is checked as a whole (no ``claims``)."""
     from .spec import load_paper
 
@@ -204,7 +204,11 @@ def mapping_problems(paper: str, inventory_ids: Optional[Sequence[str]] = None,
                 if t not in texts:
                     out.append(f"{r.id}: no claim {t!r} in {paper}/{ex.id}")
             covered.setdefault(ex.id, set()).update(t for t in c.claims if t in texts)
+    checked = {c.experiment for r in rows for c in r.checks}
     for ex in exps.values():
+        if ex.id not in checked:
+            out.append(f"{paper}/{ex.id}: checked by no inventory row")
+            continue
         for k in ex.claims:
             if k.claim not in covered.get(ex.id, set()):
                 out.append(f"{paper}/{ex.id}: claim {k.claim!r} belongs to no inventory row")
