@@ -119,11 +119,16 @@ def test_row_status_follows_from_the_claims():
         Row("p", "p partly judged", [Check("e1", ["a", "q"])]),
         Row("p", "p nothing to check", not_expressible="a definition"),
         Row("p", "p inconsistent", [Check("e4")]),
+        Row("p", "p many", [Check("e5")]),
     ]
     results = [_result("e1", {"a": True, "b": True}), _result("e2", {"c": False, "d": True}),
                {"experiment": "e4", "claims": [
                    {"claim": "x", "matched": False, "verdict": "differs: the paper is inconsistent: 1.89 ≠ 1.861"},
-                   {"claim": "y", "matched": True, "verdict": "matched"}]}]
+                   {"claim": "y", "matched": True, "verdict": "matched"}]},
+               _result("e5", {f"m{i}": False for i in range(5)})]
+    results[-1]["claims"][4]["verdict"] = "differs: another reason"
+    for c in results[-1]["claims"][:4]:
+        c["verdict"] = "differs: the same reason"
     st = {s.row.id: s for s in inv.row_statuses("p", results, rows)}
     assert st["p all matched"].status == "matched" and st["p all matched"].reasons == []
     s = st["p one differs"]
@@ -143,6 +148,9 @@ def test_row_status_follows_from_the_claims():
     assert s.status == "matched" and s.reasons == ["1 of 2 claims judged in this mode"]
     assert st["p nothing to check"].status == "not expressible"
     assert st["p nothing to check"].reasons == ["a definition"]
+    assert st["p many"].reasons == ["e5: m0; m1; m2 (+1 more): differs: the same reason",
+                                    "e5: m4: differs: another reason"]
+    del st["p many"]
     s = st["p inconsistent"]
     assert s.status == "differs" and s.inconsistent and not st["p one differs"].inconsistent
     c = inv.row_counts(list(st.values()))

@@ -251,6 +251,19 @@ def _outcomes(results: Iterable[Any]) -> Dict[str, Dict[str, Tuple[bool, str]]]:
     return out
 
 
+def _grouped(bad: List[Tuple[str, str, bool, str]], shown: int = 3) -> List[str]:
+    """"exp: claim: verdict" per differing claim; claims of one experiment with the same
+    verdict share one line ("exp: a; b; c (+2 more): verdict")."""
+    groups: Dict[Tuple[str, str], List[str]] = {}
+    for e, t, _, v in bad:
+        groups.setdefault((e, v), []).append(t)
+    out = []
+    for (e, v), ts in groups.items():
+        more = f" (+{len(ts) - shown} more)" if len(ts) > shown else ""
+        out.append(f"{e}: {'; '.join(ts[:shown])}{more}: {v}")
+    return out
+
+
 def row_statuses(paper: str, results: Iterable[Any], rows: Optional[List[Row]] = None) -> List[RowStatus]:
     """The status of each of ``paper``'s rows from the results of a run (ExperimentResults, or
     the dicts of ``results.json``) of that paper's experiments."""
@@ -274,7 +287,7 @@ def row_statuses(paper: str, results: Iterable[Any], rows: Optional[List[Row]] =
                     judged.append((c.experiment, t, *claims[t]))
         ok = [j for j in judged if j[2]]
         bad = [j for j in judged if not j[2]]
-        reasons = [f"{e}: {t}: {v}" for e, t, _, v in bad]
+        reasons = _grouped(bad)
         if r.todo:
             reasons.append(("partly reproduced; not yet: " if ok else "not yet reproduced: ") + r.todo)
         if bad or r.todo:
