@@ -128,12 +128,21 @@ def test_cli_quick_subset_end_to_end(tcpf, tmp_path):
             assert set(c) >= {"claim", "paper_value", "our_value", "rule", "matched"}
     bound = [c for c in data[0]["claims"] if "√40" in c["claim"]][0]
     assert bound["matched"] and abs(bound["our_value"] - 6.3246) < 1e-3
+    assert {"row": "liu2008 eq. 31 (§5)", "status": "matched"} in data[0]["inventory_rows"]
     md = (out / "liu2008" / "REPRODUCTION.md").read_text()
     assert "quick" in md and "| claim | paper | ours | difference | rule | verdict |" in md
+    # every inventory row of the paper, the ones whose experiments did not run included
+    rows = json.loads((out / "liu2008" / "inventory.json").read_text())
+    assert rows["counts"]["rows"] == len(rows["rows"]) >= 26
+    status = {r["row"]: r["status"] for r in rows["rows"]}
+    assert status["liu2008 eq. 31 (§5)"] == "matched"
+    assert status["liu2008 Fig. 14 (§6.3)"] == "not run"
+    assert "## Inventory rows" in md and "| liu2008 Fig. 14 (§6.3) | not run |" in md
     for ext in ("png", "svg"):
         assert (out / "liu2008" / f"liu2008-markov-figs2-7.{ext}").stat().st_size > 1000
     text = tcpf("reproduce", "liu2008", "--only", "eq31-lossy-bound", "--out", out)
     assert text.returncode == 0 and "claim" in text.stdout and "matched" in text.stdout
+    assert "liu2008 inventory rows: " in text.stdout and "checkable inventory rows matched" in text.stdout
 
 
 @pytest.mark.parametrize("args, needle", [

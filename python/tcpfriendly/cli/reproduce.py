@@ -23,8 +23,10 @@ DESCRIPTION = textwrap.fill(
     "from experiments/<paper>/<experiment>/: analytic rows through the models, simulations on "
     "the sweep engine (cached in OUT/runs, resumable, progress bar on a terminal), tsao2007 "
     "through tcpf evaluate. Each experiment prints 'claim | paper | ours | difference | rule | "
-    "verdict'; OUT/<paper>/ gets a figure per experiment (PNG, SVG), REPRODUCTION.md and "
-    "results.json. --quick uses fewer seeds and shorter runs (and says so). "
+    "verdict', then the status of every row of the papers' inventory (matched, differs, not run, "
+    "not expressible: experiments/<paper>/inventory.toml); OUT/<paper>/ gets a figure per "
+    "experiment (PNG, SVG), REPRODUCTION.md, results.json and inventory.json. --quick uses "
+    "fewer seeds and shorter runs (and says so). "
     "See docs/reproduce.md.", width=90)
 
 EXAMPLES = """\
@@ -75,7 +77,9 @@ def parser() -> argparse.ArgumentParser:
 
 
 def run_args(args: argparse.Namespace, argv: Optional[List[str]] = None) -> int:
-    from ..reproduce import PAPERS, plan, reproduce, write_outputs
+    from ..reproduce import (PAPERS, inventory_rows, inventory_summary, plan, reproduce,
+                             results_json, write_outputs)
+    from ..reproduce.inventory import row_counts
     from ..reproduce.report import table_text
 
     if args.paper not in PAPERS and args.paper != "all":
@@ -101,13 +105,19 @@ def run_args(args: argparse.Namespace, argv: Optional[List[str]] = None) -> int:
                              on_result=on_result)
         wall[paper] = time.monotonic() - t0
     write_outputs(results, args.out, command, wall)
+    rows = inventory_rows(results)
     if args.json:
-        sys.stdout.write(json.dumps([r.to_json() for r in results], indent=1, ensure_ascii=False, allow_nan=False) + "\n")
+        sys.stdout.write(json.dumps(results_json(results, rows), indent=1, ensure_ascii=False,
+                                    allow_nan=False) + "\n")
     else:
+        if rows:
+            sys.stdout.write(inventory_summary(rows) + "\n\n")
         n = sum(len(r.claims) for r in results)
         m = sum(r.matched for r in results)
         mode = " (quick mode: fewer seeds and shorter runs than the papers)" if args.quick else ""
-        sys.stdout.write(f"{m}/{n} claims matched{mode}; " + ", ".join(
+        c = row_counts([s for st in rows.values() for s in st])
+        sys.stdout.write(f"{m}/{n} claims matched, {c['matched']}/{c['judged']} checkable "
+                         f"inventory rows matched{mode}; " + ", ".join(
             f"{p} {w:.1f} s" for p, w in wall.items()) + f"; reports in {args.out}/\n")
     return 0
 

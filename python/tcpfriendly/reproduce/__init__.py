@@ -11,6 +11,10 @@ Each experiment is a directory ``experiments/<paper>/<experiment>/`` (schema in
 ``experiments/README.md``): analytic ones call :mod:`tcpfriendly.models`, simulation ones run
 a sweep on the sweep engine (cached in ``out/runs/``, resumable, progress bar on a
 terminal), tsao2007's go through :func:`tcpfriendly.evaluate.evaluate`.
+
+Every row of ``shared/papers/INVENTORY.md`` is accounted for in
+``experiments/<paper>/inventory.toml`` (:mod:`tcpfriendly.reproduce.inventory`): the report
+gives each row's status (matched / differs / not run / not expressible) beside the claims.
 """
 
 from __future__ import annotations
@@ -20,17 +24,21 @@ import time
 from typing import Any, Dict, List, Optional, Sequence
 
 from ..errors import ScenarioError
+from .inventory import (RowStatus, counts_text, load_rows, row_counts, row_statuses, rows_json,
+                        rows_text)
 from .report import paper_markdown, table_text, write_figure
 from .run import ClaimResult, ExperimentResult, Options, run_experiment
 from .spec import PAPERS, Experiment, load_paper
 
-__all__ = ["PAPERS", "reproduce", "plan", "write_outputs", "Options", "ExperimentResult",
-           "ClaimResult", "Experiment"]
+__all__ = ["PAPERS", "reproduce", "plan", "write_outputs", "results_json", "inventory_rows",
+           "inventory_summary",
+           "Options", "ExperimentResult", "ClaimResult", "Experiment", "RowStatus"]
 
 
 def plan(paper: str, only: Optional[Sequence[str]] = None) -> Dict[str, List[Experiment]]:
     """{paper: [experiments]} for ``paper`` (or ``"all"``), restricted to ``only`` (experiment
-    ids; with ``all`` an id must exist in at least one paper). Raises ScenarioError."""
+    ids; with ``all`` an id must exist in at least one paper). Raises ScenarioError, also for
+    a malformed ``experiments/<paper>/inventory.toml`` (before anything runs)."""
     if paper == "all":
         out = {p: load_paper(p) for p in PAPERS}
         if only:
@@ -40,8 +48,12 @@ def plan(paper: str, only: Optional[Sequence[str]] = None) -> Dict[str, List[Exp
                     raise ScenarioError(f"--only: no experiment {o!r} in any paper (known: "
                                         f"{', '.join(sorted(known))})", field="only")
             out = {p: [x for x in xs if x.id in only] for p, xs in out.items()}
-        return {p: xs for p, xs in out.items() if xs}
-    return {paper: load_paper(paper, list(only) if only else None)}
+        out = {p: xs for p, xs in out.items() if xs}
+    else:
+        out = {paper: load_paper(paper, list(only) if only else None)}
+    for p in out:
+        load_rows(p)
+    return out
 
 
 def reproduce(paper: str, only: Optional[Sequence[str]] = None, *, quick: bool = False,
@@ -75,29 +87,72 @@ def reproduce(paper: str, only: Optional[Sequence[str]] = None, *, quick: bool =
     return results
 
 
-def write_outputs(results: List[ExperimentResult], out: str, command: str,
-                  wall: Optional[Dict[str, float]] = None) -> List[str]:
-    """Per paper: figures (PNG, SVG), ``REPRODUCTION.md`` and ``results.json`` in ``out/<paper>/``."""
-    import json
-
-    written: List[str] = []
+def _by_paper(results: List[ExperimentResult]) -> Dict[str, List[ExperimentResult]]:
     by_paper: Dict[str, List[ExperimentResult]] = {}
     for r in results:
         by_paper.setdefault(r.experiment.paper, []).append(r)
-    for paper, rs in by_paper.items():
+    return by_paper
+
+
+def inventory_rows(results: List[ExperimentResult]) -> Dict[str, List[RowStatus]]:
+    """{paper: the status of every inventory row of that paper} for the papers in ``results``
+    (``experiments/<paper>/inventory.toml``; rows whose experiments were not run are "not run")."""
+    return {paper: row_statuses(paper, rs) for paper, rs in _by_paper(results).items()}
+
+
+def inventory_summary(rows: Dict[str, List[RowStatus]], width: int = 70) -> str:
+    """The terminal's per-row table of each paper, and with several papers the total."""
+    parts = [rows_text(paper, st, width) for paper, st in rows.items()]
+    if len(rows) > 1:
+        every = [s for st in rows.values() for s in st]
+        parts.append(f"inventory rows, all papers: {counts_text(row_counts(every))}")
+    return "\n\n".join(parts)
+
+
+def results_json(results: List[ExperimentResult],
+                 rows: Optional[Dict[str, List[RowStatus]]] = None) -> List[Dict[str, Any]]:
+    """What ``--json`` prints and ``results.json`` holds: one object per experiment, each with
+    ``inventory_rows``, the inventory rows it checks and their status (the whole per-row table
+    is ``inventory.json``)."""
+    rows = inventory_rows(results) if rows is None else rows
+    out = []
+    for r in results:
+        d = r.to_json()
+        d["inventory_rows"] = [{"row": s.row.id, "status": s.status}
+                               for s in rows.get(r.experiment.paper, [])
+                               if any(c.experiment == r.experiment.id for c in s.row.checks)]
+        out.append(d)
+    return out
+
+
+def write_outputs(results: List[ExperimentResult], out: str, command: str,
+                  wall: Optional[Dict[str, float]] = None) -> List[str]:
+    """Per paper: figures (PNG, SVG), ``REPRODUCTION.md``, ``results.json`` and
+    ``inventory.json`` (every inventory row's status and the counts) in ``out/<paper>/``."""
+    import json
+
+    written: List[str] = []
+    rows = inventory_rows(results)
+    for paper, rs in _by_paper(results).items():
         d = os.path.join(out, paper)
         os.makedirs(d, exist_ok=True)
         figs = {r.experiment.id: write_figure(r, d) for r in rs}
         written += [p for ps in figs.values() for p in ps]
         total = (wall or {}).get(paper, sum(r.wall_s for r in rs))
-        md = paper_markdown(paper, rs, total, rs[0].quick, command, figs)
+        md = paper_markdown(paper, rs, total, rs[0].quick, command, figs, rows.get(paper))
         p = os.path.join(d, "REPRODUCTION.md")
         with open(p, "w", encoding="utf-8") as f:
             f.write(md)
         written.append(p)
         p = os.path.join(d, "results.json")
         with open(p, "w", encoding="utf-8") as f:
-            json.dump([r.to_json() for r in rs], f, indent=1, ensure_ascii=False, allow_nan=False)
+            json.dump(results_json(rs, rows), f, indent=1, ensure_ascii=False, allow_nan=False)
+            f.write("\n")
+        written.append(p)
+        p = os.path.join(d, "inventory.json")
+        with open(p, "w", encoding="utf-8") as f:
+            json.dump(rows_json(paper, rows.get(paper, [])), f, indent=1, ensure_ascii=False,
+                      allow_nan=False)
             f.write("\n")
         written.append(p)
     return written

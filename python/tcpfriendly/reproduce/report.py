@@ -1,5 +1,6 @@
 """Output of ``tcpf reproduce``: the claim table (text and Markdown), the figure of each
-experiment (PNG and SVG, in the paper's axes and series), ``REPRODUCTION.md`` per paper."""
+experiment (PNG and SVG, in the paper's axes and series), ``REPRODUCTION.md`` per paper (with
+the status of every inventory row: :mod:`tcpfriendly.reproduce.inventory`)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import os
 from typing import Any, Dict, List, Optional, Sequence
 
 from .expr import Series, evaluate_expr
+from .inventory import RowStatus, counts_text, row_counts, rows_markdown
 from .rules import difference, rule_text
 from .run import ExperimentResult
 
@@ -71,14 +73,19 @@ def _md_table(head: Sequence[str], rows: List[List[str]]) -> List[str]:
 
 
 def paper_markdown(paper: str, results: List[ExperimentResult], wall_s: float, quick: bool,
-                   command: str, figures: Dict[str, List[str]]) -> str:
+                   command: str, figures: Dict[str, List[str]],
+                   rows: Optional[List[RowStatus]] = None) -> str:
+    """The paper's ``REPRODUCTION.md``; with ``rows`` (its inventory rows' statuses) the row
+    count next to the claim count and the per-row table at the end."""
     n = sum(len(r.claims) for r in results)
     m = sum(r.matched for r in results)
     lines = [f"# Reproduction of {paper}", "",
              f"Command: `{command}`  ",
              f"Mode: {'quick (fewer seeds, shorter runs: not the published setup)' if quick else 'full'}; "
              f"wall time {wall_s:.1f} s on this machine.  ",
-             f"Claims matched: **{m} of {n}**.", "",
+             f"Claims matched: **{m} of {n}**." + ("  " if rows else ""),
+             *([f"[Inventory rows](#inventory-rows): **{counts_text(row_counts(rows))}**."] if rows else []),
+             "",
              "Every published value is transcribed in `experiments/" + paper +
              "/<experiment>/published.toml` with the place it is printed; every value the paper "
              "leaves out is a named assumption in `experiment.toml`. The rules were written "
@@ -121,6 +128,8 @@ def paper_markdown(paper: str, results: List[ExperimentResult], wall_s: float, q
                 lines += [f"![{ex.id}]({os.path.basename(fig)})", ""]
         for block in r.extra.get("markdown", []):
             lines += [block, ""]
+    if rows:
+        lines += ['<a id="inventory-rows"></a>', ""] + rows_markdown(paper, rows) + [""]
     return "\n".join(lines).rstrip() + "\n"
 
 

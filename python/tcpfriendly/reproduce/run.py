@@ -21,7 +21,10 @@ from .expr import Series, evaluate_expr
 from .rules import compare, difference, rule_text
 from .spec import Claim, Experiment
 
-__all__ = ["Options", "ClaimResult", "ExperimentResult", "run_experiment"]
+__all__ = ["Options", "ClaimResult", "ExperimentResult", "run_experiment", "INCONSISTENT"]
+
+#: How the verdict of a claim where the paper contradicts itself starts.
+INCONSISTENT = "differs: the paper is inconsistent"
 
 
 @dataclass
@@ -47,7 +50,7 @@ class ClaimResult:
         if self.matched:
             return "matched"
         if self.claim.inconsistent:
-            return f"differs: the paper is inconsistent: {self.claim.inconsistent}"
+            return f"{INCONSISTENT}: {self.claim.inconsistent}"
         return f"differs: {self.claim.reason or 'no hypothesis recorded yet'}"
 
     def to_json(self) -> Dict[str, Any]:
