@@ -21,7 +21,7 @@ from .expr import Series, evaluate_expr
 from .rules import compare, difference, rule_text
 from .spec import Claim, Experiment
 
-__all__ = ["Options", "ClaimResult", "ExperimentResult", "run_experiment"]
+__all__ = ["Options", "ClaimResult", "ExperimentResult", "Reproduction", "run_experiment"]
 
 
 @dataclass
@@ -82,6 +82,24 @@ class ExperimentResult:
                                     "source": v.get("source", ""), "doc": v.get("doc", "")}
                                 for k, v in ex.assumptions.items()},
                 "claims": [c.to_json() for c in self.claims], **self.extra}
+
+    def _repr_html_(self) -> str:
+        """Jupyter display: the paper-vs-ours table (✓ matched / ✗ differs and why) and the
+        experiment's figure, as ``tcpf report`` shows a reproduction."""
+        from ..report.notebook import experiment_html
+
+        return experiment_html(self)
+
+
+class Reproduction(list):
+    """What :func:`tcpfriendly.reproduce.reproduce` returns: a list of :class:`ExperimentResult`
+    (in run order) that Jupyter displays as, per paper, claims matched / total and each
+    experiment's paper-vs-ours table and figure."""
+
+    def _repr_html_(self) -> str:
+        from ..report.notebook import reproduction_html
+
+        return reproduction_html(self)
 
 
 def _plain(v: Any) -> Any:
