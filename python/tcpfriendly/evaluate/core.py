@@ -63,7 +63,7 @@ class Evaluation:
     def _repr_html_(self) -> str:
         """Jupyter display: the verdict row with the numbers behind the grades, tsao2007's row
         beside it, and the first figure (as ``tcpf report`` shows an evaluation)."""
-        from ..report.notebook import evaluation_html
+        from ..report.evaluate import evaluation_html
 
         return evaluation_html(self)
 

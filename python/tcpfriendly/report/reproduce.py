@@ -7,8 +7,9 @@ paper's directory, or its ``results.json``.
 Per paper: claims matched / total, the mode and wall time, a table of the experiments; per
 experiment: the paper-vs-ours table (claim, where, paper, ours, difference, rule, ✓ matched /
 ✗ differs and the hypothesis for each difference), the figure inlined, the assumptions and the
-paper's words. The notebook display of reproduction results (:mod:`.notebook`) uses the same
-builders (:func:`experiment_html`, :func:`summary_html`) on the same JSON."""
+paper's words. The notebook display of reproduction results (:func:`experiment_display`,
+:func:`reproduction_display`: the ``_repr_html_`` of an ``ExperimentResult`` and of what
+``tcpfriendly.reproduce.reproduce`` returns) uses the same builders on the same JSON."""
 
 from __future__ import annotations
 
@@ -256,3 +257,39 @@ def build(path: str) -> Page:
     title = "tcpf reproduce: " + ", ".join(papers)
     return Page(title=title, subtitle=f"{total_m} of {total_n} published claims matched; each experiment's "
                 f"paper-vs-ours table, figure and assumptions", sections=sections, commands=commands, kind=NAME)
+
+
+# ----- notebook display ---------------------------------------------------------------------------
+def _display(r: Any, heading: str) -> str:
+    from ..reproduce.report import experiment_figure
+    from .notebook import figure_html
+
+    fig = experiment_figure(r)
+    return experiment_html(r.to_json(), figure_html(fig) if fig is not None else "", heading=heading, anchor=False)
+
+
+def experiment_display(r: Any) -> str:
+    """One reproduced experiment (:class:`tcpfriendly.reproduce.ExperimentResult`) as a notebook
+    fragment: the paper-vs-ours table (✓ matched / ✗ differs, with the hypothesis for each
+    difference) and the experiment's figure, as the report shows it."""
+    from .notebook import CSS
+
+    return "".join([CSS, '<div class="tcpf-nb">', _display(r, "h4"), "</div>"])
+
+
+def reproduction_display(results: Sequence[Any]) -> str:
+    """What :func:`tcpfriendly.reproduce.reproduce` returns, as a notebook fragment: per paper,
+    claims matched / total and a row per experiment, then each experiment."""
+    from .notebook import CSS
+
+    by_paper: Dict[str, List[Any]] = {}
+    for r in results:
+        by_paper.setdefault(r.experiment.paper, []).append(r)
+    parts = [CSS, '<div class="tcpf-nb">']
+    if not by_paper:
+        parts.append("<p>no experiment ran</p>")
+    for paper, rs in by_paper.items():
+        parts.append(f"<h3>{H.esc(paper)}</h3>" + summary_html([r.to_json() for r in rs], link=False))
+        parts += [_display(r, "h4") for r in rs]
+    parts.append("</div>")
+    return "".join(parts)

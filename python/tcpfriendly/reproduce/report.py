@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import math
 import os
-from typing import Any, Dict, List, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence
 
 from .expr import Series, evaluate_expr
 from .rules import difference, rule_text
-from .run import ExperimentResult
+
+if TYPE_CHECKING:  # annotations only: run.py's displays draw with experiment_figure
+    from .run import ExperimentResult
 
 __all__ = ["fmt", "claim_rows", "table_text", "paper_markdown", "experiment_figure", "write_figure"]
 

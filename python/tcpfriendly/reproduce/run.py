@@ -86,9 +86,9 @@ class ExperimentResult:
     def _repr_html_(self) -> str:
         """Jupyter display: the paper-vs-ours table (✓ matched / ✗ differs and why) and the
         experiment's figure, as ``tcpf report`` shows a reproduction."""
-        from ..report.notebook import experiment_html
+        from ..report.reproduce import experiment_display
 
-        return experiment_html(self)
+        return experiment_display(self)
 
 
 class Reproduction(list):
@@ -97,9 +97,9 @@ class Reproduction(list):
     experiment's paper-vs-ours table and figure."""
 
     def _repr_html_(self) -> str:
-        from ..report.notebook import reproduction_html
+        from ..report.reproduce import reproduction_display
 
-        return reproduction_html(self)
+        return reproduction_display(self)
 
 
 def _plain(v: Any) -> Any:
