@@ -165,6 +165,13 @@ def test_help_teaches_with_examples(tcpf, args):
     assert "Example" in proc.stdout and "tcpf " in proc.stdout
 
 
+def test_root_help_does_not_limit_the_simulator_to_a_dumbbell(tcpf):
+    text = " ".join(tcpf("--help").stdout.split())
+    assert "dumbbell network" not in text and "any topology" in text and "[[links]]" in text
+    for command in ("run", "evaluate", "reproduce", "report"):
+        assert f"  {command} " in tcpf("--help").stdout  # listed among the commands
+
+
 def test_ns2_export_is_wired(tcpf, small_path):
     assert tcpf("ns2", "--help").returncode == 0
     proc = tcpf("ns2", "export", small_path, "--seed", "3")

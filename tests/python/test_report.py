@@ -42,7 +42,8 @@ PROBE_HEAD = ("<script>window.__errors=[];window.addEventListener('error',"
               "function(e){window.__errors.push(String(e.message))});</script>")
 PROBE_TAIL = """<script>
 (function(){var out={figures:[],errors:window.__errors,
-  verdicts:!!document.querySelector('table.verdicts'),tables:document.querySelectorAll('table').length};
+  verdicts:!!document.querySelector('table.verdicts'),claims:document.querySelectorAll('table.claims').length,
+  tables:document.querySelectorAll('table').length};
  document.querySelectorAll('figure.fig svg').forEach(function(s){var r=s.getBoundingClientRect();
    out.figures.push([r.width,r.height]);});
  var p=document.createElement('pre');p.id='tcpf-probe';p.textContent=JSON.stringify(out);
@@ -67,7 +68,7 @@ def check_static(text):
     assert len(ids) == len(set(ids)), "duplicate ids"
 
 
-def check_in_browser(page, tmp_path, n_figures, verdicts=False):
+def check_in_browser(page, tmp_path, n_figures, verdicts=False, claims=0):
     if CHROME is None:
         if REQUIRE_CHROME:
             pytest.fail("TCPF_REQUIRE_CHROMIUM=1 but chromium is not installed")
@@ -97,6 +98,7 @@ def check_in_browser(page, tmp_path, n_figures, verdicts=False):
     for w, h in out["figures"]:
         assert w > 200 and h > 100, out["figures"]
     assert out["verdicts"] is verdicts
+    assert out["claims"] == claims, "one paper-vs-ours table per reproduced experiment"
     assert out["tables"] >= 1
     return out
 
@@ -268,6 +270,87 @@ def test_evaluate_report(tcpf, evaluate_dir, tmp_path):
     check_in_browser(page, tmp_path, n_figures=len(svgs), verdicts=True)
 
 
+# ----- a reproduction -------------------------------------------------------------------------
+#: two analytic experiments of two papers (well under a second each): `tcpf reproduce all` writes
+#: both papers into one --out directory; fig10-curves has a claim that differs (with its reason)
+REPRO = {"yang2000": "fig10-curves", "liu2008": "eq31-lossy-bound"}
+
+
+@pytest.fixture(scope="module")
+def reproduce_dir(tmp_path_factory):
+    d = tmp_path_factory.mktemp("repro") / "out"
+    only = [a for x in REPRO.values() for a in ("--only", x)]
+    r = subprocess.run([*_tcpf(), "reproduce", "all", "--quick", *only, "--out", str(d)],
+                       capture_output=True, text=True, timeout=300)
+    if r.returncode != 0:
+        pytest.fail(f"tcpf reproduce failed: {r.stderr[-1000:]}")
+    return d
+
+
+def _claims_table(text, paper, exp):
+    """The paper-vs-ours table under the experiment's heading."""
+    i = text.index(f'id="{paper}-{exp}"')
+    j = text.index('<table class="claims">', i)
+    return text[j:text.index("</table>", j)]
+
+
+def test_reproduce_report(tcpf, reproduce_dir, tmp_path):
+    page = tmp_path / "repro.html"
+    t0 = time.monotonic()
+    p = tcpf("report", reproduce_dir, "-o", page)
+    assert p.returncode == 0, p.stderr
+    assert time.monotonic() - t0 < 20
+    text = page.read_text(encoding="utf-8")
+    check_static(text)
+    assert len(text) < 400_000
+    n_differs = 0
+    for paper, exp in REPRO.items():
+        (e,) = json.loads((reproduce_dir / paper / "results.json").read_text())
+        table = _claims_table(text, paper, exp)
+        rows = re.findall(r'<tr class="(matched|differs)">(.*?)</tr>', table, re.S)
+        assert len(rows) == len(e["claims"]) > 0
+        for (cls, row), c in zip(rows, e["claims"]):
+            assert htmllib.escape(c["claim"]) in row
+            assert cls == ("matched" if c["matched"] else "differs")
+            assert ("✓ matched" if c["matched"] else "✗ differs") in row
+            if not c["matched"]:  # the hypothesis printed beside the difference
+                n_differs += 1
+                reason = c["verdict"].split(":", 1)[1].strip()
+                assert reason and htmllib.escape(reason) in row
+        m = sum(c["matched"] for c in e["claims"])
+        summary = text[text.index(f'id="paper-{paper}"'):]
+        assert f"Claims matched: <b>{m} of {len(e['claims'])}</b>" in summary[:2000]
+    assert n_differs >= 1, "the fixture should show a difference and its reason"
+    svgs = sorted(reproduce_dir.glob("*/*.svg"))
+    assert len(svgs) == len(REPRO) and text.count("<svg") == len(svgs)
+    # the command recorded by tcpf reproduce, then the report's own
+    cmd = (f"tcpf reproduce all --quick --only {REPRO['yang2000']} --only {REPRO['liu2008']} "
+           f"--out {reproduce_dir}")
+    assert htmllib.escape(cmd) in text and htmllib.escape(f"tcpf report {reproduce_dir} -o report.html") in text
+    check_in_browser(page, tmp_path, n_figures=len(svgs), claims=len(REPRO))
+
+
+def test_reproduce_report_of_one_paper(reproduce_dir):
+    """A paper's directory, or its results.json, gives that paper alone."""
+    for path in (reproduce_dir / "liu2008", reproduce_dir / "liu2008" / "results.json"):
+        text = report.render(path)
+        check_static(text)
+        assert 'id="paper-liu2008"' in text and 'id="paper-yang2000"' not in text
+        assert text.count('<table class="claims">') == 1 and text.count("<svg") == 1
+
+
+def test_reproduce_report_errors(tcpf, tmp_path):
+    d = tmp_path / "liu2008"
+    d.mkdir()
+    (d / "REPRODUCTION.md").write_text("# Reproduction of liu2008\n")
+    (d / "results.json").write_text('{"not": "a list"}')
+    p = tcpf("report", tmp_path)
+    assert p.returncode == 2 and "expected a list of experiments" in p.stderr
+    (d / "results.json").write_text("[{")
+    p = tcpf("report", d)
+    assert p.returncode == 2 and "not a readable reproduction results.json" in p.stderr
+
+
 # ----- the hook, errors -----------------------------------------------------------------------
 def test_a_source_plugs_in_with_register(tmp_path):
     (tmp_path / "custom.json").write_text('{"answer": 42}')
@@ -315,6 +398,62 @@ def test_result_repr_html_has_tables_and_the_key_figure():
     assert "per-flow goodput" in bare._repr_html_()
 
 
+def test_evaluation_repr_html_has_verdicts_numbers_and_the_figure(evaluate_dir):
+    import dataclasses
+
+    from tcpfriendly.evaluate import Evaluation
+
+    d = json.loads((evaluate_dir / "evaluation-gaimd.json").read_text())
+    ev = Evaluation(**{f.name: d[f.name] for f in dataclasses.fields(Evaluation) if f.name in d})
+    a, b = ev._repr_html_(), ev._repr_html_()
+    verdicts = a[a.index('<table class="verdicts">'):]
+    verdicts = verdicts[:verdicts.index("</table>")]
+    assert f">{htmllib.escape(ev.grades['S1'])}</td>" in verdicts
+    assert f"{ev.numbers['S1']['equivalence']:.2f}" in verdicts  # the number behind the grade
+    assert "tsao2007 Table 4" in verdicts and ("matched" in verdicts or "differs" in verdicts)
+    assert a.count("<svg") == 1 and "tsao2007 s1-nonperiodic" in a  # S1's figure, from the metrics
+    ids = re.findall(r'\bid="([^"]+)"', a + b)
+    assert len(ids) == len(set(ids)), "two displays of one notebook must not share ids"
+    assert not re.search(r"https?:|<script", a)
+    bare = dataclasses.replace(ev, metrics={}, raw={})
+    assert "<svg" not in bare._repr_html_() and 'class="verdicts"' in bare._repr_html_()
+
+
+@pytest.fixture(scope="module")
+def reproduction():
+    from tcpfriendly.reproduce import reproduce
+
+    return reproduce("yang2000", ["fig10-curves"], quick=True)
+
+
+def test_reproduction_repr_html_has_the_claims_table_verdicts_and_figure(reproduction):
+    import dataclasses
+
+    from tcpfriendly.reproduce import Reproduction
+
+    assert isinstance(reproduction, Reproduction) and isinstance(reproduction, list)
+    (r,) = reproduction
+    differs = [c for c in r.claims if not c.matched]
+    assert differs and any(c.matched for c in r.claims)
+    for html in (reproduction._repr_html_(), r._repr_html_()):
+        assert html.count('<table class="claims">') == 1 and html.count("<svg") == 1
+        rows = re.findall(r'<tr class="(matched|differs)">(.*?)</tr>', html, re.S)
+        assert [cls for cls, _ in rows] == ["matched" if c.matched else "differs" for c in r.claims]
+        assert html.count("✓ matched") >= sum(c.matched for c in r.claims)
+        assert "✗ differs" in html and differs[0].claim.reason
+        assert htmllib.escape(differs[0].claim.reason) in html  # the hypothesis beside the difference
+        assert not re.search(r"https?:|<script", html)
+    summary = reproduction._repr_html_()
+    assert f"Claims matched: <b>{r.matched} of {len(r.claims)}</b>" in summary
+    ids = re.findall(r'\bid="([^"]+)"', reproduction._repr_html_() + r._repr_html_() + r._repr_html_())
+    assert len(ids) == len(set(ids)), "two displays of one notebook must not share ids"
+    # nothing to draw (no [figure], no numeric claim): the table alone
+    bare = dataclasses.replace(r, experiment=dataclasses.replace(r.experiment, figure={}),
+                               claims=[c for c in r.claims if isinstance(c.ours, bool)])
+    html = bare._repr_html_()
+    assert "<svg" not in html and '<table class="claims">' in html
+
+
 def _notebook_cells(path):
     nb = json.loads(path.read_text(encoding="utf-8"))
     return ["".join(c["source"]) if isinstance(c["source"], list) else c["source"]
@@ -344,3 +483,6 @@ def test_example_notebook_runs(name, tmp_path, monkeypatch):
             elif value is not None:
                 shown.append(repr(value))
     assert any("<svg" in s for s in shown), "the notebook displays at least one figure"
+    if name == "see-it.ipynb":  # a run, an evaluation and a reproduction, each with its figure
+        for mark in ("congestion window", '<table class="verdicts">', '<table class="claims">'):
+            assert any(isinstance(s, str) and mark in s and "<svg" in s for s in shown), mark

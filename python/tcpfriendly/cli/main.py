@@ -25,7 +25,9 @@ from .errors import run_app
 app = typer.Typer(
     name="tcpf",
     help=(
-        "Simulate TCP-friendly congestion control on a dumbbell network.\n\n"
+        "Simulate TCP-friendly congestion control on any topology (a [bottleneck] dumbbell, or "
+        "[[links]] and [[nodes]] for a parking lot or any graph), evaluate a scheme, reproduce "
+        "the papers and report on the results.\n\n"
         "\b\n"
         "Examples:\n"
         "  tcpf run examples/quickstart.toml                 summary table per flow group\n"

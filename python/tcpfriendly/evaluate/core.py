@@ -60,6 +60,13 @@ class Evaluation:
         """The Table-4 row: grades in tsao2007's column order."""
         return [self.grades.get(c, "-") for c in G.COLUMNS]
 
+    def _repr_html_(self) -> str:
+        """Jupyter display: the verdict row with the numbers behind the grades, tsao2007's row
+        beside it, and the first figure (as ``tcpf report`` shows an evaluation)."""
+        from ..report.evaluate import evaluation_html
+
+        return evaluation_html(self)
+
 
 def _finite(value: Any) -> Any:
     """``value`` with every non-finite float replaced by None (JSON has no NaN or Infinity)."""

@@ -239,28 +239,37 @@ def write_outputs(ev, out: str) -> List[str]:
 
 
 def _figures(ev, out: str) -> List[str]:
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:  # pragma: no cover
-        return []
     written = []
-
-    def save(fig, name):
+    for name, fig in figures(ev):
         for ext in ("png", "svg"):
             p = os.path.join(out, f"{name}-{ev.algorithm}.{ext}")
             fig.savefig(p, dpi=110)
             written.append(p)
-        plt.close(fig)
+    return written
 
+
+def _subplots(figsize):
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=figsize)
+    return fig, fig.add_subplot()
+
+
+def figures(ev):
+    """The evaluation's figures, ``(name, matplotlib Figure)`` one at a time, most telling first
+    (S1, S2, S3, S4, jin2001's impulse response, sastry2005's trough); outside pyplot, so a
+    notebook's backend is left alone. Nothing without matplotlib."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:  # pragma: no cover
+        return
     m, raw = ev.metrics, ev.raw
     for key, axis, col, xl, yl in (
             ("tsao2007/s1-nonperiodic", "cv", "norm_identical", "CV[T]", "throughput / TCP's (identical losses)"),
             ("tsao2007/s2-low-multiplexing", "cv_rtt", "norm_same_run", "CV[RTT]", "throughput / TCP's (same run)")):
         if key in m:
             pts = m[key]["points"]
-            fig, ax = plt.subplots(figsize=(5, 3.5))
+            fig, ax = _subplots(figsize=(5, 3.5))
             ax.plot([p[axis] for p in pts], [p[col] for p in pts], "o-", label=ev.algorithm)
             ax.axhline(1.0, color="gray", lw=0.8)
             ax.set_xlabel(xl)
@@ -268,11 +277,11 @@ def _figures(ev, out: str) -> List[str]:
             ax.set_title(f"tsao2007 {key.split('/')[1]}")
             ax.legend()
             fig.tight_layout()
-            save(fig, key.replace("/", "-"))
+            yield key.replace("/", "-"), fig
     for key in ("tsao2007/s3-two-state", "tsao2007/s4-bursty"):
         r = raw.get(key) or {}
         if r.get("x_series"):
-            fig, ax = plt.subplots(figsize=(6, 3.5))
+            fig, ax = _subplots(figsize=(6, 3.5))
             ax.plot(r["x_series"]["time"], [v / 1e6 for v in r["x_series"]["rate_bps"]], label=ev.algorithm, lw=0.8)
             ax.plot(r["tcp_series"]["time"], [v / 1e6 for v in r["tcp_series"]["rate_bps"]], label="TCP SACK", lw=0.8)
             ax.set_xlabel("time (s)")
@@ -280,23 +289,22 @@ def _figures(ev, out: str) -> List[str]:
             ax.set_title(f"tsao2007 {key.split('/')[1]}")
             ax.legend()
             fig.tight_layout()
-            save(fig, key.replace("/", "-"))
+            yield key.replace("/", "-"), fig
     r = raw.get("jin2001/impulse-response") or {}
     if r.get("series"):
-        fig, ax = plt.subplots(figsize=(6, 3.5))
+        fig, ax = _subplots(figsize=(6, 3.5))
         ax.plot(r["series"]["time"], r["series"]["cwnd"], lw=0.8)
         ax.set_xlabel("time (s)")
         ax.set_ylabel("cwnd (packets)")
         ax.set_title(f"jin2001 Fig. 19 style: {ev.algorithm}")
         fig.tight_layout()
-        save(fig, "jin2001-impulse-response")
+        yield "jin2001-impulse-response", fig
     r = raw.get("sastry2005/trough") or {}
     if r.get("series"):
-        fig, ax = plt.subplots(figsize=(6, 3.5))
+        fig, ax = _subplots(figsize=(6, 3.5))
         ax.plot(r["series"]["time"], r["series"]["utilization"], lw=0.8)
         ax.set_xlabel("time (s)")
         ax.set_ylabel("bottleneck utilisation")
         ax.set_title(f"sastry2005 trough test: {ev.algorithm}")
         fig.tight_layout()
-        save(fig, "sastry2005-trough")
-    return written
+        yield "sastry2005-trough", fig

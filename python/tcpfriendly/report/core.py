@@ -2,21 +2,21 @@
 
 ``tcpf report PATH`` asks each registered source in turn (:data:`SOURCES`, in order) whether
 it recognises PATH (``detect``) and renders the first that does (``build``). A new kind of
-output (a ``tcpf reproduce`` directory, a new evaluate layout) plugs in with one call::
+output (a new evaluate layout, another tool's directory) plugs in with one call::
 
     from tcpfriendly import report
     from tcpfriendly.report import Page, Section
 
     def detect(path: str) -> bool:           # cheap: look at file names, not contents
-        return os.path.isfile(os.path.join(path, "reproduction.json"))
+        return os.path.isfile(os.path.join(path, "mytool.json"))
 
     def build(path: str) -> Page:
-        data = json.load(open(os.path.join(path, "reproduction.json")))
-        return Page(title="tcpf reproduce ...", subtitle="...",
+        data = json.load(open(os.path.join(path, "mytool.json")))
+        return Page(title="mytool ...", subtitle="...",
                     sections=[Section("verdicts", "Verdicts", report.html.table(...))],
-                    commands=["tcpf reproduce ... --out DIR", f"tcpf report {path}"])
+                    commands=["mytool ... --out DIR", f"tcpf report {path}"])
 
-    report.register("reproduce", detect, build, first=True)
+    report.register("mytool", detect, build, first=True)
 
 Sections hold HTML built with :mod:`.html` (tables, inline SVG figures via
 ``report.html.figure(plot.svg_text(fig))``); :func:`render` adds the page frame, the
@@ -54,9 +54,10 @@ def register(name: str, detect: Callable[[str], bool], build: Callable[[str], Pa
 def _builtin() -> None:
     if SOURCES:
         return
-    from . import evaluate, run, sweep
+    from . import evaluate, reproduce, run, sweep
 
-    for mod in (run, sweep, evaluate):
+    # reproduce first: its results.json must not be taken for a run's result JSON
+    for mod in (reproduce, run, sweep, evaluate):
         register(mod.NAME, mod.detect, mod.build)
 
 
@@ -72,8 +73,9 @@ def build(path: "os.PathLike[str] | str") -> Page:
     kinds = ", ".join(s.name for s in SOURCES)
     raise ScenarioError.at("PATH", f"{path} is not an output tcpf report knows ({kinds}): expected a run's "
                            "result JSON or `tcpf run --out` directory (result.json), a `tcpf sweep --out` "
-                           "directory (sweep.json + results.parquet) or a `tcpf evaluate --out` directory "
-                           "(evaluation-*.json)")
+                           "directory (sweep.json + results.parquet), a `tcpf evaluate --out` directory "
+                           "(evaluation-*.json) or a `tcpf reproduce --out` directory (<paper>/results.json "
+                           "+ REPRODUCTION.md)")
 
 
 def render(path: "os.PathLike[str] | str", out: Optional[str] = None) -> str:

@@ -3,7 +3,10 @@ it wrote): per algorithm, the verdict row with the number behind each grade and 
 published row beside it (matched / differs), the thresholds, the other yardsticks, the figures
 and the assumptions. Reads the files as ``evaluate/report.py`` writes them today; every field is
 optional, so a newer layout degrades to fewer sections rather than an error (a richer layout can
-replace this source with :func:`tcpfriendly.report.register`)."""
+replace this source with :func:`tcpfriendly.report.register`).
+
+:func:`evaluation_html` is the notebook display of an :class:`~tcpfriendly.evaluate.Evaluation`
+(its ``_repr_html_``): the same verdict table and thresholds, and its first figure."""
 
 from __future__ import annotations
 
@@ -195,3 +198,23 @@ def build(path: str) -> Page:
     title = "tcpf evaluate: " + ", ".join(str(e.get("algorithm")) for e in evs[:6]) + (" ..." if len(evs) > 6 else "")
     return Page(title=title, subtitle=f"{len(evs)} evaluation(s); tsao2007 verdicts, jin2001 and sastry2005 yardsticks",
                 sections=sections, commands=commands, kind=NAME)
+
+
+def evaluation_html(ev: Any) -> str:
+    """An evaluation (:class:`tcpfriendly.evaluate.Evaluation`) as a notebook fragment: the
+    verdict row with the number behind each grade and tsao2007's row beside it (as in the
+    report), the thresholds, and the first figure (S1's throughput ratio when S1 ran)."""
+    from ..evaluate.report import figures
+    from .notebook import CSS, figure_html
+
+    d = ev.to_json()
+    params = ", ".join(f"{k}={v}" for k, v in (d.get("params") or {}).items()) or "defaults"
+    head = (f"<b>tcpf evaluate {H.esc(d.get('algorithm'))}</b> ({H.esc(params)}; β = fraction removed)"
+            + (" — <b>quick</b>: fewer seeds, shorter runs; indicative only" if d.get("quick") else "")
+            + f"; wall time {H.esc(d.get('wall_s'))} s")
+    parts = [CSS, '<div class="tcpf-nb">', head, _verdicts(d), H.details("thresholds", _thresholds(d))]
+    first = next(iter(figures(ev)), None)
+    if first is not None:
+        parts.append(figure_html(first[1]))
+    parts.append("</div>")
+    return "".join(parts)

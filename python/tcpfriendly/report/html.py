@@ -130,6 +130,8 @@ figure.fig svg { width: 100%; height: auto; max-width: 900px; display: block; }
 figcaption { color: #555; font-size: 0.88em; margin-top: 0.3em; }
 .grade-O { background: #d9f2dc; } .grade-Δ { background: #fdf1c7; } .grade-X { background: #f8d3d0; }
 .differs { outline: 2px solid #c62828; }
+tr.differs { outline: none; } td.verdict { white-space: nowrap; }
+tr.differs td.verdict { color: #b71c1c; font-weight: 600; } tr.matched td.verdict { color: #1b5e20; }
 .note { color: #555; font-size: 0.9em; }
 .warn { background: #fff4e5; border-left: 4px solid #f0a020; padding: 0.4em 0.8em; }
 details { margin: 0.6em 0; } summary { cursor: pointer; color: #0b5cad; }

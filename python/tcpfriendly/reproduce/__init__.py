@@ -2,7 +2,7 @@
 tsao2007 from the experiments home and print our numbers beside the published ones.
 
     from tcpfriendly.reproduce import reproduce
-    results = reproduce("jin2001", quick=True)            # list of ExperimentResult
+    results = reproduce("jin2001", quick=True)            # list of ExperimentResult (a Reproduction)
     for r in results:
         for c in r.claims:
             print(c.claim.claim, c.claim.value, c.ours, c.verdict)
@@ -27,12 +27,12 @@ from ..errors import ScenarioError
 from .inventory import (RowStatus, counts_text, load_rows, row_counts, row_statuses, rows_json,
                         rows_text)
 from .report import paper_markdown, table_text, write_figure
-from .run import ClaimResult, ExperimentResult, Options, run_experiment
+from .run import ClaimResult, ExperimentResult, Options, Reproduction, run_experiment
 from .spec import PAPERS, Experiment, load_paper
 
 __all__ = ["PAPERS", "reproduce", "plan", "write_outputs", "results_json", "inventory_rows",
            "inventory_summary",
-           "Options", "ExperimentResult", "ClaimResult", "Experiment", "RowStatus"]
+           "Options", "ExperimentResult", "ClaimResult", "Experiment", "RowStatus", "Reproduction"]
 
 
 def plan(paper: str, only: Optional[Sequence[str]] = None) -> Dict[str, List[Experiment]]:
@@ -59,7 +59,7 @@ def plan(paper: str, only: Optional[Sequence[str]] = None) -> Dict[str, List[Exp
 def reproduce(paper: str, only: Optional[Sequence[str]] = None, *, quick: bool = False,
               seeds: Optional[int] = None, out: Optional[str] = None,
               workers: Optional[int] = None, dask: Any = None, progress: Optional[bool] = None,
-              quiet: bool = True, on_result=None) -> List[ExperimentResult]:
+              quiet: bool = True, on_result=None) -> Reproduction:
     """Run the experiments of ``paper`` (``"all"``: every paper) and compare with the paper.
 
     Args:
@@ -69,6 +69,9 @@ def reproduce(paper: str, only: Optional[Sequence[str]] = None, *, quick: bool =
         out: directory for the sweep run cache (``out/runs/<paper>/<experiment>``).
         workers, dask: as :func:`tcpfriendly.sweep.run_sweep`.
         on_result: called with each :class:`ExperimentResult` as it finishes.
+
+    Returns a :class:`Reproduction`: the list of :class:`ExperimentResult`, shown in a notebook
+    as each paper's claims matched and each experiment's paper-vs-ours table and figure.
     """
     if seeds is not None and (isinstance(seeds, bool) or not isinstance(seeds, int) or seeds < 1):
         raise ScenarioError(f"seeds: must be a positive integer, got {seeds!r}", field="seeds")
@@ -77,7 +80,7 @@ def reproduce(paper: str, only: Optional[Sequence[str]] = None, *, quick: bool =
     todo = plan(paper, only)
     opts = Options(quick=quick, seeds=seeds, out=out, workers=workers, dask=dask,
                    progress=progress, quiet=quiet)
-    results = []
+    results = Reproduction()
     for exps in todo.values():
         for ex in exps:
             r = run_experiment(ex, opts)

@@ -6,14 +6,16 @@ from __future__ import annotations
 
 import math
 import os
-from typing import Any, Dict, List, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence
 
 from .expr import Series, evaluate_expr
 from .inventory import RowStatus, counts_text, row_counts, rows_markdown
 from .rules import difference, rule_text
-from .run import ExperimentResult
 
-__all__ = ["fmt", "claim_rows", "table_text", "paper_markdown", "write_figure"]
+if TYPE_CHECKING:  # annotations only: run.py's displays draw with experiment_figure
+    from .run import ExperimentResult
+
+__all__ = ["fmt", "claim_rows", "table_text", "paper_markdown", "experiment_figure", "write_figure"]
 
 
 def fmt(v: Any) -> str:
@@ -133,17 +135,18 @@ def paper_markdown(paper: str, results: List[ExperimentResult], wall_s: float, q
     return "\n".join(lines).rstrip() + "\n"
 
 
-def write_figure(r: ExperimentResult, out_dir: str) -> List[str]:
-    """The experiment's figure as PNG and SVG; [] without matplotlib."""
+def experiment_figure(r: ExperimentResult):
+    """The experiment's figure in the paper's axes and series (a matplotlib Figure, outside
+    pyplot: nothing to close, no backend switched under a notebook), or None without
+    matplotlib or when there is nothing to draw."""
     try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        from matplotlib.figure import Figure
     except ImportError:
-        return []
+        return None
     ex = r.experiment
     spec = ex.figure
-    fig, ax = plt.subplots(figsize=(6.4, 4.4))
+    fig = Figure(figsize=(6.4, 4.4))
+    ax = fig.add_subplot()
     if spec.get("kind") == "bar" and spec.get("series"):
         curves = [(label, evaluate_expr(str(text), r.names, f"{ex.name}: figure.series.{label}"))
                   for label, text in spec["series"].items()]
@@ -191,8 +194,7 @@ def write_figure(r: ExperimentResult, out_dir: str) -> List[str]:
                if isinstance(c.claim.value, (int, float)) and not isinstance(c.claim.value, bool)
                and isinstance(c.ours, float) and math.isfinite(c.ours)]
         if not pts:
-            plt.close(fig)
-            return []
+            return None
         xs = list(range(len(pts)))
         ax.plot(xs, [c.claim.value for _, c in pts], "ks", mfc="none", ms=8, label="paper")
         ax.plot(xs, [c.ours for _, c in pts], "r.", ms=8, label="ours")
@@ -207,11 +209,19 @@ def write_figure(r: ExperimentResult, out_dir: str) -> List[str]:
     ax.set_title(spec.get("title") or f"{ex.paper} {ex.title}", fontsize=10)
     ax.grid(alpha=0.3)
     fig.tight_layout()
+    return fig
+
+
+def write_figure(r: ExperimentResult, out_dir: str) -> List[str]:
+    """The experiment's figure as PNG and SVG; [] without matplotlib or a figure."""
+    fig = experiment_figure(r)
+    if fig is None:
+        return []
+    ex = r.experiment
     os.makedirs(out_dir, exist_ok=True)
     paths = []
     for ext in ("png", "svg"):
         p = os.path.join(out_dir, f"{ex.paper}-{ex.id}.{ext}")
         fig.savefig(p, dpi=110, metadata={"Date": None} if ext == "svg" else None)
         paths.append(p)
-    plt.close(fig)
     return paths

@@ -21,7 +21,8 @@ from .expr import Series, evaluate_expr
 from .rules import compare, difference, rule_text
 from .spec import Claim, Experiment
 
-__all__ = ["Options", "ClaimResult", "ExperimentResult", "run_experiment", "INCONSISTENT"]
+__all__ = ["Options", "ClaimResult", "ExperimentResult", "Reproduction", "run_experiment",
+           "INCONSISTENT"]
 
 #: How the verdict of a claim where the paper contradicts itself starts.
 INCONSISTENT = "differs: the paper is inconsistent"
@@ -85,6 +86,24 @@ class ExperimentResult:
                                     "source": v.get("source", ""), "doc": v.get("doc", "")}
                                 for k, v in ex.assumptions.items()},
                 "claims": [c.to_json() for c in self.claims], **self.extra}
+
+    def _repr_html_(self) -> str:
+        """Jupyter display: the paper-vs-ours table (✓ matched / ✗ differs and why) and the
+        experiment's figure, as ``tcpf report`` shows a reproduction."""
+        from ..report.reproduce import experiment_display
+
+        return experiment_display(self)
+
+
+class Reproduction(list):
+    """What :func:`tcpfriendly.reproduce.reproduce` returns: a list of :class:`ExperimentResult`
+    (in run order) that Jupyter displays as, per paper, claims matched / total and each
+    experiment's paper-vs-ours table and figure."""
+
+    def _repr_html_(self) -> str:
+        from ..report.reproduce import reproduction_display
+
+        return reproduction_display(self)
 
 
 def _plain(v: Any) -> Any:
