@@ -149,3 +149,62 @@ def test_rate_cov_is_the_time_series_smoothness_at_its_interval(scenario_file):
     plain = tf.run(tf.Scenario.from_toml(scenario_file), seed=3).group_summary()
     for m in ("rate_cov", "cwnd_cov", "cwnd_jain_mean", "cwnd_jain_p10", "cwnd_settle_s"):
         assert plain[m].isna().all(), m
+
+
+def test_formula_rate_is_yang2000_eq2_at_the_groups_mean_loss_rtt_and_timeout():
+    # yang2000 §2.4.2: eq. 2 at the averages of the flows' loss rate, RTT and timeout
+    g = [dict(flow(0, 1e6), algorithm="gaimd", params={"alpha": 0.31, "beta": 0.125},
+              loss_event_rate=p, mean_rtt_s=rtt, mean_rto_s=rto)
+         for p, rtt, rto in ((0.01, 0.1, 0.4), (0.03, 0.2, 0.6))]
+    want = tf.models.rate(0.31, 0.02, 0.15, keep=0.875, t0=0.5)["rate_eq2"]
+    assert metrics.formula_rate_pps(g) == pytest.approx(want, rel=1e-12)
+    # TCP is (1, 1/2): eq. 2 is then Padhye's formula
+    tcp = [dict(f, algorithm="tcp", params={}) for f in g]
+    assert metrics.formula_rate_pps(tcp) == pytest.approx(
+        tf.models.rate(1.0, 0.02, 0.15, keep=0.5, t0=0.5)["padhye"], rel=1e-12)
+    # no AIMD law (UDP), mixed laws, or no loss: undefined
+    assert math.isnan(metrics.formula_rate_pps([dict(g[0], algorithm="pareto")]))
+    assert math.isnan(metrics.formula_rate_pps([g[0], tcp[0]]))
+    assert math.isnan(metrics.formula_rate_pps([dict(g[0], loss_event_rate=0.0)]))
+
+
+def test_formula_ratio_cov_is_the_spread_of_the_per_flow_prediction_accuracy():
+    base = dict(flow(0, 1e6), algorithm="tcp", params={}, loss_event_rate=0.02, mean_rtt_s=0.1,
+                mean_rto_s=0.4)
+    pred = tf.models.rate(1.0, 0.02, 0.1, keep=0.5, t0=0.4)["rate_eq2"]
+    # same conditions, rates r and 2r: ratios x and x/2, CoV 1/3 whatever the unit
+    g = [dict(base, throughput_bps=pred * 8000), dict(base, throughput_bps=pred * 16000)]
+    assert metrics.formula_ratio_cov(g) == pytest.approx(1 / 3, rel=1e-12)
+    assert metrics.formula_ratio_cov(g[:1]) == 0.0
+
+
+def test_concave_fraction_tells_concave_convex_and_mixed_epochs():
+    concave = [math.sqrt(i) for i in range(11)]          # above its chord
+    convex = [float(i * i) for i in range(11)]           # below
+    mixed = [math.sqrt(i) for i in range(6)] + [math.sqrt(5) + (i / 5) ** 2 for i in range(1, 6)]
+    assert metrics.concave_fraction(concave + [0.5] + concave) == 1.0
+    assert metrics.concave_fraction(convex) == 0.0
+    assert 0.1 < metrics.concave_fraction(mixed) < 0.9
+    # epochs split at decreases; runs shorter than 5 samples are left out
+    assert metrics.window_epochs([1, 2, 3, 1, 2, 3, 4, 5, 2]) == [[1, 2, 3, 4, 5]]
+    assert math.isnan(metrics.concave_fraction([3, 2, 1]))
+
+
+def test_sync_frac_counts_reductions_shared_with_another_flow_within_one_sample():
+    up = list(range(1, 11))
+    a = dict(flow(0, 1.0), samples={"cwnd": up + [5] + up + [5]})       # reduces at 10 and 21
+    b = dict(flow(0, 1.0), samples={"cwnd": up + [1, 2] + up[2:] + [3]})  # at 10 and 20
+    c = dict(flow(1, 1.0), samples={"cwnd": up * 2 + [1, 2]})            # at 10 and 20
+    assert metrics.reduction_indices(a["samples"]["cwnd"]) == [10, 21]
+    assert metrics.reduction_indices([5, 4, 3, 6, 2]) == [1, 4]         # a spread decrease counts once
+    flows = [a, b, c]
+    # a's reductions at 10 and 21: b, c reduce at 10; b, c at 20 (within one sample of 21)
+    assert metrics.cwnd_sync_frac([a], flows) == 1.0
+    # shifted two samples later, a's second reduction (23) has no partner
+    a2 = dict(a, samples={"cwnd": up + [5] + up + [11, 12, 5]})
+    assert metrics.reduction_indices(a2["samples"]["cwnd"]) == [10, 23]
+    assert metrics.cwnd_sync_frac([a2], [a2, b, c]) == 0.5
+    alone = dict(flow(2, 1.0), samples={"cwnd": up + [1] + up})           # at 10 only
+    late = dict(flow(2, 1.0), samples={"cwnd": list(range(1, 31)) + [1]})  # at 30 only
+    assert metrics.cwnd_sync_frac([late], [late, alone]) == 0.0
+    assert math.isnan(metrics.cwnd_sync_frac([dict(flow(0, 1.0))], flows))

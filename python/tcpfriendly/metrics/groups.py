@@ -17,17 +17,19 @@ UDP source) are handled as each docstring says; a value that cannot be defined i
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 __all__ = [
     "GROUP_METRICS", "INT_METRICS", "VERSION", "by_group", "group_metrics", "goodputs",
     "mean", "jain", "cov", "share", "fraction", "loss_event_rate", "total", "t975",
     "window_samples", "rate_cov", "cwnd_cov", "cwnd_jain_samples",
+    "aimd_law", "formula_rate_pps", "formula_ratio_cov", "window_epochs", "concave_fraction",
+    "cwnd_concave_frac", "reduction_indices", "cwnd_sync_frac",
 ]
 
 # Bumped whenever a definition below changes, so that results computed with an older
 # definition (a sweep's cached run files) are not mixed with new ones.
-VERSION = 5
+VERSION = 6
 
 Flow = Mapping[str, Any]
 NAN = float("nan")
@@ -129,6 +131,72 @@ def loss_event_rate(group: Sequence[Flow]) -> float:
     return sum(int(f["loss_events"]) for f in group) / sent if sent > 0 else NAN
 
 
+# ----- the throughput formula against the measurement (yang2000 §2.4) ---------------------------
+def aimd_law(flow: Flow) -> Optional[Tuple[float, float]]:
+    """(α, keep) of a flow's AIMD law, or None when it has none: standard TCP is (1, 1/2);
+    GAIMD its ``alpha`` and ``keep`` (or 1 − ``beta``, the fraction removed)."""
+    alg = str(flow.get("algorithm") or "")
+    if alg == "tcp":
+        return 1.0, 0.5
+    if alg == "gaimd":
+        p = flow.get("params") or {}
+        if isinstance(p, str):
+            import json
+
+            p = json.loads(p)
+        if "alpha" not in p or ("keep" not in p and "beta" not in p):
+            return None
+        keep = float(p["keep"]) if "keep" in p else 1.0 - float(p["beta"])
+        return float(p["alpha"]), keep
+    return None
+
+
+def _eq2_pps(alpha: float, keep: float, p: float, rtt: float, t0: float) -> float:
+    if not (p > 0 and p < 1 and rtt > 0 and t0 >= 0) or any(map(math.isnan, (p, rtt, t0))):
+        return NAN
+    from .. import models
+
+    return float(models.rate(alpha, p, rtt, keep=keep, t0=t0, b=1.0)["rate_eq2"])
+
+
+def formula_rate_pps(group: Sequence[Flow]) -> float:
+    """yang2000 §2.4.2 (Figs. 2-5), the *predicted* sending rate of a group in packets/s:
+    eq. 2, T_{α,β}(p, RTT, T0, b), at the averages over the group's flows of the loss rate
+    (each flow's window reductions / packets sent: ``loss_event_rate``), the round-trip time
+    (``mean_rtt_s``) and the timeout (``mean_rto_s``), with the group's (α, β) (:func:`aimd_law`)
+    and b = 1 (no delayed ACKs). The paper's "predication/measurement" ratio is this divided
+    by the group's mean sending rate in packets/s, ``throughput_bps_mean / (8 · packet_size)``
+    (the packet size is the scenario's, not a flow's: the ratio is formed by the consumer).
+    NaN when the flows have no AIMD law (UDP, other controllers), or no loss."""
+    laws = {aimd_law(f) for f in group}
+    if len(laws) != 1 or None in laws:
+        return NAN
+    (alpha, keep), = laws
+    return _eq2_pps(alpha, keep, mean(f.get("loss_event_rate") for f in group),
+                    mean(f.get("mean_rtt_s") for f in group), mean(f.get("mean_rto_s") for f in group))
+
+
+def formula_ratio_cov(group: Sequence[Flow]) -> float:
+    """yang2000 §2.4.3 (Figs. 6-7: the prediction accuracy of each of the 16 GAIMD flows), the
+    spread of the per-flow accuracy: the coefficient of variation (:func:`cov`) over the group's
+    flows of eq. 2 at the flow's own loss rate, RTT and timeout (as :func:`formula_rate_pps`)
+    divided by the flow's own sending rate (``throughput_bps``). A CoV does not depend on the
+    unit of the rate, so no packet size is needed. NaN as :func:`formula_rate_pps`."""
+    ratios = []
+    for f in group:
+        law = aimd_law(f)
+        x = f.get("throughput_bps")
+        if law is None or x is None or not float(x) > 0:
+            return NAN
+        ratios.append(_eq2_pps(law[0], law[1], _num(f.get("loss_event_rate")),
+                               _num(f.get("mean_rtt_s")), _num(f.get("mean_rto_s"))) / float(x))
+    return cov(ratios) if ratios and not any(math.isnan(r) for r in ratios) else NAN
+
+
+def _num(x: Any) -> float:
+    return NAN if x is None else float(x)
+
+
 # ----- time-resolved measures (from the run's time series) --------------------------------------
 SERIES_COLUMNS = ("rate_bps", "cwnd")
 
@@ -206,6 +274,77 @@ def _cwnd_jain_p10(group: Sequence[Flow]) -> float:
     return v[i] + (v[min(i + 1, len(v) - 1)] - v[i]) * (pos - i)
 
 
+def window_epochs(w: Sequence[float], min_len: int = 5) -> List[List[float]]:
+    """The congestion epochs of a sampled window: the maximal runs of samples over which the
+    window does not decrease, of at least ``min_len`` samples (shorter runs are fragments of a
+    recovery)."""
+    out: List[List[float]] = []
+    cur: List[float] = []
+    for x in w:
+        if math.isnan(x):
+            cur = []
+            continue
+        if cur and x < cur[-1]:
+            if len(cur) >= min_len:
+                out.append(cur)
+            cur = []
+        cur.append(x)
+    if len(cur) >= min_len:
+        out.append(cur)
+    return out
+
+
+def concave_fraction(w: Sequence[float], min_len: int = 5) -> float:
+    """The shape of a window curve (liu2008 §5, §6.1, Fig. 8: Illinois's curve is concave
+    over each congestion epoch, BIC's concave-convex, HS-TCP's and C-TCP's not concave): over
+    the epochs of :func:`window_epochs`, the fraction of the interior samples that lie on or
+    above the epoch's chord (the straight line from its first to its last sample). A concave
+    curve lies above its chord everywhere (1), a convex one below (0), a concave-convex one
+    part of the way; NaN without an epoch."""
+    above = n = 0
+    for e in window_epochs(w, min_len):
+        k = len(e) - 1
+        for j in range(1, k):
+            chord = e[0] + (e[k] - e[0]) * j / k
+            above += e[j] >= chord
+            n += 1
+    return above / n if n else NAN
+
+
+def cwnd_concave_frac(group: Sequence[Flow]) -> float:
+    """:func:`concave_fraction` of each flow's window samples (the time series' interval over
+    the measurement window), mean over the group's flows; NaN without samples."""
+    return mean(concave_fraction(_samples(f, "cwnd")) if _samples(f, "cwnd") else NAN for f in group)
+
+
+def reduction_indices(w: Sequence[float]) -> List[int]:
+    """The sample indices where a window reduction starts: w[i] < w[i−1] after a sample that
+    was not itself a decrease (a reduction spread over several samples, as a rate-halving
+    recovery, counts once)."""
+    return [i for i in range(1, len(w))
+            if w[i] < w[i - 1] and (i < 2 or not w[i - 1] < w[i - 2])]
+
+
+def cwnd_sync_frac(group: Sequence[Flow], all_flows: Sequence[Flow]) -> float:
+    """Synchronisation of window reductions (liu2008 §6.2, Fig. 12: Illinois "avoids
+    synchronization", HS-TCP "generates synchronization frequently"): the fraction of the
+    group's window reductions (:func:`reduction_indices` of each flow's window samples) for
+    which at least one *other* flow of the run (any group) starts a reduction within one
+    sampling interval (the same, the previous or the next sample): choose the time series'
+    interval near one RTT. NaN without samples or without a reduction."""
+    flows = [f for f in all_flows if _samples(f, "cwnd")]
+    if not flows or not all(_samples(f, "cwnd") for f in group):
+        return NAN
+    red = {id(f): set(reduction_indices(_samples(f, "cwnd"))) for f in flows}
+    hit = n = 0
+    for f in group:
+        others = set().union(*(red[id(g)] for g in flows if g is not f)) if len(flows) > 1 else set()
+        for i in red[id(f)]:
+            n += 1
+            hit += bool({i - 1, i, i + 1} & others)
+    return hit / n if n else NAN
+
+
 # ----- the table of group metrics ----------------------------------------------------------------
 def _good(g: Sequence[Flow], _all: Sequence[Flow]) -> List[float]:
     return goodputs(g)
@@ -239,6 +378,10 @@ GROUP_METRICS: Dict[str, Any] = {
     "mean_rtt_s": (lambda g, a: mean(f.get("mean_rtt_s") for f in g), "mean over the group's flows (s)"),
     "mean_cwnd": (lambda g, a: mean(f.get("mean_cwnd") for f in g), "mean over the group's flows (packets)"),
     "mean_rto_s": (lambda g, a: mean(f.get("mean_rto_s") for f in g), "mean over the group's flows of the mean RTO (s)"),
+    "formula_rate_pps": (lambda g, a: formula_rate_pps(g),
+                         "yang2000 eq. 2 at the group's mean loss rate, RTT and RTO, with its (alpha, beta) (packets/s; NaN without an AIMD law)"),
+    "formula_ratio_cov": (lambda g, a: formula_ratio_cov(g),
+                          "CoV over the group's flows of eq. 2 at the flow's own loss rate, RTT and RTO / its sending rate (yang2000 Figs. 6-7)"),
     "rate_cov": (lambda g, a: rate_cov(g),
                  "mean over the group's flows of the CoV of the rate at the time-series interval (NaN without a time series)"),
     "cwnd_cov": (lambda g, a: cwnd_cov(g),
@@ -247,6 +390,10 @@ GROUP_METRICS: Dict[str, Any] = {
                        "Jain's index of the group's windows at each time-series sample, mean over the samples"),
     "cwnd_jain_p10": (lambda g, a: _cwnd_jain_p10(g),
                       "Jain's index of the group's windows at each time-series sample, 10th percentile (exceeded 90 % of the time)"),
+    "cwnd_concave_frac": (lambda g, a: cwnd_concave_frac(g),
+                          "fraction of the window samples inside congestion epochs on or above the epoch's chord, mean over the group's flows (1 = concave; NaN without a time series)"),
+    "cwnd_sync_frac": (cwnd_sync_frac,
+                       "fraction of the group's window reductions with another flow of the run reducing within one sample (NaN without a time series)"),
     "cwnd_settle_s": (_cwnd_settle_s,
                       "seconds after the measurement window's start until the 10-sample moving-average window is within 10 % of its second-half mean"),
 }
