@@ -88,9 +88,17 @@ def text_report(ev) -> str:
                              f"1/responsiveness {_f(an['inv_responsiveness_losses'])} loss events")
     t = m.get("sastry2005/trough")
     if t:
-        lines.append(f"sastry2005 Table I (trough test, %): utilisation metric {_f(t['utilization_metric'])}, "
-                     f"drop metric {_f(t['drop_metric'])}, steady utilisation {_f(t['steady_utilization'])}, "
-                     f"steady drop rate {_f(t['steady_drop_rate'])}")
+        ci = t.get("ci") or {}
+
+        def _ci(k):
+            c = ci.get(k)
+            return f" [{_f(c['lo'])}, {_f(c['hi'])}]" if c and c.get("n", 0) > 1 else ""
+        n = (ci.get("utilization_metric") or {}).get("n")
+        lines.append(f"sastry2005 Table I (trough test, %): utilisation metric {_f(t['utilization_metric'])}"
+                     f"{_ci('utilization_metric')}, drop metric {_f(t['drop_metric'])}{_ci('drop_metric')}, "
+                     f"steady utilisation {_f(t['steady_utilization'])}, "
+                     f"steady drop rate {_f(t['steady_drop_rate'])}"
+                     + (f" (mean of {n} runs, [95% CI of the mean])" if n and n > 1 else ""))
     lines.append("")
     lines.extend(thresholds_text(ev.thresholds))
     seeds = ", ".join(f"{k.split('/')[1]} {v}" for k, v in ev.seeds.items())
