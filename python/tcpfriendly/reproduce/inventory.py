@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from ..errors import ScenarioError
-from .run import INCONSISTENT
+from .spec import INCONSISTENT
 
 __all__ = ["STATUSES", "Check", "Row", "RowStatus", "inventory_file", "load_rows",
            "inventory_md_path", "parse_inventory_md", "mapping_problems", "row_statuses",

@@ -19,13 +19,10 @@ except ModuleNotFoundError:  # Python < 3.11
 from ..errors import ScenarioError
 from .expr import Series, evaluate_expr
 from .rules import compare, difference, rule_text
-from .spec import Claim, Experiment
+from .spec import INCONSISTENT, Claim, Experiment
 
 __all__ = ["Options", "ClaimResult", "ExperimentResult", "Reproduction", "run_experiment",
            "INCONSISTENT"]
-
-#: How the verdict of a claim where the paper contradicts itself starts.
-INCONSISTENT = "differs: the paper is inconsistent"
 
 
 @dataclass

@@ -16,7 +16,11 @@ from typing import Any, Dict, List, Mapping, Optional
 from ..errors import ScenarioError
 from .rules import check_rule
 
-__all__ = ["PAPERS", "Experiment", "Claim", "experiments_dir", "load_paper", "load_experiment"]
+__all__ = ["PAPERS", "Experiment", "Claim", "experiments_dir", "load_paper", "load_experiment",
+           "INCONSISTENT"]
+
+#: How the verdict of a claim where the paper contradicts itself (``Claim.inconsistent``) starts.
+INCONSISTENT = "differs: the paper is inconsistent"
 
 #: The papers ``tcpf reproduce`` knows (shared/papers/README.md's short names).
 PAPERS = ["jin2001", "yang2000", "sastry2005", "liu2008", "tsao2007"]
