@@ -22,7 +22,7 @@ from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Seque
 __all__ = [
     "GROUP_METRICS", "INT_METRICS", "VERSION", "by_group", "group_metrics", "goodputs",
     "mean", "jain", "cov", "share", "fraction", "loss_event_rate", "total", "t975",
-    "window_samples", "rate_cov", "cwnd_cov", "cwnd_jain_samples",
+    "window_samples", "rate_cov", "cwnd_cov", "cwnd_jain_samples", "cwnd_epoch_r2",
 ]
 
 # Bumped whenever a definition below changes, so that results computed with an older
@@ -206,6 +206,55 @@ def _cwnd_jain_p10(group: Sequence[Flow]) -> float:
     return v[i] + (v[min(i + 1, len(v) - 1)] - v[i]) * (pos - i)
 
 
+def _r2(xs: Sequence[float], ys: Sequence[float]) -> float:
+    """Coefficient of determination of the least-squares line y = a + b·x (1 − SS_res/SS_tot);
+    NaN when y is constant or x has no spread."""
+    n = len(xs)
+    mx, my = math.fsum(xs) / n, math.fsum(ys) / n
+    sxx = math.fsum((x - mx) ** 2 for x in xs)
+    syy = math.fsum((y - my) ** 2 for y in ys)
+    if sxx <= 0 or syy <= 0:
+        return NAN
+    sxy = math.fsum((x - mx) * (y - my) for x, y in zip(xs, ys))
+    return sxy * sxy / (sxx * syy)
+
+
+EPOCH_MIN_SAMPLES = 10
+
+
+def cwnd_epoch_r2(group: Sequence[Flow]) -> float:
+    """Linearity of the window's growth within congestion epochs (sastry2005 Lemma 1, Fig. 4:
+    "the successive window sizes after each application of a smooth increase policy during a
+    congestion epoch can be approximated by an arithmetic series", shown by a linear best fit
+    of cwnd).  A flow's window samples in the measurement window are cut into epochs at every
+    fall of the window (a loss reaction); in each epoch with at least
+    :data:`EPOCH_MIN_SAMPLES` samples (with samples about one RTT apart, each sample is one
+    application of the increase policy) the R² of a least-squares line of the window against
+    time is taken.  Mean over the epochs, then over the group's flows; NaN without samples
+    or without an epoch long enough."""
+    per_flow = []
+    for f in group:
+        s = f.get("samples") or {}
+        t, w = s.get("time") or [], s.get("cwnd") or []
+        if not w:
+            continue
+        r2s, cur_t, cur_w = [], [t[0]], [w[0]]
+        for i in range(1, len(w) + 1):
+            if i == len(w) or w[i] < w[i - 1]:
+                if len(cur_w) >= EPOCH_MIN_SAMPLES:
+                    r = _r2(cur_t, cur_w)
+                    if not math.isnan(r):
+                        r2s.append(r)
+                if i < len(w):
+                    cur_t, cur_w = [t[i]], [w[i]]
+            else:
+                cur_t.append(t[i])
+                cur_w.append(w[i])
+        if r2s:
+            per_flow.append(math.fsum(r2s) / len(r2s))
+    return mean(per_flow)
+
+
 # ----- the table of group metrics ----------------------------------------------------------------
 def _good(g: Sequence[Flow], _all: Sequence[Flow]) -> List[float]:
     return goodputs(g)
@@ -217,6 +266,16 @@ def _cwnd_settle_s(g: Sequence[Flow], _all: Sequence[Flow]) -> float:
     from .transients import cwnd_settle_s
 
     return cwnd_settle_s(g)
+
+
+def _pair(key: str) -> Callable[[Sequence[Flow], Sequence[Flow]], float]:
+    # jin2001's T1, Δ, T2 of two flows (transients.pair_convergence, on
+    # transients.convergence_t1_delta_t2); imported when computed (numpy)
+    def fn(g: Sequence[Flow], a: Sequence[Flow]) -> float:
+        from .transients import pair_convergence
+
+        return float(pair_convergence(g, a)[key])
+    return fn
 
 
 # name -> (definition, one line for docs and --help).  Declarative table.
@@ -249,6 +308,14 @@ GROUP_METRICS: Dict[str, Any] = {
                       "Jain's index of the group's windows at each time-series sample, 10th percentile (exceeded 90 % of the time)"),
     "cwnd_settle_s": (_cwnd_settle_s,
                       "seconds after the measurement window's start until the 10-sample moving-average window is within 10 % of its second-half mean"),
+    "cwnd_epoch_r2": (lambda g, a: cwnd_epoch_r2(g),
+                      "R² of a line fitted to the window within each congestion epoch (>= 10 samples), mean over epochs and flows"),
+    "pair_t1_rtt": (_pair("T1"),
+                    "jin2001 T1: RTTs from the measurement window's start to the first window decrease of this group's first flow or the next group's"),
+    "pair_delta": (_pair("delta"),
+                   "jin2001 Δ: |w1 − w2| (packets) of this group's first flow and the next group's at T1"),
+    "pair_t2_rtt": (_pair("T2"),
+                    "jin2001 T2: RTTs from the window's start until the two windows' 10-sample averages first differ by less than 10 packets"),
 }
 # Integer-valued metrics (sums of counters; links' drops and marks).
 INT_METRICS = {"n_flows", "loss_events", "retransmissions", "timeouts", "drops", "marks"}
