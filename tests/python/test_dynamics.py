@@ -149,6 +149,11 @@ def test_convergence_t1_delta_t2():
     assert d.convergence_t1_delta_t2(t, w1, w3, start=0.0, rtt_s=0.5, eps=1.0)["T2"] == pytest.approx(94.0, abs=0.5)
     with pytest.raises(ValueError):
         d.convergence_t1_delta_t2(t, w1, w2, start=0.0, rtt_s=0.5, t2="sometimes")
+    # a decrease in the grace period after the start (an old-regime loss) is not T1
+    early = np.where((t > 0.55) & (t < 5), w1 - 1, w1)
+    g = d.convergence_t1_delta_t2(t, early, w2, start=0.0, rtt_s=0.5, eps=1.0, grace_s=1.0)
+    assert g["T1"] == pytest.approx(40.2)
+    assert d.convergence_t1_delta_t2(t, early, w2, start=0.0, rtt_s=0.5, eps=1.0)["T1"] == pytest.approx(1.2)
 
 
 def test_pair_convergence_group_metrics_pair_a_group_with_the_next():
@@ -181,6 +186,22 @@ def test_cwnd_epoch_r2_is_one_for_linear_epochs_and_lower_for_curved_ones():
     assert cwnd_epoch_r2([lin]) == pytest.approx(1.0)
     assert 0.5 < cwnd_epoch_r2([cur]) < 0.95
     assert math.isnan(cwnd_epoch_r2([{"samples": {"time": t[:5], "cwnd": saw[:5]}}]))  # too short
+
+
+def test_cwnd_epoch_rounds_and_peak_count_complete_epochs():
+    from tcpfriendly.metrics.groups import cwnd_epoch_packets, cwnd_epoch_peak, cwnd_epoch_rounds, cwnd_epochs
+    # a saw-tooth: 10 -> 19.9 over 10 s (100 samples of 0.1 s), falling at 10, 20 and 30 s
+    t = [round(0.1 * i, 6) for i in range(1, 301)]
+    saw = [10 + (x % 10.0) for x in t]
+    flow = {"mean_rtt_s": 0.2, "samples": {"time": t, "cwnd": saw, "window": (0.0, 30.0, 0.1)}}
+    eps = cwnd_epochs(flow)
+    # the first run starts with the window, the last (the sample at 30 s) ends with it
+    assert [e["complete"] for e in eps] == [False, True, True, False]
+    assert cwnd_epoch_rounds([flow]) == pytest.approx(10.0 / 0.2)  # 100 samples = 10 s = 50 RTTs
+    assert cwnd_epoch_peak([flow]) == pytest.approx(19.9)
+    # the windows 10.0, 10.1, ..., 19.9 summed, each sample a half RTT: 0.5 * 100 * 14.95
+    assert cwnd_epoch_packets([flow]) == pytest.approx(0.5 * 100 * 14.95)
+    assert math.isnan(cwnd_epoch_rounds([dict(flow, samples=dict(flow["samples"], cwnd=saw[:90]))]))
 
 
 def test_trough_metrics_on_a_synthetic_link():

@@ -149,7 +149,8 @@ def test_rate_cov_is_the_time_series_smoothness_at_its_interval(scenario_file):
     d0, d1 = metrics.dynamics.flow_series(ts, f0["id"], lo, hi), metrics.dynamics.flow_series(ts, f1["id"], lo, hi)
     want = metrics.dynamics.convergence_t1_delta_t2(
         d0["time"].to_numpy(), d0["cwnd"].to_numpy(), d1["cwnd"].to_numpy(), start=lo,
-        rtt_s=(f0["mean_rtt_s"] + f1["mean_rtt_s"]) / 2, eps=10.0, smooth_s=2.0, t2="enters")
+        rtt_s=(f0["mean_rtt_s"] + f1["mean_rtt_s"]) / 2, eps=10.0, smooth_s=2.0, t2="enters",
+        grace_s=2 * (f0["mean_rtt_s"] + f1["mean_rtt_s"]) / 2)
     assert want["T1"] > 0 and want["delta"] >= 0
     for key, m in (("T1", "pair_t1_rtt"), ("delta", "pair_delta"), ("T2", "pair_t2_rtt")):
         assert summary.loc[0, m] == pytest.approx(want[key], rel=1e-12, nan_ok=True), m

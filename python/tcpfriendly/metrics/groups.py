@@ -22,12 +22,13 @@ from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Seque
 __all__ = [
     "GROUP_METRICS", "INT_METRICS", "VERSION", "by_group", "group_metrics", "goodputs",
     "mean", "jain", "cov", "share", "fraction", "loss_event_rate", "total", "t975",
-    "window_samples", "rate_cov", "cwnd_cov", "cwnd_jain_samples", "cwnd_epoch_r2",
+    "window_samples", "rate_cov", "cwnd_cov", "cwnd_jain_samples", "cwnd_epochs", "cwnd_epoch_r2",
+    "cwnd_epoch_rounds", "cwnd_epoch_peak", "cwnd_epoch_packets",
 ]
 
 # Bumped whenever a definition below changes, so that results computed with an older
 # definition (a sweep's cached run files) are not mixed with new ones.
-VERSION = 5
+VERSION = 6
 
 Flow = Mapping[str, Any]
 NAN = float("nan")
@@ -222,37 +223,89 @@ def _r2(xs: Sequence[float], ys: Sequence[float]) -> float:
 EPOCH_MIN_SAMPLES = 10
 
 
+def cwnd_epochs(flow: Flow) -> List[Dict[str, Any]]:
+    """A flow's congestion epochs in its window samples over the measurement window: the runs
+    of samples between two falls of the window (a fall is a loss reaction; the window only
+    grows otherwise). Each is ``{"time", "cwnd", "complete"}``; ``complete`` is True when the
+    epoch both starts after a fall and ends with one (the first and the last run are cut by
+    the window). [] without samples."""
+    s = flow.get("samples") or {}
+    t, w = s.get("time") or [], s.get("cwnd") or []
+    if not w:
+        return []
+    out, cur_t, cur_w, after_fall = [], [t[0]], [w[0]], False
+    for i in range(1, len(w) + 1):
+        if i == len(w) or w[i] < w[i - 1]:
+            out.append({"time": cur_t, "cwnd": cur_w, "complete": after_fall and i < len(w)})
+            if i < len(w):
+                cur_t, cur_w, after_fall = [t[i]], [w[i]], True
+        else:
+            cur_t.append(t[i])
+            cur_w.append(w[i])
+    return out
+
+
 def cwnd_epoch_r2(group: Sequence[Flow]) -> float:
     """Linearity of the window's growth within congestion epochs (sastry2005 Lemma 1, Fig. 4:
     "the successive window sizes after each application of a smooth increase policy during a
     congestion epoch can be approximated by an arithmetic series", shown by a linear best fit
-    of cwnd).  A flow's window samples in the measurement window are cut into epochs at every
-    fall of the window (a loss reaction); in each epoch with at least
-    :data:`EPOCH_MIN_SAMPLES` samples (with samples about one RTT apart, each sample is one
-    application of the increase policy) the R² of a least-squares line of the window against
-    time is taken.  Mean over the epochs, then over the group's flows; NaN without samples
-    or without an epoch long enough."""
+    of cwnd).  In each epoch (:func:`cwnd_epochs`) with at least :data:`EPOCH_MIN_SAMPLES`
+    samples (with samples about one RTT apart, each sample is one application of the increase
+    policy) the R² of a least-squares line of the window against time is taken.  Mean over
+    the epochs, then over the group's flows; NaN without samples or without an epoch long
+    enough."""
     per_flow = []
     for f in group:
-        s = f.get("samples") or {}
-        t, w = s.get("time") or [], s.get("cwnd") or []
-        if not w:
-            continue
-        r2s, cur_t, cur_w = [], [t[0]], [w[0]]
-        for i in range(1, len(w) + 1):
-            if i == len(w) or w[i] < w[i - 1]:
-                if len(cur_w) >= EPOCH_MIN_SAMPLES:
-                    r = _r2(cur_t, cur_w)
-                    if not math.isnan(r):
-                        r2s.append(r)
-                if i < len(w):
-                    cur_t, cur_w = [t[i]], [w[i]]
-            else:
-                cur_t.append(t[i])
-                cur_w.append(w[i])
+        r2s = [r for e in cwnd_epochs(f) if len(e["cwnd"]) >= EPOCH_MIN_SAMPLES
+               for r in [_r2(e["time"], e["cwnd"])] if not math.isnan(r)]
         if r2s:
             per_flow.append(math.fsum(r2s) / len(r2s))
     return mean(per_flow)
+
+
+def cwnd_epoch_rounds(group: Sequence[Flow]) -> float:
+    """Round trips per congestion epoch: the mean over a flow's complete epochs
+    (:func:`cwnd_epochs`) of the time from the sample after one fall of the window to the
+    sample before the next, plus one sampling interval, divided by the flow's ``mean_rtt_s``
+    (sastry2005 eq. 19: an epoch has n ≈ f(X)g(X) applications of the increase policy, one per
+    RTT).  Mean over the group's flows; NaN without a complete epoch."""
+    per_flow = []
+    for f in group:
+        s = f.get("samples") or {}
+        rtt = f.get("mean_rtt_s")
+        if not s.get("window") or rtt is None or not float(rtt) > 0:
+            continue
+        step = float(s["window"][2])
+        n = [(e["time"][-1] - e["time"][0] + step) / float(rtt) for e in cwnd_epochs(f) if e["complete"]]
+        if n:
+            per_flow.append(math.fsum(n) / len(n))
+    return mean(per_flow)
+
+
+def cwnd_epoch_packets(group: Sequence[Flow]) -> float:
+    """Packets per congestion epoch as the sum of the window over the epoch's round trips:
+    Σ w_i · Δ / RTT over the samples of a complete epoch (:func:`cwnd_epochs`; Δ the sampling
+    interval, RTT the flow's ``mean_rtt_s``), i.e. the sum of the terms of sastry2005's
+    arithmetic series, S_n (eq. 20).  Mean over complete epochs, then over the group's flows;
+    NaN without one."""
+    per_flow = []
+    for f in group:
+        s = f.get("samples") or {}
+        rtt = f.get("mean_rtt_s")
+        if not s.get("window") or rtt is None or not float(rtt) > 0:
+            continue
+        k = float(s["window"][2]) / float(rtt)
+        v = [k * math.fsum(e["cwnd"]) for e in cwnd_epochs(f) if e["complete"]]
+        if v:
+            per_flow.append(math.fsum(v) / len(v))
+    return mean(per_flow)
+
+
+def cwnd_epoch_peak(group: Sequence[Flow]) -> float:
+    """The window just before each fall (X, the largest window of the epoch in sastry2005
+    §V-A), mean over a flow's complete epochs (:func:`cwnd_epochs`), then over the group's
+    flows; NaN without a complete epoch."""
+    return mean(mean(e["cwnd"][-1] for e in cwnd_epochs(f) if e["complete"]) for f in group)
 
 
 # ----- the table of group metrics ----------------------------------------------------------------
@@ -310,8 +363,14 @@ GROUP_METRICS: Dict[str, Any] = {
                       "seconds after the measurement window's start until the 10-sample moving-average window is within 10 % of its second-half mean"),
     "cwnd_epoch_r2": (lambda g, a: cwnd_epoch_r2(g),
                       "R² of a line fitted to the window within each congestion epoch (>= 10 samples), mean over epochs and flows"),
+    "cwnd_epoch_rounds": (lambda g, a: cwnd_epoch_rounds(g),
+                          "RTTs per complete congestion epoch (between two falls of the window), mean over epochs and flows"),
+    "cwnd_epoch_peak": (lambda g, a: cwnd_epoch_peak(g),
+                        "the window just before each fall, mean over complete epochs and flows (packets)"),
+    "cwnd_epoch_packets": (lambda g, a: cwnd_epoch_packets(g),
+                           "packets per complete congestion epoch, the window summed over its round trips, mean over epochs and flows"),
     "pair_t1_rtt": (_pair("T1"),
-                    "jin2001 T1: RTTs from the measurement window's start to the first window decrease of this group's first flow or the next group's"),
+                    "jin2001 T1: RTTs from the measurement window's start to the first window decrease (after 2 RTTs) of this group's first flow or the next group's"),
     "pair_delta": (_pair("delta"),
                    "jin2001 Δ: |w1 − w2| (packets) of this group's first flow and the next group's at T1"),
     "pair_t2_rtt": (_pair("T2"),

@@ -94,7 +94,8 @@ def cwnd_settle_s(group: Sequence[Mapping[str, Any]]) -> float:
 def convergence_t1_delta_t2(t: Sequence[float], w1: Sequence[float], w2: Sequence[float],
                             start: float, rtt_s: float, eps: float = 1.0,
                             decrease_times: Sequence[float] = (),
-                            smooth_s: float = 0.0, t2: str = "stays") -> Dict[str, float]:
+                            smooth_s: float = 0.0, t2: str = "stays",
+                            grace_s: float = 0.0) -> Dict[str, float]:
     """jin2001's convergence times measured from two flows' windows (§4.2, App. C, Table 6).
 
     From ``start`` (the instant the two flows find free bandwidth, e.g. background flows stop):
@@ -118,7 +119,9 @@ def convergence_t1_delta_t2(t: Sequence[float], w1: Sequence[float], w2: Sequenc
     of either window between consecutive samples is taken as the decrease (windows only fall
     on a loss: an IIAD decrease is 2/3 of a packet). ``smooth_s`` > 0 applies a centred moving
     average of that width to both windows before T2 (packet-level windows jitter by a packet
-    or two). ``rtt_s``: the flows' mean true RTT (``Result.flows.mean_rtt_s``), not the time
+    or two). ``grace_s``: decreases in ``(start, start + grace_s]`` are skipped for T1 and Δ
+    (reactions to losses of the old regime, detected about one RTT after the drop, not the
+    pair reaching the efficiency line). ``rtt_s``: the flows' mean true RTT (``Result.flows.mean_rtt_s``), not the time
     series' coarse ``srtt_s``. jin2001 Table 6 uses ε = 10 for T2 in Exp. 1.
     """
     if t2 not in ("stays", "enters"):
@@ -131,11 +134,11 @@ def convergence_t1_delta_t2(t: Sequence[float], w1: Sequence[float], w2: Sequenc
     res = {"T1": float("nan"), "delta": float("nan"), "T2": float("nan")}
     if tt.size < 2:
         return res
-    dts = np.asarray(sorted(x for x in decrease_times if x > start), dtype=float)
+    dts = np.asarray(sorted(x for x in decrease_times if x > start + grace_s), dtype=float)
     if dts.size:
         t_dec = float(dts[0])
     else:
-        drops = (np.diff(a) < 0) | (np.diff(b) < 0)
+        drops = ((np.diff(a) < 0) | (np.diff(b) < 0)) & (tt[1:] > start + grace_s)
         t_dec = float(tt[1:][drops][0]) if drops.any() else float("nan")
     if math.isfinite(t_dec):
         res["T1"] = (t_dec - start) / rtt_s
@@ -165,9 +168,12 @@ def convergence_t1_delta_t2(t: Sequence[float], w1: Sequence[float], w2: Sequenc
 
 
 # jin2001 Table 6: ε = 10 packets; the windows are averaged over 10 samples (10 RTTs with a
-# time series at about one RTT, as cwnd_settle_s) before T2's first entry into ε.
+# time series at about one RTT, as cwnd_settle_s) before T2's first entry into ε; decreases in
+# the first 2 RTTs after the step answer losses of the old regime (three duplicate ACKs come
+# about one RTT after a drop) and are skipped for T1.
 PAIR_EPS = 10.0
 PAIR_SMOOTH_SAMPLES = 10
+PAIR_GRACE_RTTS = 2.0
 
 
 def pair_convergence(group: Sequence[Mapping[str, Any]],
@@ -177,7 +183,8 @@ def pair_convergence(group: Sequence[Mapping[str, Any]],
     tagged flows of the chain are consecutive groups, since each has its own path), from the
     start of the measurement window (put the step there: the background flows stop), on the
     windows sampled by the time series; RTT = the two flows' mean ``mean_rtt_s``; T2 with
-    ε = 10 packets (Table 6), ``t2="enters"`` on the windows' 10-sample centred moving averages.
+    ε = 10 packets (Table 6), ``t2="enters"`` on the windows' 10-sample centred moving averages;
+    decreases in the first 2 RTTs are skipped (``grace_s``).
     ``{"T1", "delta", "T2"}``; all NaN for the last group or without samples."""
     nan = {"T1": float("nan"), "delta": float("nan"), "T2": float("nan")}
     if not group:
@@ -202,4 +209,5 @@ def pair_convergence(group: Sequence[Mapping[str, Any]],
         return nan
     lo, _hi, step = s1["window"]
     return convergence_t1_delta_t2(tt, a, b, start=lo, rtt_s=rtt, eps=PAIR_EPS,
-                                   smooth_s=PAIR_SMOOTH_SAMPLES * step, t2="enters")
+                                   smooth_s=PAIR_SMOOTH_SAMPLES * step, t2="enters",
+                                   grace_s=PAIR_GRACE_RTTS * rtt)
