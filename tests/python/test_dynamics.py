@@ -131,9 +131,77 @@ def test_convergence_t1_delta_t2():
     w2 = np.where(t > 50, w1, w2)         # equal from 50 s on
     r = d.convergence_t1_delta_t2(t, w1, w2, start=0.0, rtt_s=0.5, eps=1.0, decrease_times=[20.0, 20.0])
     assert r["T1"] == pytest.approx(40.0)        # 20 s / 0.5 s
-    assert r["delta"] == pytest.approx(10.0, abs=0.1)
+    # Δ is the difference at the efficiency line, before the decrease (jin2001 Table 2: W2 - W1
+    # for AIMD's equal increments): 45 - 25
+    assert r["delta"] == pytest.approx(20.0, abs=0.1)
     # |w1 - w2| = 10 - (t - 20)/3 < 1 from t = 47 s: 94 RTTs
     assert r["T2"] == pytest.approx(94.0, abs=0.5)
+    # without the loss log the first fall between samples is the decrease (20.1 s here)
+    s = d.convergence_t1_delta_t2(t, w1, w2, start=0.0, rtt_s=0.5, eps=1.0)
+    assert s["T1"] == pytest.approx(40.2) and s["delta"] == pytest.approx(20.0, abs=0.1)
+    # "enters": the first time within ε; here the difference never comes back out, so the same
+    e = d.convergence_t1_delta_t2(t, w1, w2, start=0.0, rtt_s=0.5, eps=1.0, t2="enters")
+    assert e["T2"] == pytest.approx(94.0, abs=0.5)
+    # a difference that dips within ε and leaves again: "stays" waits, "enters" does not
+    w3 = np.where((t > 30) & (t < 31), w1 + 0.5, w2)
+    assert d.convergence_t1_delta_t2(t, w1, w3, start=0.0, rtt_s=0.5, eps=1.0, t2="enters")["T2"] \
+        == pytest.approx(60.2, abs=0.2)
+    assert d.convergence_t1_delta_t2(t, w1, w3, start=0.0, rtt_s=0.5, eps=1.0)["T2"] == pytest.approx(94.0, abs=0.5)
+    with pytest.raises(ValueError):
+        d.convergence_t1_delta_t2(t, w1, w2, start=0.0, rtt_s=0.5, t2="sometimes")
+    # a decrease in the grace period after the start (an old-regime loss) is not T1
+    early = np.where((t > 0.55) & (t < 5), w1 - 1, w1)
+    g = d.convergence_t1_delta_t2(t, early, w2, start=0.0, rtt_s=0.5, eps=1.0, grace_s=1.0)
+    assert g["T1"] == pytest.approx(40.2)
+    assert d.convergence_t1_delta_t2(t, early, w2, start=0.0, rtt_s=0.5, eps=1.0)["T1"] == pytest.approx(1.2)
+
+
+def test_pair_convergence_group_metrics_pair_a_group_with_the_next():
+    # two flows in groups 0 and 1 (the chain's two tagged flows): windows as above, sampled
+    # every 0.1 s over the measurement window [0, 60]
+    from tcpfriendly.metrics import group_metrics
+    t = np.round(np.arange(0.1, 60.0 + 1e-9, 0.1), 6)
+    w1 = np.where(t > 20, 12.5 + (t - 20) * 0.5, np.minimum(5 + t, 40.0))
+    w2 = np.where(t > 20, 22.5 + (t - 20) * (0.5 - 10 / 30), np.minimum(25 + t, 60.0))
+    w2 = np.where(t > 50, w1, w2)
+    flows = [{"id": 0, "group": 0, "mean_rtt_s": 0.5}, {"id": 1, "group": 1, "mean_rtt_s": 0.5}]
+    series = {i: {"time": list(t), "cwnd": list(w), "rate_bps": [1.0] * len(t), "window": (0.0, 60.0, 0.1)}
+              for i, w in enumerate((w1, w2))}
+    m = group_metrics(flows, ["pair_t1_rtt", "pair_delta", "pair_t2_rtt"], series=series)
+    assert m[0]["pair_t1_rtt"] == pytest.approx(40.2)
+    assert m[0]["pair_delta"] == pytest.approx(20.0, abs=0.1)
+    # ε = 10 on 10-sample centred moving averages (samples i-5 .. i+4): |w1 - w2| = 10 - (t - 20)/3
+    # after 20 s, 20 before; the first average without a pre-20-s sample is at 20.6 s: 41.2 RTTs
+    assert m[0]["pair_t2_rtt"] == pytest.approx(41.2, abs=0.05)
+    assert math.isnan(m[1]["pair_t1_rtt"])    # the last group has no partner
+
+
+def test_cwnd_epoch_r2_is_one_for_linear_epochs_and_lower_for_curved_ones():
+    from tcpfriendly.metrics.groups import cwnd_epoch_r2
+    t = [round(0.1 * i, 6) for i in range(1, 301)]
+    saw = [10 + (x % 10.0) for x in t]               # linear rise, fall every 10 s
+    curved = [10 + (x % 10.0) ** 4 / 100 for x in t]  # convex rise
+    lin = {"samples": {"time": t, "cwnd": saw}}
+    cur = {"samples": {"time": t, "cwnd": curved}}
+    assert cwnd_epoch_r2([lin]) == pytest.approx(1.0)
+    assert 0.5 < cwnd_epoch_r2([cur]) < 0.95
+    assert math.isnan(cwnd_epoch_r2([{"samples": {"time": t[:5], "cwnd": saw[:5]}}]))  # too short
+
+
+def test_cwnd_epoch_rounds_and_peak_count_complete_epochs():
+    from tcpfriendly.metrics.groups import cwnd_epoch_packets, cwnd_epoch_peak, cwnd_epoch_rounds, cwnd_epochs
+    # a saw-tooth: 10 -> 19.9 over 10 s (100 samples of 0.1 s), falling at 10, 20 and 30 s
+    t = [round(0.1 * i, 6) for i in range(1, 301)]
+    saw = [10 + (x % 10.0) for x in t]
+    flow = {"mean_rtt_s": 0.2, "samples": {"time": t, "cwnd": saw, "window": (0.0, 30.0, 0.1)}}
+    eps = cwnd_epochs(flow)
+    # the first run starts with the window, the last (the sample at 30 s) ends with it
+    assert [e["complete"] for e in eps] == [False, True, True, False]
+    assert cwnd_epoch_rounds([flow]) == pytest.approx(10.0 / 0.2)  # 100 samples = 10 s = 50 RTTs
+    assert cwnd_epoch_peak([flow]) == pytest.approx(19.9)
+    # the windows 10.0, 10.1, ..., 19.9 summed, each sample a half RTT: 0.5 * 100 * 14.95
+    assert cwnd_epoch_packets([flow]) == pytest.approx(0.5 * 100 * 14.95)
+    assert math.isnan(cwnd_epoch_rounds([dict(flow, samples=dict(flow["samples"], cwnd=saw[:90]))]))
 
 
 def test_trough_metrics_on_a_synthetic_link():

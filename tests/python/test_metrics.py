@@ -142,12 +142,28 @@ def test_rate_cov_is_the_time_series_smoothness_at_its_interval(scenario_file):
                 d["time"], d["cwnd"], lo, (lo + (hi - lo) / 2, hi), tol=0.1, average_s=2.0)["seconds"])
         assert all(s >= 1.0 for s in settle)  # the first half-average is skipped
         assert summary.loc[g, "cwnd_settle_s"] == pytest.approx(metrics.mean(settle), rel=1e-12)
+    # jin2001's T1, Δ, T2 of group 0's first flow and group 1's (pair_*): convergence_t1_delta_t2
+    # from the window's start, ε = 10 on 10-sample averages, first entry; the last group has none
+    f0 = [f for f in r.raw["flows"] if f["group"] == 0][0]
+    f1 = [f for f in r.raw["flows"] if f["group"] == 1][0]
+    d0, d1 = metrics.dynamics.flow_series(ts, f0["id"], lo, hi), metrics.dynamics.flow_series(ts, f1["id"], lo, hi)
+    want = metrics.dynamics.convergence_t1_delta_t2(
+        d0["time"].to_numpy(), d0["cwnd"].to_numpy(), d1["cwnd"].to_numpy(), start=lo,
+        rtt_s=(f0["mean_rtt_s"] + f1["mean_rtt_s"]) / 2, eps=10.0, smooth_s=2.0, t2="enters",
+        grace_s=2 * (f0["mean_rtt_s"] + f1["mean_rtt_s"]) / 2)
+    assert want["T1"] > 0 and want["delta"] >= 0
+    for key, m in (("T1", "pair_t1_rtt"), ("delta", "pair_delta"), ("T2", "pair_t2_rtt")):
+        assert summary.loc[0, m] == pytest.approx(want[key], rel=1e-12, nan_ok=True), m
+        assert math.isnan(summary.loc[1, m]), m
+    assert all(math.isnan(v) or 0 <= v <= 1 for v in summary["cwnd_epoch_r2"])
+    series_metrics = ("rate_cov", "cwnd_cov", "cwnd_jain_mean", "cwnd_jain_p10", "cwnd_settle_s",
+                      "cwnd_epoch_r2", "pair_t1_rtt", "pair_delta", "pair_t2_rtt")
     sweep = tf.Sweep(scenario_file, seeds=[3], set={"timeseries": 0.2}).run(quiet=True).table.set_index("group")
     for g in (0, 1):
-        for m in ("rate_cov", "cwnd_cov", "cwnd_jain_mean", "cwnd_jain_p10", "cwnd_settle_s"):
-            assert sweep.loc[g, m] == summary.loc[g, m], (g, m)
+        for m in series_metrics:
+            assert sweep.loc[g, m] == summary.loc[g, m] or (math.isnan(sweep.loc[g, m]) and math.isnan(summary.loc[g, m])), (g, m)
     plain = tf.run(tf.Scenario.from_toml(scenario_file), seed=3).group_summary()
-    for m in ("rate_cov", "cwnd_cov", "cwnd_jain_mean", "cwnd_jain_p10", "cwnd_settle_s"):
+    for m in series_metrics:
         assert plain[m].isna().all(), m
 
 

@@ -33,7 +33,8 @@ import numpy as np
 import pandas as pd
 
 from . import groups as _groups
-from .transients import _first_time, convergence_time, cwnd_settle_s  # noqa: F401 (re-exported)
+from .transients import (_first_time, convergence_t1_delta_t2, convergence_time,  # noqa: F401 (re-exported)
+                         cwnd_settle_s)
 
 __all__ = [
     "cov", "binned", "smoothness_cov", "smoothness_cov_geometric",
@@ -331,65 +332,6 @@ def responsiveness(t: Sequence[float], cwnd: Sequence[float], falls: Sequence[fl
     out.update(mean_ci95(out["samples"]))
     out["seconds_ci"] = mean_ci95(out["seconds"])
     return out
-
-
-# ----- convergence to fairness (jin2001 §4.2, Table 6) -------------------------------------------
-def convergence_t1_delta_t2(t: Sequence[float], w1: Sequence[float], w2: Sequence[float],
-                            start: float, rtt_s: float, eps: float = 1.0,
-                            decrease_times: Sequence[float] = (),
-                            smooth_s: float = 0.0) -> Dict[str, float]:
-    """jin2001's convergence times measured from two flows' windows (§4.2, App. C, Table 6).
-
-    From ``start`` (the instant the two flows find free bandwidth, e.g. background flows stop):
-
-    - ``T1``: RTTs until the first window decrease of either flow (the first loss after the
-      pair reaches the efficiency line ``w1 + w2 = W``):
-      ``T1 = (min{decrease_times > start} − start) / RTT``;
-    - ``Δ``: ``|w1 − w2|`` just after that decrease (the window difference after T1);
-    - ``T2``: RTTs until the difference stays within ε:
-      ``T2 = (sup{t > start : |w1(t) − w2(t)| ≥ ε} − start) / RTT``; 0 if it never leaves,
-      NaN if it is still outside ε at the end of the series.
-
-    ``decrease_times``: the window reductions of the two flows (loss log). When empty, a drop
-    of either window by more than 1 packet between consecutive samples is taken as the
-    decrease. ``smooth_s`` > 0 applies a centred moving average of that width to both windows
-    before T2 (packet-level windows jitter by a packet or two). ``rtt_s``: the flows' mean true
-    RTT (``Result.flows.mean_rtt_s``), not the time series' coarse ``srtt_s``.
-    jin2001 Table 6 uses ε = 10 for T2 in Exp. 1.
-    """
-    tt = np.asarray(t, dtype=float)
-    a = np.asarray(w1, dtype=float)
-    b = np.asarray(w2, dtype=float)
-    sel = tt >= start
-    tt, a, b = tt[sel], a[sel], b[sel]
-    res = {"T1": float("nan"), "delta": float("nan"), "T2": float("nan")}
-    if tt.size < 2:
-        return res
-    dts = np.asarray(sorted(x for x in decrease_times if x > start), dtype=float)
-    if dts.size:
-        t_dec = float(dts[0])
-    else:
-        drops = (np.diff(a) < -1) | (np.diff(b) < -1)
-        t_dec = float(tt[1:][drops][0]) if drops.any() else float("nan")
-    if math.isfinite(t_dec):
-        res["T1"] = (t_dec - start) / rtt_s
-        after = np.nonzero(tt > t_dec)[0]
-        if after.size:
-            j = after[0]
-            res["delta"] = float(abs(a[j] - b[j]))
-    if smooth_s > 0 and tt.size > 2:
-        dt = float(np.median(np.diff(tt)))
-        k = max(1, int(round(smooth_s / dt)))
-        a = pd.Series(a).rolling(k, center=True, min_periods=1).mean().to_numpy()
-        b = pd.Series(b).rolling(k, center=True, min_periods=1).mean().to_numpy()
-    outside = np.nonzero(np.abs(a - b) >= eps)[0]
-    if outside.size == 0:
-        res["T2"] = 0.0
-    elif outside[-1] == tt.size - 1:
-        res["T2"] = float("nan")
-    else:
-        res["T2"] = (float(tt[outside[-1] + 1]) - start) / rtt_s
-    return res
 
 
 # ----- sastry2005 trough test (§VI-B, Table I) ----------------------------------------------------

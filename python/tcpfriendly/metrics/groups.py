@@ -24,12 +24,14 @@ __all__ = [
     "mean", "jain", "cov", "share", "fraction", "loss_event_rate", "total", "t975",
     "window_samples", "rate_cov", "cwnd_cov", "cwnd_jain_samples",
     "aimd_law", "formula_rate_pps", "formula_ratio_cov", "window_epochs", "concave_fraction",
-    "cwnd_concave_frac", "reduction_indices", "cwnd_sync_frac",
+    "cwnd_concave_frac", "reduction_indices", "cwnd_sync_frac", "epoch_spans", "cwnd_epochs",
+    "cwnd_epoch_r2",
+    "cwnd_epoch_rounds", "cwnd_epoch_peak", "cwnd_epoch_packets",
 ]
 
 # Bumped whenever a definition below changes, so that results computed with an older
 # definition (a sweep's cached run files) are not mixed with new ones.
-VERSION = 6
+VERSION = 7
 
 Flow = Mapping[str, Any]
 NAN = float("nan")
@@ -274,24 +276,34 @@ def _cwnd_jain_p10(group: Sequence[Flow]) -> float:
     return v[i] + (v[min(i + 1, len(v) - 1)] - v[i]) * (pos - i)
 
 
-def window_epochs(w: Sequence[float], min_len: int = 5) -> List[List[float]]:
-    """The congestion epochs of a sampled window: the maximal runs of samples over which the
-    window does not decrease, of at least ``min_len`` samples (shorter runs are fragments of a
-    recovery)."""
-    out: List[List[float]] = []
-    cur: List[float] = []
-    for x in w:
+def epoch_spans(w: Sequence[float]) -> List[Tuple[int, int, bool, str]]:
+    """The congestion epochs of a sampled window, the one definition behind
+    :func:`window_epochs` and :func:`cwnd_epochs`: the maximal runs of samples over which the
+    window does not fall (a fall, w[i] < w[i−1], is a loss reaction; the window only grows
+    otherwise). Each is ``(i, j, after_fall, end)``: the samples ``w[i:j]``, whether the run
+    starts right after a fall, and how it ends: ``"fall"``, ``"nan"`` (a missing sample, which
+    starts no epoch) or ``"data"`` (the end of the samples)."""
+    out: List[Tuple[int, int, bool, str]] = []
+    i, after = None, False
+    for k, x in enumerate(w):
         if math.isnan(x):
-            cur = []
-            continue
-        if cur and x < cur[-1]:
-            if len(cur) >= min_len:
-                out.append(cur)
-            cur = []
-        cur.append(x)
-    if len(cur) >= min_len:
-        out.append(cur)
+            if i is not None:
+                out.append((i, k, after, "nan"))
+            i, after = None, False
+        elif i is not None and x < w[k - 1]:
+            out.append((i, k, after, "fall"))
+            i, after = k, True
+        elif i is None:
+            i = k
+    if i is not None:
+        out.append((i, len(w), after, "data"))
     return out
+
+
+def window_epochs(w: Sequence[float], min_len: int = 5) -> List[List[float]]:
+    """The congestion epochs of a sampled window (:func:`epoch_spans`) of at least ``min_len``
+    samples (shorter runs are fragments of a recovery), without those cut by a missing sample."""
+    return [list(w[i:j]) for i, j, _, end in epoch_spans(w) if end != "nan" and j - i >= min_len]
 
 
 def concave_fraction(w: Sequence[float], min_len: int = 5) -> float:
@@ -343,6 +355,94 @@ def cwnd_sync_frac(group: Sequence[Flow], all_flows: Sequence[Flow]) -> float:
             n += 1
             hit += bool({i - 1, i, i + 1} & others)
     return hit / n if n else NAN
+def _r2(xs: Sequence[float], ys: Sequence[float]) -> float:
+    """Coefficient of determination of the least-squares line y = a + b·x (1 − SS_res/SS_tot);
+    NaN when y is constant or x has no spread."""
+    n = len(xs)
+    mx, my = math.fsum(xs) / n, math.fsum(ys) / n
+    sxx = math.fsum((x - mx) ** 2 for x in xs)
+    syy = math.fsum((y - my) ** 2 for y in ys)
+    if sxx <= 0 or syy <= 0:
+        return NAN
+    sxy = math.fsum((x - mx) * (y - my) for x, y in zip(xs, ys))
+    return sxy * sxy / (sxx * syy)
+
+
+EPOCH_MIN_SAMPLES = 10
+
+
+def cwnd_epochs(flow: Flow) -> List[Dict[str, Any]]:
+    """A flow's congestion epochs (:func:`epoch_spans`) in its window samples over the
+    measurement window. Each is ``{"time", "cwnd", "complete"}``; ``complete`` is True when the
+    epoch both starts after a fall and ends with one (the first and the last run are cut by
+    the window). [] without samples."""
+    s = flow.get("samples") or {}
+    t, w = s.get("time") or [], s.get("cwnd") or []
+    return [{"time": t[i:j], "cwnd": w[i:j], "complete": after and end == "fall"}
+            for i, j, after, end in epoch_spans(w)]
+
+
+def cwnd_epoch_r2(group: Sequence[Flow]) -> float:
+    """Linearity of the window's growth within congestion epochs (sastry2005 Lemma 1, Fig. 4:
+    "the successive window sizes after each application of a smooth increase policy during a
+    congestion epoch can be approximated by an arithmetic series", shown by a linear best fit
+    of cwnd).  In each epoch (:func:`cwnd_epochs`) with at least :data:`EPOCH_MIN_SAMPLES`
+    samples (with samples about one RTT apart, each sample is one application of the increase
+    policy) the R² of a least-squares line of the window against time is taken.  Mean over
+    the epochs, then over the group's flows; NaN without samples or without an epoch long
+    enough."""
+    per_flow = []
+    for f in group:
+        r2s = [r for e in cwnd_epochs(f) if len(e["cwnd"]) >= EPOCH_MIN_SAMPLES
+               for r in [_r2(e["time"], e["cwnd"])] if not math.isnan(r)]
+        if r2s:
+            per_flow.append(math.fsum(r2s) / len(r2s))
+    return mean(per_flow)
+
+
+def cwnd_epoch_rounds(group: Sequence[Flow]) -> float:
+    """Round trips per congestion epoch: the mean over a flow's complete epochs
+    (:func:`cwnd_epochs`) of the time from the sample after one fall of the window to the
+    sample before the next, plus one sampling interval, divided by the flow's ``mean_rtt_s``
+    (sastry2005 eq. 19: an epoch has n ≈ f(X)g(X) applications of the increase policy, one per
+    RTT).  Mean over the group's flows; NaN without a complete epoch."""
+    per_flow = []
+    for f in group:
+        s = f.get("samples") or {}
+        rtt = f.get("mean_rtt_s")
+        if not s.get("window") or rtt is None or not float(rtt) > 0:
+            continue
+        step = float(s["window"][2])
+        n = [(e["time"][-1] - e["time"][0] + step) / float(rtt) for e in cwnd_epochs(f) if e["complete"]]
+        if n:
+            per_flow.append(math.fsum(n) / len(n))
+    return mean(per_flow)
+
+
+def cwnd_epoch_packets(group: Sequence[Flow]) -> float:
+    """Packets per congestion epoch as the sum of the window over the epoch's round trips:
+    Σ w_i · Δ / RTT over the samples of a complete epoch (:func:`cwnd_epochs`; Δ the sampling
+    interval, RTT the flow's ``mean_rtt_s``), i.e. the sum of the terms of sastry2005's
+    arithmetic series, S_n (eq. 20).  Mean over complete epochs, then over the group's flows;
+    NaN without one."""
+    per_flow = []
+    for f in group:
+        s = f.get("samples") or {}
+        rtt = f.get("mean_rtt_s")
+        if not s.get("window") or rtt is None or not float(rtt) > 0:
+            continue
+        k = float(s["window"][2]) / float(rtt)
+        v = [k * math.fsum(e["cwnd"]) for e in cwnd_epochs(f) if e["complete"]]
+        if v:
+            per_flow.append(math.fsum(v) / len(v))
+    return mean(per_flow)
+
+
+def cwnd_epoch_peak(group: Sequence[Flow]) -> float:
+    """The window just before each fall (X, the largest window of the epoch in sastry2005
+    §V-A), mean over a flow's complete epochs (:func:`cwnd_epochs`), then over the group's
+    flows; NaN without a complete epoch."""
+    return mean(mean(e["cwnd"][-1] for e in cwnd_epochs(f) if e["complete"]) for f in group)
 
 
 # ----- the table of group metrics ----------------------------------------------------------------
@@ -356,6 +456,16 @@ def _cwnd_settle_s(g: Sequence[Flow], _all: Sequence[Flow]) -> float:
     from .transients import cwnd_settle_s
 
     return cwnd_settle_s(g)
+
+
+def _pair(key: str) -> Callable[[Sequence[Flow], Sequence[Flow]], float]:
+    # jin2001's T1, Δ, T2 of two flows (transients.pair_convergence, on
+    # transients.convergence_t1_delta_t2); imported when computed (numpy)
+    def fn(g: Sequence[Flow], a: Sequence[Flow]) -> float:
+        from .transients import pair_convergence
+
+        return float(pair_convergence(g, a)[key])
+    return fn
 
 
 # name -> (definition, one line for docs and --help).  Declarative table.
@@ -396,6 +506,20 @@ GROUP_METRICS: Dict[str, Any] = {
                        "fraction of the group's window reductions with another flow of the run reducing within one sample (NaN without a time series)"),
     "cwnd_settle_s": (_cwnd_settle_s,
                       "seconds after the measurement window's start until the 10-sample moving-average window is within 10 % of its second-half mean"),
+    "cwnd_epoch_r2": (lambda g, a: cwnd_epoch_r2(g),
+                      "R² of a line fitted to the window within each congestion epoch (>= 10 samples), mean over epochs and flows"),
+    "cwnd_epoch_rounds": (lambda g, a: cwnd_epoch_rounds(g),
+                          "RTTs per complete congestion epoch (between two falls of the window), mean over epochs and flows"),
+    "cwnd_epoch_peak": (lambda g, a: cwnd_epoch_peak(g),
+                        "the window just before each fall, mean over complete epochs and flows (packets)"),
+    "cwnd_epoch_packets": (lambda g, a: cwnd_epoch_packets(g),
+                           "packets per complete congestion epoch, the window summed over its round trips, mean over epochs and flows"),
+    "pair_t1_rtt": (_pair("T1"),
+                    "jin2001 T1: RTTs from the measurement window's start to the first window decrease (after 2 RTTs) of this group's first flow or the next group's"),
+    "pair_delta": (_pair("delta"),
+                   "jin2001 Δ: |w1 − w2| (packets) of this group's first flow and the next group's at T1"),
+    "pair_t2_rtt": (_pair("T2"),
+                    "jin2001 T2: RTTs from the window's start until the two windows' 10-sample averages first differ by less than 10 packets"),
 }
 # Integer-valued metrics (sums of counters; links' drops and marks).
 INT_METRICS = {"n_flows", "loss_events", "retransmissions", "timeouts", "drops", "marks"}

@@ -1,9 +1,12 @@
-"""Settling times: when a series comes back within a band of its new level after a change.
+"""Settling times: when a series comes back within a band of its new level after a change,
+and when two flows' windows converge to each other.
 
-:func:`convergence_time` is the one definition (tsao2007's convergence time, jin2001's
-settling after a step); :mod:`.dynamics` re-exports it for the evaluation yardsticks, and
-:func:`cwnd_settle_s` makes it a group metric of the sweep table (``groups.GROUP_METRICS``,
-which imports this module when the metric is computed). This module imports nothing else of
+:func:`convergence_time` is the one definition of a settling time (tsao2007's convergence
+time, jin2001's settling after a step), :func:`convergence_t1_delta_t2` the one definition of
+jin2001's convergence to efficiency and fairness (T1, Δ, T2); :mod:`.dynamics` re-exports both
+for the evaluation yardsticks, and :func:`cwnd_settle_s` and :func:`pair_convergence` make them
+group metrics of the sweep table (``groups.GROUP_METRICS``, which imports this module when the
+metric is computed). This module imports nothing else of
 the metrics layer, so both can build on it without an import cycle.
 """
 
@@ -15,7 +18,7 @@ from typing import Any, Dict, Mapping, Optional, Sequence, Tuple
 import numpy as np
 import pandas as pd
 
-__all__ = ["convergence_time", "cwnd_settle_s"]
+__all__ = ["convergence_time", "cwnd_settle_s", "convergence_t1_delta_t2", "pair_convergence"]
 
 
 def _first_time(times: np.ndarray, cond: np.ndarray) -> float:
@@ -85,3 +88,126 @@ def cwnd_settle_s(group: Sequence[Mapping[str, Any]]) -> float:
                              average_s=10 * step)
         vals.append(r["seconds"])
     return float("nan") if not vals or any(math.isnan(v) for v in vals) else math.fsum(vals) / len(vals)
+
+
+# ----- convergence to fairness (jin2001 §4.2, App. C, Table 6) ------------------------------------
+def convergence_t1_delta_t2(t: Sequence[float], w1: Sequence[float], w2: Sequence[float],
+                            start: float, rtt_s: float, eps: float = 1.0,
+                            decrease_times: Sequence[float] = (),
+                            smooth_s: float = 0.0, t2: str = "stays",
+                            grace_s: float = 0.0) -> Dict[str, float]:
+    """jin2001's convergence times measured from two flows' windows (§4.2, App. C, Table 6).
+
+    From ``start`` (the instant the two flows find free bandwidth, e.g. background flows stop):
+
+    - ``T1``: RTTs until the pair reaches the efficiency line ``w1 + w2 = W``, taken as the
+      first window decrease of either flow (the first loss once the link is full):
+      ``T1 = (t_dec − start) / RTT`` with ``t_dec = min{decrease_times > start}``;
+    - ``Δ``: ``|w1 − w2|`` at T1, the last sample at or before ``t_dec`` (jin2001: "the
+      difference between the two user windows after T1"; Table 2's Δ = W2 − W1 for TCP and
+      AIMD, whose equal increments keep the difference up to the efficiency line, is the
+      difference *before* the decrease);
+    - ``T2``: RTTs until the difference is within ε. ``t2="stays"`` (the paper's words, "the
+      time until the difference between the two user windows stays within a certain bound"):
+      ``T2 = (sup{t > start : |w1(t) − w2(t)| ≥ ε} − start) / RTT``, 0 if it never leaves, NaN
+      if it is still outside ε at the end of the series. ``t2="enters"``: the first time the
+      difference is below ε, ``T2 = (min{t ≥ start : |w1(t) − w2(t)| < ε} − start) / RTT``
+      (NaN if never): packet-level windows of unsynchronised flows keep differing by more
+      than ε now and then for ever (TCP's saw-teeth), so "stays" has no finite value there.
+
+    ``decrease_times``: the window reductions of the two flows (loss log). When empty, a fall
+    of either window between consecutive samples is taken as the decrease (windows only fall
+    on a loss: an IIAD decrease is 2/3 of a packet). ``smooth_s`` > 0 applies a centred moving
+    average of that width to both windows before T2 (packet-level windows jitter by a packet
+    or two). ``grace_s``: decreases in ``(start, start + grace_s]`` are skipped for T1 and Δ
+    (reactions to losses of the old regime, detected about one RTT after the drop, not the
+    pair reaching the efficiency line). ``rtt_s``: the flows' mean true RTT (``Result.flows.mean_rtt_s``), not the time
+    series' coarse ``srtt_s``. jin2001 Table 6 uses ε = 10 for T2 in Exp. 1.
+    """
+    if t2 not in ("stays", "enters"):
+        raise ValueError(f"t2: must be 'stays' or 'enters'; got {t2!r}")
+    tt = np.asarray(t, dtype=float)
+    a = np.asarray(w1, dtype=float)
+    b = np.asarray(w2, dtype=float)
+    sel = tt >= start
+    tt, a, b = tt[sel], a[sel], b[sel]
+    res = {"T1": float("nan"), "delta": float("nan"), "T2": float("nan")}
+    if tt.size < 2:
+        return res
+    dts = np.asarray(sorted(x for x in decrease_times if x > start + grace_s), dtype=float)
+    if dts.size:
+        t_dec = float(dts[0])
+    else:
+        drops = ((np.diff(a) < 0) | (np.diff(b) < 0)) & (tt[1:] > start + grace_s)
+        t_dec = float(tt[1:][drops][0]) if drops.any() else float("nan")
+    if math.isfinite(t_dec):
+        res["T1"] = (t_dec - start) / rtt_s
+        # the last sample before the decrease shows (a sample at t_dec already shows it)
+        before = np.nonzero(tt < t_dec)[0] if not dts.size else np.nonzero(tt <= t_dec)[0]
+        if before.size:
+            j = before[-1]
+            res["delta"] = float(abs(a[j] - b[j]))
+    if smooth_s > 0 and tt.size > 2:
+        dt = float(np.median(np.diff(tt)))
+        k = max(1, int(round(smooth_s / dt)))
+        a = pd.Series(a).rolling(k, center=True, min_periods=1).mean().to_numpy()
+        b = pd.Series(b).rolling(k, center=True, min_periods=1).mean().to_numpy()
+    diff = np.abs(a - b)
+    if t2 == "enters":
+        inside = np.nonzero(diff < eps)[0]
+        res["T2"] = (float(tt[inside[0]]) - start) / rtt_s if inside.size else float("nan")
+        return res
+    outside = np.nonzero(diff >= eps)[0]
+    if outside.size == 0:
+        res["T2"] = 0.0
+    elif outside[-1] == tt.size - 1:
+        res["T2"] = float("nan")
+    else:
+        res["T2"] = (float(tt[outside[-1] + 1]) - start) / rtt_s
+    return res
+
+
+# jin2001 Table 6: ε = 10 packets; the windows are averaged over 10 samples (10 RTTs with a
+# time series at about one RTT, as cwnd_settle_s) before T2's first entry into ε; decreases in
+# the first 2 RTTs after the step answer losses of the old regime (three duplicate ACKs come
+# about one RTT after a drop) and are skipped for T1.
+PAIR_EPS = 10.0
+PAIR_SMOOTH_SAMPLES = 10
+PAIR_GRACE_RTTS = 2.0
+
+
+def pair_convergence(group: Sequence[Mapping[str, Any]],
+                     all_flows: Sequence[Mapping[str, Any]]) -> Dict[str, float]:
+    """jin2001 §6.3 (Figs. 20-22, Table 6) as a group metric: :func:`convergence_t1_delta_t2`
+    of the group's first flow and the first flow of the *next* group (group g + 1: the two
+    tagged flows of the chain are consecutive groups, since each has its own path), from the
+    start of the measurement window (put the step there: the background flows stop), on the
+    windows sampled by the time series; RTT = the two flows' mean ``mean_rtt_s``; T2 with
+    ε = 10 packets (Table 6), ``t2="enters"`` on the windows' 10-sample centred moving averages;
+    decreases in the first 2 RTTs are skipped (``grace_s``).
+    ``{"T1", "delta", "T2"}``; all NaN for the last group or without samples."""
+    nan = {"T1": float("nan"), "delta": float("nan"), "T2": float("nan")}
+    if not group:
+        return nan
+    g = group[0].get("group")
+    nxt = [f for f in all_flows if f.get("group") is not None and g is not None
+           and int(f["group"]) == int(g) + 1]
+    if not nxt:
+        return nan
+    f1, f2 = group[0], nxt[0]
+    s1, s2 = f1.get("samples") or {}, f2.get("samples") or {}
+    if not s1.get("cwnd") or not s2.get("cwnd"):
+        return nan
+    w2_at = {round(t, 9): w for t, w in zip(s2["time"], s2["cwnd"])}
+    common = [(t, w, w2_at[round(t, 9)]) for t, w in zip(s1["time"], s1["cwnd"]) if round(t, 9) in w2_at]
+    if len(common) < 2:
+        return nan
+    tt, a, b = (np.asarray(c, dtype=float) for c in zip(*common))
+    rtts = [float(f.get("mean_rtt_s")) for f in (f1, f2) if f.get("mean_rtt_s") is not None]
+    rtt = math.fsum(rtts) / len(rtts) if rtts else float("nan")
+    if not (math.isfinite(rtt) and rtt > 0):
+        return nan
+    lo, _hi, step = s1["window"]
+    return convergence_t1_delta_t2(tt, a, b, start=lo, rtt_s=rtt, eps=PAIR_EPS,
+                                   smooth_s=PAIR_SMOOTH_SAMPLES * step, t2="enters",
+                                   grace_s=PAIR_GRACE_RTTS * rtt)
