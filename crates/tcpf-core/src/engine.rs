@@ -193,6 +193,10 @@ fn tracer(cfg: &SimConfig, spec: &TraceSpec) -> Tracer {
     Tracer::new(spec, links, flows, cfg.duration)
 }
 
+/// Links from which the run loop prefetches pipe heads: with fewer, the pipes' chunks and
+/// the links stay in the cache and the hints only cost instructions.
+const PREFETCH_LINKS: usize = 512;
+
 /// A run in progress.
 pub struct Simulation {
     cfg: SimConfig,
@@ -213,6 +217,8 @@ pub struct Simulation {
     failed: Option<String>,
     /// The packet trace, when the scenario asks for one.
     trace: Option<Box<Tracer>>,
+    /// Whether to prefetch pipe heads (worth it only with many links).
+    prefetch: bool,
 }
 
 impl Simulation {
@@ -291,7 +297,7 @@ impl Simulation {
         let nl = links.len();
         let fold = foldable(nl, &cfg.flows);
         let trace = cfg.trace.as_ref().map(|spec| Box::new(tracer(&cfg, spec)));
-        Ok(Simulation { cfg, q, links, pipes: Pipes::new(), flows, fold, out: Vec::with_capacity(64), ts, ts_link_bytes: vec![0; nl], ts_link_drops: vec![0; nl], snaps: [None, None], failed: None, trace })
+        Ok(Simulation { cfg, q, links, pipes: Pipes::new(), flows, fold, out: Vec::with_capacity(64), ts, ts_link_bytes: vec![0; nl], ts_link_drops: vec![0; nl], snaps: [None, None], failed: None, trace, prefetch: nl >= PREFETCH_LINKS })
     }
 
     /// Run to the end and collect the results; a controller fault stops the run with an error
@@ -315,9 +321,11 @@ impl Simulation {
             }
             let now = s.time;
             // The next packet's pipe head is likely cold (many links): fetch it while this
-            // event is handled.
-            if let Some(&Ev::LinkArrival(n)) = self.q.peek_ahead(1) {
-                self.links[n as usize].prefetch_head(&self.pipes);
+            // event is handled (only with many links: a few hundred stay in the cache).
+            if self.prefetch {
+                if let Some(&Ev::LinkArrival(n)) = self.q.peek_ahead(1) {
+                    self.links[n as usize].prefetch_head(&self.pipes);
+                }
             }
             if let Ev::LinkArrival(l) = s.event {
                 // The link's next packet usually takes this entry's place.
