@@ -416,25 +416,24 @@ impl Simulation {
     /// Send a packet from its origin (hop 0) or onward from a node.
     #[inline]
     fn forward(&mut self, now: Time, mut pkt: Packet) {
-        let f = pkt.flow as usize;
-        let ack = pkt.kind == PacketKind::Ack;
-        let len = if ack { self.flows[f].rev.len() } else { self.flows[f].fwd.len() };
-        if pkt.hop as usize == len {
+        let fs = &self.flows[pkt.flow as usize];
+        let route: &[u32] = if pkt.kind == PacketKind::Ack { &fs.rev } else { &fs.fwd };
+        let mut hop = pkt.hop as usize;
+        if hop == route.len() {
             self.deliver(now, pkt);
             return;
         }
         let mut at = now;
         loop {
-            let hop = pkt.hop as usize;
-            let l = if ack { self.flows[f].rev[hop] } else { self.flows[f].fwd[hop] };
+            let l = route[hop];
             pkt.hop += 1;
             let admitted = self.links[l as usize].admit(at, &mut pkt);
             if let Some(t) = self.trace.as_deref_mut() {
                 t.hop(l, hop, at, &pkt, admitted);
             }
             let Some(arrival) = admitted else { return };
-            if hop + 1 < len {
-                let next = if ack { self.flows[f].rev[hop + 1] } else { self.flows[f].fwd[hop + 1] };
+            hop += 1;
+            if let Some(&next) = route.get(hop) {
                 if self.fold[next as usize] {
                     at = arrival;
                     continue;
