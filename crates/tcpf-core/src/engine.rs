@@ -193,6 +193,10 @@ fn tracer(cfg: &SimConfig, spec: &TraceSpec) -> Tracer {
     Tracer::new(spec, links, flows, cfg.duration)
 }
 
+/// Links from which the run loop prefetches pipe heads: with fewer, the pipes' chunks and
+/// the links stay in the cache and the hints only cost instructions.
+const PREFETCH_LINKS: usize = 512;
+
 /// A run in progress.
 pub struct Simulation {
     cfg: SimConfig,
@@ -213,6 +217,8 @@ pub struct Simulation {
     failed: Option<String>,
     /// The packet trace, when the scenario asks for one.
     trace: Option<Box<Tracer>>,
+    /// Whether to prefetch pipe heads (worth it only with many links).
+    prefetch: bool,
 }
 
 impl Simulation {
@@ -291,7 +297,7 @@ impl Simulation {
         let nl = links.len();
         let fold = foldable(nl, &cfg.flows);
         let trace = cfg.trace.as_ref().map(|spec| Box::new(tracer(&cfg, spec)));
-        Ok(Simulation { cfg, q, links, pipes: Pipes::new(), flows, fold, out: Vec::with_capacity(64), ts, ts_link_bytes: vec![0; nl], ts_link_drops: vec![0; nl], snaps: [None, None], failed: None, trace })
+        Ok(Simulation { cfg, q, links, pipes: Pipes::new(), flows, fold, out: Vec::with_capacity(64), ts, ts_link_bytes: vec![0; nl], ts_link_drops: vec![0; nl], snaps: [None, None], failed: None, trace, prefetch: nl >= PREFETCH_LINKS })
     }
 
     /// Run to the end and collect the results; a controller fault stops the run with an error
@@ -302,8 +308,8 @@ impl Simulation {
         let every = (1u32 << 16).max(16 * (self.links.len() + self.flows.len()) as u32);
         let mut guard = every;
         while let Some(s) = self.q.peek_until(end) {
-            if let Some(e) = self.failed.take() {
-                return Err(RunError::Runtime(e));
+            if self.failed.is_some() {
+                break;
             }
             guard -= 1;
             if guard == 0 {
@@ -315,9 +321,11 @@ impl Simulation {
             }
             let now = s.time;
             // The next packet's pipe head is likely cold (many links): fetch it while this
-            // event is handled.
-            if let Some(&Ev::LinkArrival(n)) = self.q.peek_ahead(1) {
-                self.links[n as usize].prefetch_head(&self.pipes);
+            // event is handled (only with many links: a few hundred stay in the cache).
+            if self.prefetch {
+                if let Some(&Ev::LinkArrival(n)) = self.q.peek_ahead(1) {
+                    self.links[n as usize].prefetch_head(&self.pipes);
+                }
             }
             if let Ev::LinkArrival(l) = s.event {
                 // The link's next packet usually takes this entry's place.
@@ -408,25 +416,24 @@ impl Simulation {
     /// Send a packet from its origin (hop 0) or onward from a node.
     #[inline]
     fn forward(&mut self, now: Time, mut pkt: Packet) {
-        let f = pkt.flow as usize;
-        let ack = pkt.kind == PacketKind::Ack;
-        let len = if ack { self.flows[f].rev.len() } else { self.flows[f].fwd.len() };
-        if pkt.hop as usize == len {
+        let fs = &self.flows[pkt.flow as usize];
+        let route: &[u32] = if pkt.kind == PacketKind::Ack { &fs.rev } else { &fs.fwd };
+        let mut hop = pkt.hop as usize;
+        if hop == route.len() {
             self.deliver(now, pkt);
             return;
         }
         let mut at = now;
         loop {
-            let hop = pkt.hop as usize;
-            let l = if ack { self.flows[f].rev[hop] } else { self.flows[f].fwd[hop] };
+            let l = route[hop];
             pkt.hop += 1;
             let admitted = self.links[l as usize].admit(at, &mut pkt);
             if let Some(t) = self.trace.as_deref_mut() {
                 t.hop(l, hop, at, &pkt, admitted);
             }
             let Some(arrival) = admitted else { return };
-            if hop + 1 < len {
-                let next = if ack { self.flows[f].rev[hop + 1] } else { self.flows[f].fwd[hop + 1] };
+            hop += 1;
+            if let Some(&next) = route.get(hop) {
                 if self.fold[next as usize] {
                     at = arrival;
                     continue;

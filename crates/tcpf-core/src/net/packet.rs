@@ -100,7 +100,10 @@ impl Packet {
     /// SACK block.
     #[inline]
     pub fn split(&self) -> (Wire, Option<Ext>) {
-        let ext = (self.aux != 0 || self.sack != [(0, 0); MAX_SACK_BLOCKS]).then_some(Ext { aux: self.aux, sack: self.sack });
+        // SACK blocks past `nsack` are never written (they stay zero), so `nsack` says whether
+        // there are any.
+        debug_assert!(self.sack[self.nsack as usize..].iter().all(|&b| b == (0, 0)), "SACK block past nsack");
+        let ext = (self.aux != 0 || self.nsack != 0).then_some(Ext { aux: self.aux, sack: self.sack });
         let tag = self.kind as u8 | (self.nsack << 2) | if ext.is_some() { TAG_EXT } else { 0 };
         (Wire { stamp: self.stamp, flow: self.flow, seq: self.seq, size: self.size, hop: self.hop, tag, ecn: self.ecn }, ext)
     }

@@ -112,7 +112,8 @@ impl TcpSink {
             self.ece_latched = true;
         }
         let in_order = seq == self.next;
-        let fresh = seq >= self.next && self.ooo.run_of(seq).is_none();
+        // The runs held out of order all lie above `next`: an in-order packet is always fresh.
+        let fresh = in_order || (seq > self.next && self.ooo.run_of(seq).is_none());
         if fresh {
             self.delivered += 1;
         }
