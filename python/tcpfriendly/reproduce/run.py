@@ -145,6 +145,8 @@ def _model_input(name: str, spec: Mapping[str, Any], quick: bool, where: str,
     if "x" in spec and "y" in spec:  # a curve the model returns as two arrays
         xs, ys = _get(result, spec["x"], where), _get(result, spec["y"], where)
         return Series({float(x): float(y) for x, y in zip(xs, ys)})
+    if "y" in spec:  # one array: a curve over its index 0, 1, ... (a round, a step)
+        return Series({float(i): float(y) for i, y in enumerate(_get(result, spec["y"], where))})
     if "field" in spec:
         return _get(result, spec["field"], where)
     return result
