@@ -60,6 +60,15 @@ def test_a_model_array_alone_is_a_curve_over_its_index():
     assert s[0.0] == pytest.approx(50 ** 2 / (2 * (10 ** 2 + 40 ** 2))) and s[50.0] > s[0.0]
 
 
+
+def test_an_algorithm_input_is_the_registry_entry():
+    from tcpfriendly.reproduce.run import _algorithm_input
+    simd = _algorithm_input("simd", "inputs.simd")
+    assert simd["taxonomy"]["curve"] == "superlinear" and simd["name"] == "simd"
+    with pytest.raises(tf.ScenarioError, match="no algorithm 'nope'"):
+        _algorithm_input("nope", "inputs.x")
+
+
 # ----- the experiments home --------------------------------------------------------------------
 def test_every_claim_has_a_source_a_rule_and_a_reason_where_it_can_differ():
     todo = plan("all")

@@ -152,6 +152,18 @@ def _model_input(name: str, spec: Mapping[str, Any], quick: bool, where: str,
     return result
 
 
+def _algorithm_input(name: str, where: str) -> Dict[str, Any]:
+    """A registered controller's description (`tcpf algorithms NAME`): name, family, source,
+    params and taxonomy (tsao2007 Table 3's four aspects)."""
+    from ..scenario import algorithms
+
+    found = {a["name"]: a for a in algorithms()}
+    if name not in found:
+        raise ScenarioError(f"{where}.algorithm: no algorithm {name!r} (allowed: {', '.join(sorted(found))})",
+                            field=where)
+    return found[name]
+
+
 # ----- sweep inputs ----------------------------------------------------------------------------
 def _sweep_spec(ex: Experiment, opts: Options, path: str) -> Dict[str, Any]:
     with open(path, "rb") as f:
@@ -269,12 +281,14 @@ def run_experiment(ex: Experiment, opts: Options) -> ExperimentResult:
             names[name] = _model_input(name, spec, opts.quick, where, names)
         elif "expr" in spec:
             names[name] = evaluate_expr(str(spec["expr"]), names, where)
+        elif "algorithm" in spec:
+            names[name] = _algorithm_input(str(spec["algorithm"]), where)
         elif "metric" in spec:
             if table is None:
                 raise ScenarioError(f"{where}: a sweep metric in a {ex.kind} experiment", field=where)
             names[name] = _sweep_input(table, spec, where)
         else:
-            raise ScenarioError(f"{where}: needs model, metric or expr", field=where)
+            raise ScenarioError(f"{where}: needs model, metric, expr or algorithm", field=where)
     results = []
     for i, c in enumerate(ex.claims):
         if opts.quick and not c.quick:
