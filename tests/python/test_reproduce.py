@@ -45,6 +45,7 @@ def test_expressions_are_parsed_not_evaluated():
     assert evaluate_expr("ordered(1, 2, 3) and not ordered(3, 2)", names) is True
     d = evaluate_expr("diff(r)", names)
     assert sorted(d) == [0.05, 0.15] and d[0.05] == pytest.approx(-0.1) and d[0.15] == pytest.approx(-0.1)
+    assert evaluate_expr("xs(r)", names) == {0.01: 0.01, 0.05: 0.05, 0.15: 0.15}
     for bad in ("__import__('os')", "r.__class__", "open('x')", "[x for x in r]", "lambda: 1"):
         with pytest.raises(tf.ScenarioError):
             evaluate_expr(bad, names)
@@ -58,6 +59,10 @@ def test_a_model_array_alone_is_a_curve_over_its_index():
     s = _model_input("j", spec, False, "inputs.j", {})
     assert isinstance(s, Series) and s.xs() == [float(i) for i in range(51)]
     assert s[0.0] == pytest.approx(50 ** 2 / (2 * (10 ** 2 + 40 ** 2))) and s[50.0] > s[0.0]
+    w1 = _model_input("w", {**spec, "y": "series.windows.1"}, False, "inputs.w", {})
+    assert w1[0.0] == 40.0 and len(w1) == 51
+    with pytest.raises(tf.ScenarioError, match="series.windows.2"):
+        _model_input("w", {**spec, "y": "series.windows.2"}, False, "inputs.w", {})
 
 
 

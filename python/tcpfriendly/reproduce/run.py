@@ -106,6 +106,8 @@ def _get(result: Mapping[str, Any], path: str, where: str) -> Any:
     for part in path.split("."):
         if isinstance(cur, Mapping) and part in cur:
             cur = cur[part]
+        elif isinstance(cur, list) and part.isdigit() and int(part) < len(cur):
+            cur = cur[int(part)]  # one flow's array of a per-flow list ("series.windows.0")
         else:
             raise ScenarioError(f"{where}: the model result has no {path!r}", field=where)
     return cur
