@@ -43,9 +43,35 @@ def test_expressions_are_parsed_not_evaluated():
     assert evaluate_expr("max(abs(below(r, 0.05) - 1))", names) == pytest.approx(0.1)
     assert evaluate_expr("crossing(r - 0.85)", names) == pytest.approx(0.1)
     assert evaluate_expr("ordered(1, 2, 3) and not ordered(3, 2)", names) is True
+    d = evaluate_expr("diff(r)", names)
+    assert sorted(d) == [0.05, 0.15] and d[0.05] == pytest.approx(-0.1) and d[0.15] == pytest.approx(-0.1)
+    assert evaluate_expr("xs(r)", names) == {0.01: 0.01, 0.05: 0.05, 0.15: 0.15}
     for bad in ("__import__('os')", "r.__class__", "open('x')", "[x for x in r]", "lambda: 1"):
         with pytest.raises(tf.ScenarioError):
             evaluate_expr(bad, names)
+
+
+def test_a_model_array_alone_is_a_curve_over_its_index():
+    """`y` without `x`: the Chiu-Jain model's per-round Jain index as a curve over the round."""
+    from tcpfriendly.reproduce.run import _model_input
+    spec = {"model": "chiu_jain", "args": {"alg": "tcp", "W": 100.0, "init": [10.0, 40.0], "rounds": 50},
+            "y": "series.jain"}
+    s = _model_input("j", spec, False, "inputs.j", {})
+    assert isinstance(s, Series) and s.xs() == [float(i) for i in range(51)]
+    assert s[0.0] == pytest.approx(50 ** 2 / (2 * (10 ** 2 + 40 ** 2))) and s[50.0] > s[0.0]
+    w1 = _model_input("w", {**spec, "y": "series.windows.1"}, False, "inputs.w", {})
+    assert w1[0.0] == 40.0 and len(w1) == 51
+    with pytest.raises(tf.ScenarioError, match="series.windows.2"):
+        _model_input("w", {**spec, "y": "series.windows.2"}, False, "inputs.w", {})
+
+
+
+def test_an_algorithm_input_is_the_registry_entry():
+    from tcpfriendly.reproduce.run import _algorithm_input
+    simd = _algorithm_input("simd", "inputs.simd")
+    assert simd["taxonomy"]["curve"] == "superlinear" and simd["name"] == "simd"
+    with pytest.raises(tf.ScenarioError, match="no algorithm 'nope'"):
+        _algorithm_input("nope", "inputs.x")
 
 
 # ----- the experiments home --------------------------------------------------------------------

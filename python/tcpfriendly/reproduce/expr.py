@@ -128,6 +128,17 @@ def _when(s: Series, cond: Series, lo: float, hi: float) -> Series:
     return Series({k: v for k, v in s.items() if k in cond and lo <= cond[k] <= hi})
 
 
+def _diff(s: Series) -> Series:
+    """Successive differences: at each x but the first, y(x) minus y at the previous x."""
+    xs = s.xs()
+    return Series({b: s[b] - s[a] for a, b in zip(xs, xs[1:])})
+
+
+def _xs(s: Series) -> Series:
+    """The curve x -> x over the points of ``s`` (its x values as values)."""
+    return Series({x: float(x) for x in s})
+
+
 def _mean(s: Any) -> float:
     v = [x for x in _values(s) if not math.isnan(x)]
     return sum(v) / len(v) if v else float("nan")
@@ -140,7 +151,7 @@ FUNCTIONS: Dict[str, Callable[..., Any]] = {
     "max": lambda *a: max(_values(a[0])) if len(a) == 1 and not isinstance(a[0], (int, float)) else max(a),
     "mean": _mean, "at": _at, "argmin": _argmin, "argmax": _argmax, "frac_in": _frac_in,
     "increasing": _increasing, "nondecreasing": _nondecreasing, "ordered": _ordered,
-    "crossing": _crossing, "curve": _curve, "below": _below, "series": lambda *v: Series({float(i): x for i, x in enumerate(v)}), "when": _when, "above": _above, "loglog_slope": _loglog_slope, "sqrt": math.sqrt, "log": math.log, "exp": math.exp,
+    "crossing": _crossing, "curve": _curve, "below": _below, "series": lambda *v: Series({float(i): x for i, x in enumerate(v)}), "when": _when, "above": _above, "diff": _diff, "xs": _xs, "loglog_slope": _loglog_slope, "sqrt": math.sqrt, "log": math.log, "exp": math.exp,
     "gamma": math.gamma, "all": lambda s: all(_values(s)), "len": lambda s: len(_values(s)),
 }
 

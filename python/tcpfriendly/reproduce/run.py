@@ -122,6 +122,8 @@ def _get(result: Mapping[str, Any], path: str, where: str) -> Any:
     for part in path.split("."):
         if isinstance(cur, Mapping) and part in cur:
             cur = cur[part]
+        elif isinstance(cur, list) and part.isdigit() and int(part) < len(cur):
+            cur = cur[int(part)]  # one flow's array of a per-flow list ("series.windows.0")
         else:
             raise ScenarioError(f"{where}: the model result has no {path!r}", field=where)
     return cur
@@ -161,9 +163,23 @@ def _model_input(name: str, spec: Mapping[str, Any], quick: bool, where: str,
     if "x" in spec and "y" in spec:  # a curve the model returns as two arrays
         xs, ys = _get(result, spec["x"], where), _get(result, spec["y"], where)
         return Series({float(x): float(y) for x, y in zip(xs, ys)})
+    if "y" in spec:  # one array: a curve over its index 0, 1, ... (a round, a step)
+        return Series({float(i): float(y) for i, y in enumerate(_get(result, spec["y"], where))})
     if "field" in spec:
         return _get(result, spec["field"], where)
     return result
+
+
+def _algorithm_input(name: str, where: str) -> Dict[str, Any]:
+    """A registered controller's description (`tcpf algorithms NAME`): name, family, source,
+    params and taxonomy (tsao2007 Table 3's four aspects)."""
+    from ..scenario import algorithms
+
+    found = {a["name"]: a for a in algorithms()}
+    if name not in found:
+        raise ScenarioError(f"{where}.algorithm: no algorithm {name!r} (allowed: {', '.join(sorted(found))})",
+                            field=where)
+    return found[name]
 
 
 # ----- sweep inputs ----------------------------------------------------------------------------
@@ -283,12 +299,14 @@ def run_experiment(ex: Experiment, opts: Options) -> ExperimentResult:
             names[name] = _model_input(name, spec, opts.quick, where, names)
         elif "expr" in spec:
             names[name] = evaluate_expr(str(spec["expr"]), names, where)
+        elif "algorithm" in spec:
+            names[name] = _algorithm_input(str(spec["algorithm"]), where)
         elif "metric" in spec:
             if table is None:
                 raise ScenarioError(f"{where}: a sweep metric in a {ex.kind} experiment", field=where)
             names[name] = _sweep_input(table, spec, where)
         else:
-            raise ScenarioError(f"{where}: needs model, metric or expr", field=where)
+            raise ScenarioError(f"{where}: needs model, metric, expr or algorithm", field=where)
     results = []
     for i, c in enumerate(ex.claims):
         if opts.quick and not c.quick:
