@@ -18,9 +18,19 @@ fn model_names() -> Vec<&'static str> {
     api::MODELS.to_vec()
 }
 
+/// yang2000 eq. 2, the GAIMD sending rate T(p, RTT, T0, b) in packets/s
+/// (`tcpf_core::models::rate::gaimd`, the function behind the `rate` model's `rate_eq2`),
+/// without the `rate` model's curves and JSON: the per-flow metrics of every sweep run call
+/// it. The caller validates the arguments (`tcpfriendly.metrics.groups` does).
+#[pyfunction]
+fn gaimd_rate(alpha: f64, keep: f64, p: f64, rtt: f64, t0: f64, b: f64) -> f64 {
+    tcpf_core::models::rate::gaimd(alpha, keep, p, rtt, t0, b)
+}
+
 /// Add the model functions to the extension module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(model, m)?)?;
     m.add_function(wrap_pyfunction!(model_names, m)?)?;
+    m.add_function(wrap_pyfunction!(gaimd_rate, m)?)?;
     Ok(())
 }

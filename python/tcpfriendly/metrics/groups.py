@@ -156,9 +156,11 @@ def aimd_law(flow: Flow) -> Optional[Tuple[float, float]]:
 def _eq2_pps(alpha: float, keep: float, p: float, rtt: float, t0: float) -> float:
     if not (p > 0 and p < 1 and rtt > 0 and t0 >= 0) or any(map(math.isnan, (p, rtt, t0))):
         return NAN
-    from .. import models
+    if not (alpha > 0 and 0 < keep < 1) or any(map(math.isnan, (alpha, keep))):
+        return NAN
+    from .. import _core  # eq. 2 itself (the `rate` model's rate_eq2), without its curves
 
-    return float(models.rate(alpha, p, rtt, keep=keep, t0=t0, b=1.0)["rate_eq2"])
+    return float(_core.gaimd_rate(alpha, keep, p, rtt, t0, 1.0))
 
 
 def formula_rate_pps(group: Sequence[Flow]) -> float:
