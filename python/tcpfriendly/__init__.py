@@ -24,10 +24,19 @@ __all__ = [
 ]
 
 
+# Subpackages reachable as attributes (``tf.models.rate(...)``), imported on first use so that
+# ``import tcpfriendly`` stays cheap.
+_SUBMODULES = {"models", "metrics", "sweep", "evaluate", "reproduce", "report", "plot", "ns2",
+               "controller"}
+
+
 def __getattr__(name: str):
     # Sweeps pull in pyarrow (and Dask when used): load them on first use.
     if name == "Sweep":
         from .sweep import Sweep
         return Sweep
+    if name in _SUBMODULES:
+        import importlib
+        return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module 'tcpfriendly' has no attribute {name!r}")
 
