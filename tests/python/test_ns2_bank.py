@@ -356,8 +356,8 @@ def test_engine_semantics_knobs():
     assert "$tcp(0) set maxcwnd_ 128" in s                         # cwnd capped at max_window
     assert "$tcp(0) set newreno_changes1_ 0" in s                  # timer reset per partial ACK
     assert "$tcp(1) set newreno_changes1_" not in s
-    e["max_window"] = None
-    assert "maxcwnd_" not in export_tcl(e)
+    e["max_window"] = None   # the engine's default window cap (2^20) caps cwnd in ns-2 too
+    assert "$tcp(0) set maxcwnd_ 1048576" in export_tcl(e)
     e["flows"][3]["direction"] = "reverse"
     s = export_tcl(e)
     assert 'set qmon(rev) [$ns monitor-queue $R2 $R1 ""]' in s and "bottleneck_reverse" in s
