@@ -92,6 +92,77 @@ def test_every_claim_has_a_source_a_rule_and_a_reason_where_it_can_differ():
     assert n >= 60
 
 
+def _fake_evaluation(alg, s1_at_1, up_s, grades):
+    """An Evaluation as ``tcpf evaluate ALG --json`` prints it (null: not measured)."""
+    return {"algorithm": alg, "params": {}, "quick": True, "grades": grades,
+            "numbers": {"S3 up": {"time_ratio": None, "x_s": up_s, "tcp_s": 17.0}},
+            "metrics": {"tsao2007/s1-nonperiodic": {"points": [
+                {"cv": 0.0, "norm_identical": 1.0, "cross_seed_cov": None},
+                {"cv": 1.0, "norm_identical": s1_at_1, "cross_seed_cov": None}]}},
+            "thresholds": {}, "assumptions": {}, "seeds": {"tsao2007/s1-nonperiodic": 1}}
+
+
+def test_evaluate_claims_read_the_numbers_behind_the_grades(monkeypatch, tmp_path):
+    """kind = "evaluate" with paper_grades = false: published.toml's claims are expressions over
+    each scheme's evaluation (grades, numbers, metrics with points as curves, tally), computed
+    from a fabricated Evaluation (no simulation); NaN (JSON null) never matches."""
+    import tcpfriendly.evaluate as evaluate_pkg
+    from tcpfriendly.evaluate.core import Evaluation
+    from tcpfriendly.reproduce.evaluated import claims_made_when_run, evaluation_names
+    from tcpfriendly.reproduce.run import Options, run_experiment
+    from tcpfriendly.reproduce.spec import load_experiment
+
+    js = {"gaimd": _fake_evaluation("gaimd", 0.85, 80.0, {"S1": "Δ(O)", "S2 hom": "X", "S3 up": "X(O)"}),
+          "iiad": _fake_evaluation("iiad", 0.55, None, {"S1": "X(O)", "S2 hom": "Δ"})}
+    n = evaluation_names(js["gaimd"])
+    assert n["metrics"]["tsao2007/s1-nonperiodic"]["points"]["norm_identical"] == {0.0: 1.0, 1.0: 0.85}
+    assert math.isnan(n["numbers"]["S3 up"]["time_ratio"]) and n["tally"] == {"O": 0, "Δ": 1, "X": 2}
+    assert evaluate_expr('gaimd.metrics["tsao2007/s1-nonperiodic"].points.norm_identical[1]',
+                         {"gaimd": n}) == 0.85
+    calls = []
+
+    def fake(alg, params=None, **kw):
+        calls.append((alg, params, kw["only"]))
+        return Evaluation(**{k: v for k, v in js[alg].items()})
+    monkeypatch.setattr(evaluate_pkg, "evaluate", fake)
+    d = tmp_path / "obs"
+    d.mkdir()
+    (tmp_path / "base").mkdir()
+    (tmp_path / "base" / "experiment.toml").write_text(
+        '[experiment]\nkind = "evaluate"\n[evaluate]\nonly = ["s1", "s3"]\n'
+        '[evaluate.schemes]\ngaimd = { alpha = 0.2, beta = 0.125 }\niiad = {}\n')
+    (d / "experiment.toml").write_text(
+        '[experiment]\npaper = "tsao2007"\nkind = "evaluate"\ntitle = "t"\nsource = "s"\n'
+        '[evaluate]\nschemes_from = "../base"\npaper_grades = false\n'
+        '[inputs.s1_gaimd]\nexpr = \'gaimd.metrics["tsao2007/s1-nonperiodic"].points.norm_identical\'\n')
+    (d / "published.toml").write_text(
+        '[[values]]\nclaim = "a"\nwhere = "w"\nvalue = 0.8\nours = "s1_gaimd[1]"\nrule = { abs = 0.1 }\n'
+        '[[values]]\nclaim = "b"\nwhere = "w"\nvalue = 0.8\n'
+        'ours = \'iiad.metrics["tsao2007/s1-nonperiodic"].points.norm_identical[1]\'\nrule = { abs = 0.1 }\n'
+        '[[values]]\nclaim = "c"\nwhere = "w"\nvalue = 400\nours = \'iiad.numbers["S3 up"].x_s\'\nrule = { min = 400 }\n'
+        '[[values]]\nclaim = "d"\nwhere = "w"\nvalue = true\nours = "gaimd.tally.X > iiad.tally.X"\nrule = { equals = true }\n')
+    ex = load_experiment(str(d))
+    assert not claims_made_when_run(ex)
+    r = run_experiment(ex, Options(quick=True))
+    got = {c.claim.claim: (c.ours, c.matched) for c in r.claims}
+    assert got["a"] == (0.85, True) and got["b"] == (0.55, False) and got["d"] == (True, True)
+    assert math.isnan(got["c"][0]) and not got["c"][1]
+    # the schemes, parameters and `only` are the base experiment's: the same evaluate runs
+    assert calls == [("gaimd", {"alpha": 0.2, "beta": 0.125}, ["s1", "s3"]), ("iiad", {}, ["s1", "s3"])]
+    # with the paper's grades (the default), the Table-4 cells are claims made when run
+    (d / "experiment.toml").write_text((d / "experiment.toml").read_text().replace(
+        "paper_grades = false", "paper_grades = true"))
+    ex = load_experiment(str(d))
+    assert claims_made_when_run(ex)
+    cells = {c.claim.claim: c for c in run_experiment(ex, Options(quick=True)).claims}
+    assert cells["gaimd S1"].ours == "Δ(O)" and cells["gaimd S1"].matched
+    assert cells["iiad S2 hom"].ours == "Δ" and cells["iiad S2 hom"].matched is (cells["iiad S2 hom"].claim.value == "Δ")
+    (d / "experiment.toml").write_text((d / "experiment.toml").read_text().replace(
+        "paper_grades = true", "paper_grades = 1"))
+    with pytest.raises(tf.ScenarioError, match="paper_grades"):
+        run_experiment(load_experiment(str(d)), Options(quick=True))
+
+
 def test_analytic_verdicts_are_computed():
     """jin2001 Table 1 and Table 6: the rounded constants and TCP's Δ differ, the rest match."""
     rs = {r.experiment.id: r for r in reproduce("jin2001", ["table1-spectrum", "table6-analysis"])}

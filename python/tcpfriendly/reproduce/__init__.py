@@ -78,8 +78,10 @@ def reproduce(paper: str, only: Optional[Sequence[str]] = None, *, quick: bool =
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
         raise ScenarioError(f"workers: must be a positive integer, got {workers!r}", field="workers")
     todo = plan(paper, only)
+    # without a run cache on disk, the evaluations of one call still share their runs in
+    # memory (tsao2007 table4 and observations evaluate the same schemes)
     opts = Options(quick=quick, seeds=seeds, out=out, workers=workers, dask=dask,
-                   progress=progress, quiet=quiet)
+                   progress=progress, quiet=quiet, memo=None if out else {})
     results = Reproduction()
     for exps in todo.values():
         for ex in exps:

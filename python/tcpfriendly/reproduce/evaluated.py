@@ -2,7 +2,12 @@
 API), two ways:
 
 - ``[evaluate.schemes]`` (tsao2007 Table 4): each scheme is evaluated and its row of grades is
-  set beside the paper's (transcribed once, in ``tcpfriendly.evaluate.grades.PAPER_TABLE4``);
+  set beside the paper's (transcribed once, in ``tcpfriendly.evaluate.grades.PAPER_TABLE4``),
+  unless ``paper_grades = false``. Either way each scheme's evaluation is a name of the
+  experiment's ``published.toml`` expressions (:func:`evaluation_names`: its grades, numbers and
+  metrics, the ``points`` of a metric as curves), so claims on the numbers behind the grades
+  (tsao2007 Obs. 1-4) are ordinary claims; the same schemes and parameters give the same runs,
+  found in the evaluate cache (``OUT/runs/evaluate``) by the second experiment;
 - ``[evaluate] values_from = "../impulse-response/published.toml"`` (jin2001 Table 5,
   sastry2005 Table I): the published values of an experiment ``tcpf evaluate`` runs, read
   from its own ``published.toml`` (one transcription), each compared with the metric
@@ -10,12 +15,13 @@ API), two ways:
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, Mapping, Tuple
 
 from ..errors import ScenarioError
+from .expr import Series
 from .spec import Claim, Experiment
 
-__all__ = ["run_evaluations"]
+__all__ = ["run_evaluations", "evaluation_names", "claims_made_when_run"]
 
 
 def run_evaluations(ex: Experiment, opts) -> Tuple[Dict[str, Any], Dict[str, Any], Any]:
@@ -25,30 +31,107 @@ def run_evaluations(ex: Experiment, opts) -> Tuple[Dict[str, Any], Dict[str, Any
     return _table4(ex, opts)
 
 
+def claims_made_when_run(ex: Experiment) -> bool:
+    """Whether the evaluate experiment ``ex`` adds claims only when it runs (Table 4's cells,
+    a ``values_from`` file's values): the inventory then checks it whole. Otherwise its claims
+    are its ``published.toml``'s, known before it runs, and an inventory row may name them."""
+    return bool(ex.evaluate.get("values_from")) or ex.evaluate.get("paper_grades", True) is not False
+
+
 def _cache(opts):
     import os
     return os.path.join(opts.out, "runs", "evaluate") if opts.out else None
 
 
+def _nan(v: Any) -> Any:
+    """``v`` with JSON's null (a number that was not measured) read back as NaN."""
+    if v is None:
+        return float("nan")
+    if isinstance(v, Mapping):
+        return {k: _nan(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_nan(x) for x in v]
+    return v
+
+
+def _with_curves(m: Any) -> Any:
+    """A metric of the evaluation with its ``points`` (a list of rows, each starting with the
+    axis value: ``{"cv": 1.0, "norm_identical": 0.8, ...}``) turned into a table of curves:
+    ``points.norm_identical`` is the curve cv -> norm_identical."""
+    if not (isinstance(m, Mapping) and isinstance(m.get("points"), list) and m["points"]
+            and all(isinstance(p, Mapping) and p for p in m["points"])):
+        return m
+    axis = next(iter(m["points"][0]))
+    curves: Dict[str, Series] = {}
+    for p in m["points"]:
+        for k, v in p.items():
+            if k != axis and isinstance(v, (int, float)) and not isinstance(v, bool):
+                curves.setdefault(k, Series())[float(p[axis])] = float(v)
+    return dict(m, points=curves)
+
+
+def evaluation_names(ev: Any) -> Dict[str, Any]:
+    """The name of one evaluated scheme in the expressions of an evaluate experiment's
+    ``published.toml``, from an :class:`tcpfriendly.evaluate.Evaluation` or its JSON
+    (``tcpf evaluate ALG --json``; null reads as NaN):
+
+    - ``grades``: Table 4's cells (``gaimd.grades["S1"]`` is ``"Δ(O)"``);
+    - ``numbers``: the numbers behind them (``gaimd.numbers["S3 up"].x_s``);
+    - ``metrics``: per experiment, as in the JSON, with each ``points`` list a table of curves
+      over the axis (``gaimd.metrics["tsao2007/s1-nonperiodic"].points.norm_identical[1]``);
+    - ``tally``: how many of the Table-4 columns graded have each symbol, the parenthesised
+      compatibility left out (``tfrc.tally.X``)."""
+    from ..evaluate.grades import COLUMNS, D, O, X
+
+    def get(k: str) -> Any:
+        return ev.get(k) if isinstance(ev, Mapping) else getattr(ev, k)
+
+    grades = {str(k): str(v) for k, v in (get("grades") or {}).items()}
+    metrics = {k: _with_curves(_nan(m)) for k, m in (get("metrics") or {}).items()}
+    tally = {s: sum(1 for c in COLUMNS if grades.get(c, "").startswith(s)) for s in (O, D, X)}
+    return {"grades": grades, "numbers": _nan(get("numbers") or {}), "metrics": metrics,
+            "tally": tally}
+
+
 def _table4(ex: Experiment, opts) -> Tuple[Dict[str, Any], Dict[str, Any], Any]:
-    """One claim per Table-4 cell (ours = our grade, rule: the same symbol)."""
+    """Each scheme's evaluation as a name (:func:`evaluation_names`); with ``paper_grades``
+    (the default), one claim per Table-4 cell (ours = our grade, rule: the same symbol)."""
     from ..evaluate import evaluate
     from ..evaluate.grades import COLUMNS, PAPER_TABLE4
 
     schemes = ex.evaluate.get("schemes") or {}
+    only = ex.evaluate.get("only")
+    if ex.evaluate.get("schemes_from"):
+        # another evaluate experiment's schemes (one transcription of the parameters) and,
+        # unless given here, its `only`: the same runs, found in the evaluate cache
+        import os
+
+        from .spec import _read
+        src = os.path.normpath(os.path.join(ex.path, str(ex.evaluate["schemes_from"]), "experiment.toml"))
+        if schemes or not os.path.exists(src):
+            raise ScenarioError(f"{ex.name}: evaluate.schemes_from: an experiment directory "
+                                f"(with experiment.toml), instead of evaluate.schemes", field="evaluate.schemes_from")
+        theirs = _read(src).get("evaluate") or {}
+        schemes = theirs.get("schemes") or {}
+        only = only if only is not None else theirs.get("only")
     if not schemes:
         raise ScenarioError(f"{ex.name}: evaluate.schemes: needs at least one scheme")
-    only = ex.evaluate.get("only")
+    paper_grades = ex.evaluate.get("paper_grades", True)
+    if not isinstance(paper_grades, bool):
+        raise ScenarioError(f"{ex.name}: evaluate.paper_grades: must be true or false, got {paper_grades!r}",
+                            field="evaluate.paper_grades")
     names: Dict[str, Any] = {}
     rows: List[str] = ["| scheme | " + " | ".join(COLUMNS) + " |", "|---|" + "---|" * len(COLUMNS)]
     claims: List[Claim] = []
     seeds = None
     for alg, params in schemes.items():
         ev = evaluate(alg, dict(params or {}), quick=opts.quick, seeds=opts.seeds,
-                      out=_cache(opts),
+                      out=_cache(opts), memo=getattr(opts, "memo", None),
                       workers=opts.workers, only=only, progress=opts.progress)
         seeds = seeds or (max(ev.seeds.values()) if ev.seeds else None)
-        names[alg] = dict(ev.grades)
+        names[alg] = evaluation_names(ev)
+        if not paper_grades:
+            continue
         paper = PAPER_TABLE4.get(alg, [])
         cells = []
         for i, col in enumerate(COLUMNS):
@@ -57,13 +140,13 @@ def _table4(ex: Experiment, opts) -> Tuple[Dict[str, Any], Dict[str, Any], Any]:
             if i < len(paper) and col in ev.grades:
                 claims.append(Claim(
                     claim=f"{alg} {col}", where="Table 4 (004:195-214)", quote="", value=paper[i],
-                    ours=f"{alg}[{col!r}]", rule={"same": True},
+                    ours=f"{alg}.grades[{col!r}]", rule={"same": True},
                     reason=ex.evaluate.get("reason", "see docs/evaluate.md: the thresholds are ours, "
                                                       "the paper gives none")))
         rows.append(f"| {alg} | " + " | ".join(cells) + " |")
     ex.claims = claims + ex.claims
     md = "Table 4, ours (paper):\n\n" + "\n".join(rows)
-    return names, {"markdown": [md]}, seeds
+    return names, ({"markdown": [md]} if paper_grades else {}), seeds
 
 
 def _label(alg: str, params: Dict[str, Any]) -> str:
@@ -94,7 +177,7 @@ def _published_values(ex: Experiment, opts) -> Tuple[Dict[str, Any], Dict[str, A
         k = json.dumps([alg, params], sort_keys=True)
         if k not in runs:
             ev = evaluate(alg, dict(params), quick=opts.quick, seeds=opts.seeds, out=_cache(opts),
-                          workers=opts.workers, only=only, progress=opts.progress)
+                          memo=getattr(opts, "memo", None), workers=opts.workers, only=only, progress=opts.progress)
             seeds = seeds or (max(ev.seeds.values()) if ev.seeds else None)
             runs[k] = ev.metrics.get(key) or {}
         return runs[k]

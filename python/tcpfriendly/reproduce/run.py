@@ -34,6 +34,7 @@ class Options:
     dask: Any = None
     progress: Optional[bool] = None
     quiet: bool = False
+    memo: Optional[Dict[str, Any]] = None   # tcpf evaluate's in-memory run cache (no ``out``)
 
 
 @dataclass
