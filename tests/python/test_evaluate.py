@@ -39,7 +39,16 @@ def test_every_experiment_loads_with_documented_assumptions():
         assert exp.meta["paper"] == paper and exp.meta["id"] == eid
         for name, a in exp.assumptions.items():
             assert a["doc"] and "value" in a, name
-        assert exp.published, f"{paper}/{eid} has no published values"
+        if paper == "tsao2007":
+            # S1-S4's published values (Observations 1-4, Figs. 1-4) have one home, the
+            # reproduction's experiments/tsao2007/observations/published.toml, whose claims
+            # read this experiment's numbers
+            assert not exp.published, f"{paper}/{eid}: a second copy of tsao2007's values"
+        else:
+            assert exp.published, f"{paper}/{eid} has no published values"
+    from tcpfriendly.reproduce import plan
+    obs, = plan("tsao2007", ["observations"])["tsao2007"]
+    assert len(obs.claims) >= 30
 
 
 def test_fill_placeholders():
