@@ -402,12 +402,11 @@ def cwnd_epoch_r2(group: Sequence[Flow]) -> float:
     return mean(per_flow)
 
 
-def cwnd_epoch_rounds(group: Sequence[Flow]) -> float:
-    """Round trips per congestion epoch: the mean over a flow's complete epochs
-    (:func:`cwnd_epochs`) of the time from the sample after one fall of the window to the
-    sample before the next, plus one sampling interval, divided by the flow's ``mean_rtt_s``
-    (sastry2005 eq. 19: an epoch has n ≈ f(X)g(X) applications of the increase policy, one per
-    RTT).  Mean over the group's flows; NaN without a complete epoch."""
+def _per_complete_epoch(group: Sequence[Flow], value: Callable[[Dict[str, Any], float, float], float]) -> float:
+    """``value(epoch, step, rtt)`` over each flow's complete epochs (:func:`cwnd_epochs`; step
+    the sampling interval, rtt the flow's ``mean_rtt_s``), mean over a flow's epochs, then over
+    the group's flows; flows without samples or a positive RTT are left out; NaN without a
+    complete epoch."""
     per_flow = []
     for f in group:
         s = f.get("samples") or {}
@@ -415,10 +414,19 @@ def cwnd_epoch_rounds(group: Sequence[Flow]) -> float:
         if not s.get("window") or rtt is None or not float(rtt) > 0:
             continue
         step = float(s["window"][2])
-        n = [(e["time"][-1] - e["time"][0] + step) / float(rtt) for e in cwnd_epochs(f) if e["complete"]]
-        if n:
-            per_flow.append(math.fsum(n) / len(n))
+        v = [value(e, step, float(rtt)) for e in cwnd_epochs(f) if e["complete"]]
+        if v:
+            per_flow.append(math.fsum(v) / len(v))
     return mean(per_flow)
+
+
+def cwnd_epoch_rounds(group: Sequence[Flow]) -> float:
+    """Round trips per congestion epoch: the mean over a flow's complete epochs
+    (:func:`cwnd_epochs`) of the time from the sample after one fall of the window to the
+    sample before the next, plus one sampling interval, divided by the flow's ``mean_rtt_s``
+    (sastry2005 eq. 19: an epoch has n ≈ f(X)g(X) applications of the increase policy, one per
+    RTT).  Mean over the group's flows; NaN without a complete epoch."""
+    return _per_complete_epoch(group, lambda e, step, rtt: (e["time"][-1] - e["time"][0] + step) / rtt)
 
 
 def cwnd_epoch_packets(group: Sequence[Flow]) -> float:
@@ -427,17 +435,7 @@ def cwnd_epoch_packets(group: Sequence[Flow]) -> float:
     interval, RTT the flow's ``mean_rtt_s``), i.e. the sum of the terms of sastry2005's
     arithmetic series, S_n (eq. 20).  Mean over complete epochs, then over the group's flows;
     NaN without one."""
-    per_flow = []
-    for f in group:
-        s = f.get("samples") or {}
-        rtt = f.get("mean_rtt_s")
-        if not s.get("window") or rtt is None or not float(rtt) > 0:
-            continue
-        k = float(s["window"][2]) / float(rtt)
-        v = [k * math.fsum(e["cwnd"]) for e in cwnd_epochs(f) if e["complete"]]
-        if v:
-            per_flow.append(math.fsum(v) / len(v))
-    return mean(per_flow)
+    return _per_complete_epoch(group, lambda e, step, rtt: step / rtt * math.fsum(e["cwnd"]))
 
 
 def cwnd_epoch_peak(group: Sequence[Flow]) -> float:
