@@ -22,7 +22,7 @@ import os
 import sys
 from typing import List, Tuple
 
-from tcpfriendly.evaluate.grades import COLUMNS, PAPER_TABLE4
+from tcpfriendly.evaluate.grades import COLUMNS, PAPER_TABLE4, grade_transient
 
 THROUGHPUT = ["S1", "S2 hom", "S2 het"]
 TRANSIENT = ["S3 up", "S4 up", "S3 down", "S4 down"]
@@ -45,7 +45,10 @@ def best(points: List[Tuple[float, str]]) -> Tuple[int, Tuple[float, float]]:
     top, arg = -1, (0.0, 0.0)
     for i, a in enumerate(cuts):
         for b in cuts[i:]:
-            n = sum(("O" if v <= a else "Δ" if v <= b else "X") == g for v, g in points)
+            # the project's band rule (O if v <= a, Δ if v <= b, else X; not finite: X), applied
+            # to |ln r| for the throughput columns
+            bands = {"transient": {"o_max": a, "delta_max": b}}
+            n = sum(grade_transient(v, bands) == g for v, g in points)
             if n > top:
                 top, arg = n, (a, b)
     return top, arg
