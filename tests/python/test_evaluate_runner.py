@@ -172,3 +172,29 @@ def test_table4_markdown_counts_only_the_columns_run():
     assert m and re.search(rf"Matching grades: {m.group(1)} of 2\b", text)
     assert md.count("\n- gaimd S2") == 2 - int(m.group(1))  # one line per disagreement
     assert "| gaimd | - |" in md
+
+
+def test_a_reducer_s_cache_hash_covers_the_metrics_it_calls_and_no_other_reducer():
+    """The run cache is keyed by the code of the one reducer that made the reduction and the
+    metrics it calls: editing the trough test's metric invalidates the trough runs, not S1's."""
+    closure = {k: runner._source_closure(f) for k, f in runner.REDUCERS.items()}
+    trough_metric = "tcpfriendly.metrics.dynamics.trough_metrics\n"
+    assert trough_metric in closure["trough"]
+    assert trough_metric not in closure["single_flow"]
+    assert "def aggressiveness(" in closure["impulse"] and "def aggressiveness(" not in closure["s2"]
+    assert "def reduce_s2(" in closure["s2"] and "def reduce_s2(" not in closure["series"]
+    hashes = {k: runner.reducer_code_hash(k) for k in runner.REDUCERS}
+    assert len(set(hashes.values())) == len(hashes)
+
+
+def test_the_reducer_hashes_do_not_depend_on_what_else_is_imported():
+    """A resumed evaluation in another process (CLI, notebook, Dask worker) must find the same
+    keys, whatever that process imported before."""
+    import subprocess
+    import sys
+    code = ("import sys\n{pre}from tcpfriendly.evaluate import runner\n"
+            "print(sorted((k, runner.reducer_code_hash(k)) for k in runner.REDUCERS))")
+    outs = {subprocess.run([sys.executable, "-c", code.format(pre=pre)], capture_output=True, text=True,
+                           check=True).stdout
+            for pre in ("", "import tcpfriendly.reproduce, tcpfriendly.sweep, tcpfriendly.plot\n")}
+    assert len(outs) == 1 and "trough" in outs.pop()

@@ -102,22 +102,72 @@ def reduce_steady_level(res, ctx) -> Dict[str, Any]:
             "mean_rtt_s": float(res.flows.iloc[0]["mean_rtt_s"])}
 
 
-def reducer_code_hash() -> str:
-    """A hash of the code that turns a run into its cached reduction (this module and
-    :mod:`tcpfriendly.metrics.dynamics` with :mod:`~tcpfriendly.metrics.transients`): part of every cache key, so a changed reducer never
-    reuses a reduction computed by the old code."""
-    global _CODE_HASH
-    if _CODE_HASH is None:
-        import inspect
-
-        from ..metrics import transients
-
-        src = "".join(inspect.getsource(m) for m in (sys.modules[__name__], dyn, transients))
-        _CODE_HASH = hashlib.sha256(src.encode("utf-8")).hexdigest()[:12]
-    return _CODE_HASH
+def _code_objects(code):
+    """``code`` and the code objects nested in it (comprehensions, inner functions)."""
+    yield code
+    for c in code.co_consts:
+        if hasattr(c, "co_names"):
+            yield from _code_objects(c)
 
 
-_CODE_HASH: Optional[str] = None
+def _source_closure(fn: Callable) -> str:
+    """The source of ``fn`` and of every function or class of this module and of the metrics
+    layer (``tcpfriendly.metrics.*``) it can reach by name.
+
+    A name the code uses (``co_names``: globals, attributes such as ``dyn.binned``, names
+    imported inside a function) is followed when one of those modules defines a function or
+    class of that name; a same-named definition in another of them is followed too, which
+    only makes the hash more cautious. Module-level constants the code reads by
+    name are hashed by ``repr``. Not followed: methods of the result object (``res.flows``;
+    the package version in every key covers them) and names built at run time.
+    """
+    import importlib
+    import inspect
+    import pkgutil
+
+    from .. import metrics
+
+    # A fixed set of modules (not whatever happens to be imported), so the hash is the same in
+    # every process: this module and the metrics layer, where every reducer's numbers come from.
+    modules = [sys.modules[__name__]] + [importlib.import_module(f"{metrics.__name__}.{m.name}")
+                                         for m in sorted(pkgutil.iter_modules(metrics.__path__), key=lambda m: m.name)]
+    homes = {m.__name__ for m in modules}
+    parts: Dict[str, str] = {}
+    stack = [fn]
+    while stack:
+        obj = stack.pop()
+        ident = f"{obj.__module__}.{obj.__qualname__}"
+        if ident in parts:
+            continue
+        parts[ident] = inspect.getsource(obj)
+        codes = (list(_code_objects(obj.__code__)) if inspect.isfunction(obj)
+                 else [c for v in vars(obj).values() if inspect.isfunction(v) for c in _code_objects(v.__code__)])
+        glb = obj.__globals__ if inspect.isfunction(obj) else vars(sys.modules[obj.__module__])
+        for name in sorted({n for c in codes for n in c.co_names}):
+            val = glb.get(name)
+            if isinstance(val, (int, float, str, bytes, tuple, frozenset)) and not isinstance(val, bool):
+                parts[f"{obj.__module__}.{name}=const"] = repr(val)
+            for m in modules:
+                cand = getattr(m, name, None)
+                if (inspect.isfunction(cand) or inspect.isclass(cand)) and getattr(cand, "__module__", "") in homes:
+                    stack.append(cand)
+    return "".join(f"{k}\n{v}" for k, v in sorted(parts.items()))
+
+
+def reducer_code_hash(reducer: str) -> str:
+    """A hash of the code that turns a run into the cached reduction of ``reducer``: the
+    reducer's own source and that of every tcpfriendly function it calls
+    (:func:`_source_closure`). Part of every cache key, so a changed reducer never reuses a
+    reduction computed by the old code, while an edit to one reducer (or to a metric only it
+    uses) leaves the other reducers' cached runs valid."""
+    h = _CODE_HASH.get(reducer)
+    if h is None:
+        h = hashlib.sha256(_source_closure(REDUCERS[reducer]).encode("utf-8")).hexdigest()[:12]
+        _CODE_HASH[reducer] = h
+    return h
+
+
+_CODE_HASH: Dict[str, str] = {}
 
 
 def reduce_impulse(res, ctx) -> Dict[str, Any]:
@@ -306,7 +356,7 @@ def execute(jobs: List[Job], workers: Optional[int] = None, out: Optional[str] =
         def log(message: str) -> None:
             sys.stderr.write(message + "\n")
             sys.stderr.flush()
-    keys = [j.key(f"{__version__}:{reducer_code_hash()}") for j in jobs]
+    keys = [j.key(f"{__version__}:{reducer_code_hash(j.reducer)}") for j in jobs]
     cache = RunCache(out) if out else None
     found: Dict[str, Dict[str, Any]] = {}
     todo: Dict[str, _Run] = {}
