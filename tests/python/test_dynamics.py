@@ -108,6 +108,31 @@ def test_aggressiveness_counts_rtts_to_the_new_steady_window():
     assert q[0] == pytest.approx(0.041) and q[1] == pytest.approx(0.05)
 
 
+
+def test_steady_cov_is_the_windows_cov_over_each_phases_steady_tail():
+    """jin2001 Fig. 19's smoothness after reaching steady state: the CoV of the window over the
+    last third of each phase (the samples of the Table 5 measures' W_target), without the
+    transition to the new level."""
+    t, w = _square_cwnd()
+    rises, falls = [10.0, 30.0, 50.0, 70.0], [20.0, 40.0, 60.0]
+    # flat levels in every tail: CoV 0 although the ramp and the step are in the phases
+    assert d.steady_cov(t, w, rises, 10.0) == [0.0] * 4
+    assert d.steady_cov(t, w, falls, 10.0) == [0.0] * 3
+    # a sawtooth 18-22 in the tail of the high phases: the population CoV of those samples,
+    # while the window before the tail (the ramp) does not count
+    saw = w.copy()
+    ph = np.mod(t, 20.0)
+    tail = (ph > 10.0 + 20.0 / 3) & (ph < 20.0)
+    saw[tail] = np.where(np.mod(np.round(t[tail] / 0.05), 2) == 0, 18.0, 22.0)
+    got = d.steady_cov(t, saw, rises, 10.0)
+    sel = (t > 10.0 + 20.0 / 3) & (t < 20.0)
+    assert got[0] == pytest.approx(float(np.std(saw[sel]) / np.mean(saw[sel])))
+    assert 0.08 < got[0] < 0.11 and len(got) == 4
+    a = d.aggressiveness(t, saw, rises, rtt_s=0.1, period_s=10.0)
+    assert a["targets"][0] == pytest.approx(float(np.mean(saw[sel])))
+    # a phase that ends after the last sample is left out
+    assert d.steady_cov(t, w, [70.0, 75.0], 10.0) == [0.0]
+
 def test_responsiveness_counts_loss_events_until_the_window_is_down():
     t = np.round(np.arange(0.05, 40.0 + 1e-9, 0.05), 6)
     # window 20 until 10 s, then halves at 10.5, 11.5, 12.5 s (loss events) to 2.5, stays

@@ -163,6 +163,45 @@ def test_evaluate_claims_read_the_numbers_behind_the_grades(monkeypatch, tmp_pat
         run_experiment(load_experiment(str(d)), Options(quick=True))
 
 
+
+def test_values_from_names_every_measured_number(monkeypatch, tmp_path):
+    """kind = "evaluate" with values_from (jin2001 Table 5): each published value is compared
+    with the metric tcpf evaluate measures, and every other number measured for the i-th
+    value's algorithm is the name v<i>_<metric> (a mean with its CI: the mean), for the
+    experiment's own claims (Fig. 19's cwnd_cov_steady); a fabricated Evaluation."""
+    import tcpfriendly.evaluate as evaluate_pkg
+    from tcpfriendly.evaluate.core import Evaluation
+    from tcpfriendly.reproduce.run import Options, run_experiment
+    from tcpfriendly.reproduce.spec import load_experiment
+
+    cov = {"tcp": 0.2, "iiad": 0.01}
+
+    def fake(alg, params=None, **kw):
+        m = {"inv_aggressiveness_rtt": {"mean": 13.0 if alg == "tcp" else 170.0, "lo": 1, "hi": 2, "n": 3},
+             "cwnd_cov_steady": {"mean": cov[alg], "lo": 0, "hi": 1, "n": 9}, "mean_rtt_s": 0.1,
+             "analysis_paper_point": {"W": 11}}
+        return Evaluation(algorithm=alg, params=params or {}, quick=True, grades={}, numbers={},
+                          metrics={"jin2001/impulse-response": m}, thresholds={}, assumptions={}, seeds={})
+    monkeypatch.setattr(evaluate_pkg, "evaluate", fake)
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "published.toml").write_text(
+        '[[values]]\nalgorithm = "tcp"\nmetric = "inv_aggressiveness_rtt"\ninterval = [12.8, 14.1]\nrule = { rel = 0.25 }\n'
+        '[[values]]\nalgorithm = "iiad"\nmetric = "inv_aggressiveness_rtt"\ninterval = [172.8, 176.0]\nrule = { rel = 0.25 }\n')
+    d = tmp_path / "t5"
+    d.mkdir()
+    (d / "experiment.toml").write_text(
+        '[experiment]\npaper = "jin2001"\nkind = "evaluate"\ntitle = "t"\nsource = "s"\n'
+        '[evaluate]\nvalues_from = "../src/published.toml"\nkey = "jin2001/impulse-response"\nonly = ["impulse-response"]\n')
+    (d / "published.toml").write_text(
+        '[[values]]\nclaim = "TCP varies more"\nwhere = "w"\nvalue = "more"\n'
+        'ours = "v0_cwnd_cov_steady / v1_cwnd_cov_steady"\nrule = { min = 2.0 }\n')
+    r = run_experiment(load_experiment(str(d)), Options(quick=True))
+    got = {c.claim.claim: c for c in r.claims}
+    assert got["TCP varies more"].ours == pytest.approx(20.0) and got["TCP varies more"].matched
+    assert r.names["v0_inv_aggressiveness_rtt"] == 13.0 and r.names["v1_mean_rtt_s"] == 0.1
+    assert "v0_analysis_paper_point" not in r.names
+    assert [c.matched for c in r.claims if c.claim.claim != "TCP varies more"] == [True, True]
+
 def test_analytic_verdicts_are_computed():
     """jin2001 Table 1 and Table 6: the rounded constants and TCP's Δ differ, the rest match."""
     rs = {r.experiment.id: r for r in reproduce("jin2001", ["table1-spectrum", "table6-analysis"])}
@@ -210,6 +249,22 @@ def test_time_series_verdicts_come_from_the_sweep_table(tmp_path):
     assert fn5.ours == pytest.approx(n["f_mean20"] / n["f_mean"], rel=1e-12)
     assert fn5.matched == (0.9 <= fn5.ours <= 1.1)
 
+
+
+def test_a_sweep_input_matching_no_row_is_empty_not_an_error():
+    """An input whose `where` leaves no row (seed 3 of a quick run with one seed, after a
+    rate the quick grid lacks) is an empty series whose mean is NaN, not an internal error."""
+    import pandas as pd
+
+    from tcpfriendly.reproduce.run import _sweep_input
+    t = pd.DataFrame({"rate": ["15Mbps"] * 4, "seed": [1, 1, 2, 2], "group": [0, 1, 0, 1],
+                      "n": [2, 2, 2, 2], "x": [1.0, 2.0, 3.0, 4.0]})
+    assert _sweep_input(t, {"metric": "x", "where": {"seed": 2}, "group": 1, "x": "n"}, "w") == {2.0: 4.0}
+    for where in ({"rate": "60Mbps", "seed": 1}, {"seed": 3, "rate": "15Mbps"}):
+        s = _sweep_input(t, {"metric": "x", "where": where, "group": 0, "x": "n"}, "w")
+        assert isinstance(s, Series) and s == {}
+        assert math.isnan(evaluate_expr("mean(s)", {"s": s}))
+        assert math.isnan(_sweep_input(t, {"metric": "x", "where": where, "group": 0}, "w"))
 
 # ----- the CLI ---------------------------------------------------------------------------------
 def test_cli_quick_subset_end_to_end(tcpf, tmp_path):

@@ -476,6 +476,8 @@ def _agg_impulse(exp, vals, rows, th):
     m = {
         "inv_aggressiveness_rtt": aggr, "inv_responsiveness_losses": resp,
         "inv_responsiveness_s": resp_s,
+        # the window's CoV after reaching steady state, every phase of every seed (Fig. 19)
+        "cwnd_cov_steady": dyn.mean_ci95([v for r in rs for v in r["steady_cov"]]),
         "mean_rtt_s": _mean([r["rtt_s"] for r in rs]),
         "w_low": _mean([v for r in rs for v in r["w_low"]]),
         "w_high": _mean([v for r in rs for v in r["w_high"]]),

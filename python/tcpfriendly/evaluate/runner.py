@@ -205,11 +205,15 @@ def reduce_impulse(res, ctx) -> Dict[str, Any]:
     # 1/responsiveness in loss events counts window reductions; a rate-based flow logs none,
     # so the count is not measured for it (its seconds are)
     resp_losses = rsp["samples"] if window_based else []
+    # smoothness after reaching steady state (jin2001 Fig. 19): the window's CoV over the same
+    # tail of each phase that gives the targets above, the high (CBR off) and low (on) levels
+    steady = dyn.steady_cov(t, w, rises, off) + dyn.steady_cov(t, w, falls, on)
     sel = (t >= 80) & (t <= 200)
     return {
         "rtt_s": rtt,
         "aggr_samples": agg["samples"], "w_high": agg["targets"],
         "resp_samples": resp_losses, "resp_seconds": rsp["seconds"], "w_low": rsp["targets"],
+        "steady_cov": steady,
         "series": {"time": t[sel][::5].round(3).tolist(), "cwnd": w[sel][::5].round(3).tolist()},
     }
 

@@ -40,7 +40,7 @@ __all__ = [
     "cov", "binned", "smoothness_cov", "smoothness_cov_geometric",
     "jain", "jain_over_time", "max_ratio", "mean_ci95",
     "flow_series", "loss_log", "loss_events_between",
-    "aggressiveness", "responsiveness", "convergence_t1_delta_t2", "rtt_from_queue",
+    "aggressiveness", "responsiveness", "steady_cov", "convergence_t1_delta_t2", "rtt_from_queue",
     "trough_metrics", "convergence_time", "normalised", "fair_share_ratio",
     "shortest_rtt_flow", "cwnd_settle_s",
 ]
@@ -210,11 +210,42 @@ def loss_events_between(log: pd.DataFrame, flow: int, t0: float, t1: float,
 
 
 # ----- aggressiveness and responsiveness (jin2001 §5, Table 5) -----------------------------------
+def _tail(t: np.ndarray, w: np.ndarray, start: float, end: float, tail: float) -> np.ndarray:
+    """The window samples of the last ``tail`` fraction of ``[start, end)`` (the phase's steady
+    state: :func:`aggressiveness` and :func:`responsiveness` take their target from them)."""
+    a = end - tail * (end - start)
+    return w[(t > a) & (t < end) & np.isfinite(w)]
+
+
 def _steady_window(t: np.ndarray, w: np.ndarray, start: float, end: float, tail: float) -> float:
     """Mean window over the last ``tail`` fraction of ``[start, end)``."""
-    a = end - tail * (end - start)
-    sel = (t > a) & (t < end) & np.isfinite(w)
-    return float(w[sel].mean()) if sel.any() else float("nan")
+    v = _tail(t, w, start, end, tail)
+    return float(v.mean()) if v.size else float("nan")
+
+
+def steady_cov(t: Sequence[float], cwnd: Sequence[float], changes: Sequence[float],
+               period_s: float, tail: float = 1 / 3) -> list:
+    """Smoothness after reaching steady state, per phase (jin2001 §6.2.4, Fig. 19: "after
+    reaching steady state, AIAD is as smooth as IIAD"): for each change of the available
+    bandwidth at ``c`` (a rise or a fall of :func:`aggressiveness` / :func:`responsiveness`),
+    the coefficient of variation (:func:`cov`) of the window samples over the last ``tail`` of
+    ``[c, c + period_s)`` -- the samples whose mean is those functions' ``W_target``. The
+    window's oscillation around its new level, without the transition to it; jin2001 §5's
+    smoothness (Table 3: the window's CoV over a congestion epoch) measured at a time scale of
+    the sampling interval. A phase that ends after the last sample, or has no samples in its
+    tail, is left out."""
+    tt = np.asarray(t, dtype=float)
+    ww = np.asarray(cwnd, dtype=float)
+    out: list = []
+    if not tt.size:
+        return out
+    for c in sorted(float(x) for x in changes):
+        if c + period_s > tt.max() + 1e-9:
+            continue
+        v = _tail(tt, ww, c, c + period_s, tail)
+        if v.size:
+            out.append(cov(v.tolist()))
+    return out
 
 
 def rtt_from_queue(queue_pkts: Sequence[float], base_rtt_s: float, rate_bps: float,

@@ -11,7 +11,9 @@ API), two ways:
 - ``[evaluate] values_from = "../impulse-response/published.toml"`` (jin2001 Table 5,
   sastry2005 Table I): the published values of an experiment ``tcpf evaluate`` runs, read
   from its own ``published.toml`` (one transcription), each compared with the metric
-  ``tcpf evaluate`` measures for that algorithm."""
+  ``tcpf evaluate`` measures for that algorithm. Every number ``tcpf evaluate`` measures for
+  the algorithm of the i-th value is the name ``v<i>_<metric>`` (a mean with its CI: the
+  mean) of the experiment's own claims."""
 
 from __future__ import annotations
 
@@ -195,6 +197,11 @@ def _published_values(ex: Experiment, opts) -> Tuple[Dict[str, Any], Dict[str, A
         params = dict(v.get("params") or {})
         label = str(v.get("label") or _label(alg, params))
         got = measured(alg, params)
+        # every measured number of the algorithm is a name too (v<i>_<metric>), so a claim may
+        # use a metric the published values do not list (Fig. 19's cwnd_cov_steady)
+        for metric, x in got.items():
+            if isinstance(x, (int, float)) and not isinstance(x, bool) or isinstance(x, dict) and "mean" in x:
+                names[f"v{i}_{metric}"] = number(x)
         items = [(v["metric"], v)] if "metric" in v else [(m, {"value": x}) for m, x in (v.get("metrics") or {}).items()]
         for metric, item in items:
             rule = dict(item.get("rule") or v.get("rule") or tol.get(metric) or {})

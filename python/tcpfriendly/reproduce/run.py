@@ -220,11 +220,14 @@ def _matches(cell: Any, want: Any) -> bool:
 
 
 def _sweep_input(table, spec: Mapping[str, Any], where: str) -> Any:
+    import pandas as pd
+
     rows = table
     for col, want in (spec.get("where") or {}).items():
         if col not in rows.columns:
             raise ScenarioError(f"{where}.where: no column {col!r} in the sweep table", field=where)
-        rows = rows[[_matches(c, want) for c in rows[col]]]
+        # a boolean mask even when no row is left (an empty list would select columns)
+        rows = rows[pd.Series([_matches(c, want) for c in rows[col]], index=rows.index, dtype=bool)]
     if "group" in spec:
         rows = rows[rows["group"] == int(spec["group"])]
     metric = spec["metric"]
