@@ -182,14 +182,24 @@ def markov(n: int, congestion: str, runs: int = 50, events: int = 1000, warmup: 
 
 
 # ----- Chiu–Jain ------------------------------------------------------------------------------
-def chiu_jain(alg: str, W: float, n: int = 2, init: Optional[Sequence[float]] = None,
-              params: Optional[Dict[str, Any]] = None, rounds: int = 2000, eps: float = 1.0,
-              rtt: float = 0.1, jain_target: float = 0.99) -> Dict[str, Any]:
-    """Drive n flows of any registered controller (``tcpf algorithms``; ``params`` as in a
+def chiu_jain(alg: "str | Sequence[str]", W: float, n: Optional[int] = None,
+              init: Optional[Sequence[float]] = None,
+              params: "Optional[Dict[str, Any] | Sequence[Optional[Dict[str, Any]]]]" = None,
+              rounds: int = 2000, eps: float = 1.0, rtt: float = 0.1,
+              jain_target: float = 0.99) -> Dict[str, Any]:
+    """Drive n flows of any registered controllers (``tcpf algorithms``; ``params`` as in a
     scenario file, formulas included) round by round on capacity W with synchronous binary
-    feedback. Measures T1, Δ, T2, rounds to Jain > ``jain_target``; -1 means not reached."""
-    return call("chiu_jain", alg=alg, W=W, n=n, init=list(init) if init is not None else None,
-                params=params, rounds=rounds, eps=eps, rtt=rtt, jain_target=jain_target)
+    feedback. Measures T1, Δ, T2, rounds to Jain > ``jain_target``; -1 means not reached.
+
+    ``alg`` and ``params`` are one algorithm and one parameter dict for every flow, or lists
+    with one entry per flow, to mix algorithms (``n`` then defaults to the lists' length, else
+    to 2)::
+
+        chiu_jain(["tcp", "gaimd"], W=200, params=[{}, {"alpha": 0.2, "beta": 0.125}])
+    """
+    as_list = lambda v: list(v) if isinstance(v, (list, tuple)) else v  # noqa: E731
+    return call("chiu_jain", alg=as_list(alg), W=W, n=n, init=list(init) if init is not None else None,
+                params=as_list(params), rounds=rounds, eps=eps, rtt=rtt, jain_target=jain_target)
 
 
 # ----- plots ----------------------------------------------------------------------------------
@@ -416,13 +426,14 @@ def plot_chiu_jain(r: Dict[str, Any], path: str) -> str:
         ax.plot([0, top], [0, top], "k:", lw=0.8, label="fairness x1 = x2")
         ax.set_xlim(0, top)
         ax.set_ylim(0, top)
-        ax.set_xlabel("x1 (packets)")
-        ax.set_ylabel("x2 (packets)")
+        ax.set_xlabel("x1 (packets)" + (f", {r['alg_1']}" if "alg_1" in r else ""))
+        ax.set_ylabel("x2 (packets)" + (f", {r['alg_2']}" if "alg_2" in r else ""))
         ax.legend(fontsize=7)
     ax.set_title("phase plot (Chiu-Jain)")
     ax = axes[1]
     for i, wi in enumerate(w[:10]):
-        ax.plot(wi, lw=0.7, label=f"flow {i + 1}")
+        name = r.get(f"alg_{i + 1}")  # mixed algorithms
+        ax.plot(wi, lw=0.7, label=f"flow {i + 1}" + (f" ({name})" if name else ""))
     ax.set_xlabel("round (RTT)")
     ax.set_ylabel("window (packets)")
     ax.legend(fontsize=7)

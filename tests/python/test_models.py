@@ -136,6 +136,11 @@ BAD = {
     "unknown controller": (["chiu-jain", "--alg", "nope", "--W", "60"], ["--alg", "nope"]),
     "bad controller param": (["chiu-jain", "--alg", "gaimd", "--param", "beta=2", "--W", "60"], ["--param", "beta"]),
     "init count": (["chiu-jain", "--alg", "tcp", "--W", "60", "--n", "3", "--init", "10,20"], ["--init"]),
+    "mixed: a flow that does not exist": (["chiu-jain", "--alg", "tcp", "--alg", "gaimd", "--param", "3:beta=0.1", "--W", "60"],
+                                          ["--param", "flow 3"]),
+    "mixed: --n against the --alg count": (["chiu-jain", "--alg", "tcp", "--alg", "gaimd", "--n", "3", "--W", "60"], ["--alg", "3 flows"]),
+    "mixed: a parameter the flow's law lacks": (["chiu-jain", "--alg", "tcp", "--alg", "gaimd", "--param", "alpha=0.2", "--W", "60"],
+                                                ["--param", "alpha", "tcp"]),
     "plot suffix": (["illinois", "--plot", "fig.pdf"], ["--plot"]),
     "missing option": (["rate", "--alpha", "1"], ["--p"]),
 }
@@ -239,3 +244,28 @@ def test_api_cyrf_classification():
     log = models.cyrf("x^2/log(x)", "0.5*log(x)/x", windows=[8, 10])
     assert log["class"] == 1 and log["decrease_holds"] == 0
     assert log["details"]["class"] == "1-CYRF"
+
+
+def test_chiu_jain_mixes_algorithms_from_python_and_the_command_line(capsys):
+    """Mixed algorithms (one per flow): under synchronous feedback GAIMD with yang2000's
+    TCP-friendly α = 3β/(2−β) = 0.2 (β = 1/8) averages TCP's window; α = 0.31 takes ≈ 1.55×."""
+    import numpy as np
+
+    def ratio(alpha):
+        r = models.chiu_jain(["tcp", "gaimd"], W=200, init=[20, 60], params=[{}, {"alpha": alpha, "beta": 0.125}],
+                             rounds=20000)
+        assert (r["n"], r["alg_1"], r["alg_2"], r["param_2_alpha"]) == (2, "tcp", "gaimd", alpha)
+        w = np.array(r["series"]["windows"])
+        return w[1][10000:].mean() / w[0][10000:].mean()
+
+    assert ratio(0.2) == pytest.approx(1.0, abs=0.03)
+    assert ratio(0.31) == pytest.approx(1.55, abs=0.05)
+    code, out, err = run_inprocess(capsys, "chiu-jain", "--alg", "tcp", "--alg", "gaimd", "--param", "2:alpha=0.2",
+                                   "--param", "2:beta=1/8", "--W", "200", "--init", "20,60", "--json")
+    assert code == 0, err
+    d = flat_json(out)
+    assert d["n"] == 2 and d["param_2_beta"] == 0.125 and "param_beta" not in d
+    code, out, err = run_inprocess(capsys, "chiu-jain", "--alg", "simd", "--alg", "iiad", "--param", "2:beta=2/3",
+                                   "--W", "110", "--init", "10,30")
+    assert code == 0, err
+    assert "flows          : 1 simd, 2 iiad" in out and "param_2_beta" in out

@@ -257,3 +257,37 @@ fn chiu_jain_drives_formula_controllers() {
     assert!(*r.jain.last().unwrap() > 0.99);
     assert_eq!(r.t1, g.t1);
 }
+
+/// Mixed algorithms in one Chiu–Jain run (`alg` and `params` as lists, one entry per flow): under
+/// synchronous feedback a GAIMD flow with yang2000's TCP-friendly α = 3β/(2−β) (0.2 for β = 1/8)
+/// averages TCP's window, ((α/β)(1 − β/2) per round of the common epoch: 1.5 for both), while
+/// α = 0.31 (yang2000 §3's) takes (0.31/0.125)(0.9375)/1.5 = 1.55 times TCP's.
+#[test]
+fn chiu_jain_mixes_algorithms_and_the_friendly_alpha_shares_equally_with_tcp() {
+    let share = |alpha: f64| {
+        let out = call(
+            "chiu_jain",
+            json!({"alg": ["tcp", "gaimd"], "params": [{}, {"alpha": alpha, "beta": 0.125}], "W": 200.0, "init": [20.0, 60.0], "rounds": 20000}),
+        );
+        assert_eq!(out["n"], json!(2));
+        assert_eq!((out["alg_1"].as_str(), out["alg_2"].as_str()), (Some("tcp"), Some("gaimd")));
+        assert_eq!(out["param_2_alpha"].as_f64(), Some(alpha));
+        let w = out["series"]["windows"].as_array().unwrap();
+        let mean = |i: usize| {
+            let v: Vec<f64> = w[i].as_array().unwrap().iter().skip(10000).map(|x| x.as_f64().unwrap()).collect();
+            v.iter().sum::<f64>() / v.len() as f64
+        };
+        mean(1) / mean(0)
+    };
+    let friendly = share(0.2);
+    let aggressive = share(0.31);
+    assert!(within(friendly, 1.0, 0.05), "GAIMD(0.2, 1/8) / TCP = {friendly}");
+    assert!(within(aggressive, 1.55, 0.05), "GAIMD(0.31, 1/8) / TCP = {aggressive}");
+    // one entry per flow or one for all; anything else names the field
+    let e = api::call("chiu_jain", &json!({"alg": ["tcp", "gaimd", "simd"], "n": 2, "W": 100.0})).unwrap_err();
+    assert_eq!(e.field, "alg");
+    let e = api::call("chiu_jain", &json!({"alg": "gaimd", "params": [{}, {}, {}], "n": 2, "W": 100.0})).unwrap_err();
+    assert_eq!(e.field, "params");
+    let e = api::call("chiu_jain", &json!({"alg": [1, 2], "W": 100.0})).unwrap_err();
+    assert_eq!(e.field, "alg");
+}

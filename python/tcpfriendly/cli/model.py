@@ -495,11 +495,31 @@ def _params(items: Optional[List[str]]) -> Optional[Dict[str, Any]]:
     return out
 
 
+def _flow_params(items: Optional[List[str]], n_algs: int) -> Any:
+    """--param NAME=VALUE (every flow) and --param I:NAME=VALUE (flow I, from 1): one dict for
+    all flows, or a list with one dict per flow when any is numbered."""
+    shared, numbered = [], {}
+    for item in items or []:
+        head, sep, rest = item.partition(":")
+        if sep and head.strip().isdigit() and "=" in rest and "=" not in head:
+            numbered.setdefault(int(head), []).append(rest)
+        else:
+            shared.append(item)
+    if not numbered:
+        return _params(shared)
+    n = max([n_algs] + list(numbered))
+    bad = [i for i in numbered if i < 1]
+    if bad or (n_algs > 1 and max(numbered) > n_algs):
+        raise ScenarioError(f"--param: flow {(bad or [max(numbered)])[0]} does not exist: flows are numbered "
+                            f"1..{max(n_algs, 1) if n_algs > 1 else 'N'}")
+    return [_params(shared + numbered.get(i, [])) or {} for i in range(1, n + 1)]
+
+
 @app.command(
     "chiu-jain",
     short_help="Chiu-Jain synchronous model driving any registered controller.",
     help=(
-        "The Chiu-Jain model: n flows of one registered controller (see `tcpf algorithms`; "
+        "The Chiu-Jain model: n flows of registered controllers (see `tcpf algorithms`; "
         "parameters with --param NAME=VALUE, formulas included) on a capacity of W packets "
         "with synchronous binary feedback, round by round (one RTT each): all flows get a "
         "loss event when the windows sum to more than W, otherwise one ACK per packet. Each "
@@ -508,17 +528,20 @@ def _params(items: Optional[List[str]]) -> Optional[Dict[str, Any]]:
         "rounds until Jain's index stays above --jain-target, the final index and the "
         "efficiency; -1 means not reached. --plot draws the (x1, x2) phase plot with the "
         "fairness and efficiency lines, the windows and Jain's index over time.\n\n"
+        "Mixed algorithms: give --alg once per flow (flow 1 first); --param I:NAME=VALUE "
+        "then sets a parameter of flow I only (an unnumbered --param goes to every flow).\n\n"
         "\b\n"
         "Examples:\n"
         "  tcpf model chiu-jain --alg simd --n 2 --W 110 --init 10,30\n"
+        "  tcpf model chiu-jain --alg tcp --alg gaimd --param 2:alpha=0.2 --param 2:beta=1/8 --W 200 --init 20,60\n"
         "  tcpf model chiu-jain --alg gaimd --param alpha=3/31 --param beta=1/16 --W 110 --init 10,30 --json\n"
         "  tcpf model chiu-jain --alg formula --param f=w --param g=0.5 --n 3 --W 60 --plot cj.png"
     ),
 )
 def chiu_jain_command(
-    alg: str = typer.Option(..., "--alg", metavar="NAME", help="A registered algorithm (tcpf algorithms)."),
-    param: Optional[List[str]] = typer.Option(None, "--param", metavar="NAME=VALUE", help="A controller parameter (repeatable)."),
-    n: int = typer.Option(2, "--n", metavar="N", help="Number of flows."),
+    alg: List[str] = typer.Option(..., "--alg", metavar="NAME", help="A registered algorithm (tcpf algorithms); once per flow to mix algorithms."),
+    param: Optional[List[str]] = typer.Option(None, "--param", metavar="[I:]NAME=VALUE", help="A controller parameter (repeatable); I: for flow I only."),
+    n: Optional[int] = typer.Option(None, "--n", metavar="N", help="Number of flows (default: one per --alg when several, else 2)."),
     W: float = typer.Option(..., "--W", parser=_number, metavar="W", help="Capacity in packets."),
     init: Optional[List[float]] = typer.Option(None, "--init", parser=_numbers, metavar="W1,W2,...", help="Initial windows (default spread below W/2)."),
     rounds: int = typer.Option(2000, "--rounds", metavar="R", help="Rounds (RTTs) to run."),
@@ -528,8 +551,11 @@ def chiu_jain_command(
     as_json: bool = _json_option(),
     plot: Optional[str] = _plot_option(),
 ) -> None:
-    _run("chiu_jain", dict(alg=alg, params=_params(param), n=n, W=W, init=_flatten(init), rounds=rounds,
-                           eps=eps, rtt=rtt, jain_target=jain_target), as_json, plot)
+    params = _flow_params(param, len(alg))
+    _run("chiu_jain", dict(alg=alg[0] if len(alg) == 1 else alg, params=params, n=n, W=W, init=_flatten(init),
+                           rounds=rounds, eps=eps, rtt=rtt, jain_target=jain_target), as_json, plot,
+         notes=lambda r: ["flows          : " + ", ".join(f"{i} {r[f'alg_{i}']}" for i in range(1, r["n"] + 1))]
+         if "alg_1" in r else [])
 
 
 # ----- standalone entry point ------------------------------------------------------------------

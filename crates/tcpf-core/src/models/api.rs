@@ -700,11 +700,58 @@ fn markov_model(a: &mut Args) -> R<Value> {
 
 // ----- Chiu–Jain ------------------------------------------------------------------------------
 
+/// `alg` and `params` of the Chiu–Jain model: one algorithm (a string) and one parameter object
+/// for every flow, or a list of each with one entry per flow (mixed algorithms, sastry2005 §III's
+/// "different protocols"; jin2001 Fig. 3 compares SIMD with AIMD). Returns (algorithms, params,
+/// n) with n taken from the lists when `n` is not given.
+fn chiu_jain_flows(a: &mut Args) -> R<(Vec<String>, Vec<Map<String, Value>>, usize)> {
+    let per_flow = |name: &str, v: &Value| -> R<Vec<Value>> {
+        match v {
+            Value::Array(items) if items.is_empty() => Err(ModelError::new(name, "must not be an empty list")),
+            Value::Array(items) => Ok(items.clone()),
+            other => Ok(vec![other.clone()]),
+        }
+    };
+    let algs: Vec<String> = match a.raw("alg") {
+        None => return Err(ModelError::new("alg", "is required")),
+        Some(v) => per_flow("alg", v)?
+            .into_iter()
+            .map(|x| match x {
+                Value::String(s) => Ok(s),
+                other => Err(ModelError::new("alg", format!("must be an algorithm name or a list of names (one per flow); got {other}"))),
+            })
+            .collect::<R<_>>()?,
+    };
+    let params: Vec<Map<String, Value>> = match a.raw("params") {
+        None => vec![Map::new()],
+        Some(v) => per_flow("params", v)?
+            .into_iter()
+            .map(|x| match x {
+                Value::Object(m) => Ok(m),
+                Value::Null => Ok(Map::new()),
+                other => Err(ModelError::new("params", format!("must be an object of parameters or a list of them (one per flow); got {other}"))),
+            })
+            .collect::<R<_>>()?,
+    };
+    let listed = algs.len().max(params.len());
+    let n = match a.raw("n") {
+        None if listed > 1 => listed,
+        _ => a.int("n", Some(2), 1, 1000)? as usize,
+    };
+    for (name, len) in [("alg", algs.len()), ("params", params.len())] {
+        if len != 1 && len != n {
+            return Err(ModelError::new(name, format!("give one entry for every flow or one for all ({n} flows, {len} entries)")));
+        }
+    }
+    let pick = |i: usize, len: usize| if len == 1 { 0 } else { i };
+    let algs = (0..n).map(|i| algs[pick(i, algs.len())].clone()).collect();
+    let params = (0..n).map(|i| params[pick(i, params.len())].clone()).collect();
+    Ok((algs, params, n))
+}
+
 fn chiu_jain_model(a: &mut Args) -> R<Value> {
-    let alg = a.string("alg", None, &[])?;
-    let params = a.object("params")?;
+    let (algs, params, n) = chiu_jain_flows(a)?;
     let w = a.num("W", None, POS)?;
-    let n = a.int("n", Some(2), 1, 1000)? as usize;
     let init = match a.list("init", POS)? {
         Some(v) => {
             if v.len() != n {
@@ -722,7 +769,11 @@ fn chiu_jain_model(a: &mut Args) -> R<Value> {
     if (rounds as f64) * w * (n as f64).max(1.0) > 5e9 {
         return Err(ModelError::new("rounds", "too much work: rounds × W must be at most 5e9"));
     }
-    let flows: Vec<chiu_jain::FlowSpec> = init.iter().map(|&x| chiu_jain::FlowSpec { algorithm: alg.clone(), params: params.clone(), initial: x }).collect();
+    let flows: Vec<chiu_jain::FlowSpec> = init
+        .iter()
+        .zip(algs.iter().zip(&params))
+        .map(|(&x, (alg, p))| chiu_jain::FlowSpec { algorithm: alg.clone(), params: p.clone(), initial: x })
+        .collect();
     let cfg = chiu_jain::ChiuJainConfig { flows, capacity: w, rounds, eps, rtt, jain_target: target };
     let r = chiu_jain::run(&cfg)?;
     let opt = |v: Option<usize>| json!(v.map_or(-1, |x| x as i64));
@@ -740,9 +791,22 @@ fn chiu_jain_model(a: &mut Args) -> R<Value> {
         "efficiency": num(if r.efficiency.is_finite() { r.efficiency } else { -1.0 }),
         "loss_events": json!(r.loss_events),
     });
-    if let Some(Value::Object(p)) = r.params.first() {
-        for (k, v) in p {
-            out[format!("param_{k}")] = v.clone();
+    let mixed = algs.iter().any(|x| x != &algs[0]) || r.params.iter().any(|p| p != &r.params[0]);
+    if !mixed {
+        if let Some(Value::Object(p)) = r.params.first() {
+            for (k, v) in p {
+                out[format!("param_{k}")] = v.clone();
+            }
+        }
+    } else {
+        // one flat, named entry per flow: alg_1, param_1_beta, ... (canonical parameters)
+        for (i, (alg, p)) in algs.iter().zip(&r.params).enumerate() {
+            out[format!("alg_{}", i + 1)] = json!(alg);
+            if let Value::Object(p) = p {
+                for (k, v) in p {
+                    out[format!("param_{}_{k}", i + 1)] = v.clone();
+                }
+            }
         }
     }
     let per_flow: Vec<Value> = (0..n).map(|i| finite(r.windows.iter().map(|w| w[i]).collect())).collect();
