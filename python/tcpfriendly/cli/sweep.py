@@ -200,13 +200,22 @@ def _summary(result) -> None:
         "Every axis that varies must be --x, --hue or fixed with --where AXIS=VALUE. With "
         "several flow groups, a group metric gets one line per group (or pick one with "
         "--group N); link metrics (link.<name>.<metric>) are per run.\n\n"
+        "Ratios are taken per run, before the mean and CI over seeds: --ratio A/B divides group "
+        "A's metric by group B's in the same run (the scheme under test over TCP); --paired "
+        "AXIS=A/B divides the runs at AXIS = A by those at AXIS = B with the same seed and other "
+        "axes (tsao2007's TCP-equivalence: the scheme and TCP under the identical loss process).\n\n"
         "\b\n"
         "Examples:\n"
         "  tcpf sweep plot out/beta --x flows[1].params.beta --y share --out share.png\n"
         "  tcpf sweep plot out/beta --x flows[1].params.beta --y share --group 1 \\\n"
         "      --hue bottleneck.rate --out share-by-rate.png\n"
         "  tcpf sweep plot out/beta --kind heatmap --x flows[1].params.beta \\\n"
-        "      --hue bottleneck.rate --y link.bottleneck.utilization --out util.png"
+        "      --hue bottleneck.rate --y link.bottleneck.utilization --out util.png\n"
+        "  tcpf sweep plot out/beta --x flows[1].params.beta --y goodput_bps_mean --ratio 1/0 \\\n"
+        "      --hue bottleneck.rate --out gaimd-over-tcp.png\n"
+        "  tcpf sweep examples/sweep-tsao2007-s1.toml --out out/s1\n"
+        "  tcpf sweep plot out/s1 --x bottleneck.loss.cv --y goodput_bps_mean \\\n"
+        "      --paired flows[0].algorithm=gaimd/tcp --out s1.png"
     ),
 )
 def plot_command(
@@ -222,6 +231,10 @@ def plot_command(
     out: str = typer.Option(..., "--out", metavar="FILE.png", help="Image file to write."),
     logx: bool = typer.Option(False, "--logx", help="Logarithmic x axis (line plots)."),
     logy: bool = typer.Option(False, "--logy", help="Logarithmic y axis (line plots)."),
+    ratio: Optional[str] = typer.Option(
+        None, "--ratio", metavar="A/B", help="Group A's metric over group B's, per run."),
+    paired: Optional[str] = typer.Option(
+        None, "--paired", metavar="AXIS=A/B", help="Runs at AXIS=A over those at AXIS=B, paired by seed."),
 ) -> None:
     from ..sweep.plot import plot
 
@@ -233,7 +246,7 @@ def plot_command(
         fixed[name] = value
     if not os.path.isdir(directory):
         raise ScenarioError(f"DIR: {directory} is not a directory (a sweep's --out)", field="DIR")
-    with as_flags({name: f"--{name}" for name in ("x", "y", "hue", "kind", "where", "group", "out")}):
+    with as_flags({name: f"--{name}" for name in ("x", "y", "hue", "kind", "where", "group", "out", "ratio", "paired")}):
         plot(directory, x=x, y=y, hue=hue, kind=kind, where=fixed, group=group, out=out,
-             logx=logx, logy=logy)
+             logx=logx, logy=logy, ratio=ratio, paired=paired)
     typer.echo(f"wrote {out}")

@@ -18,7 +18,7 @@ from typing import Any, Dict, List, Optional, Sequence
 from ..errors import ScenarioError
 from ..metrics.groups import t975
 
-__all__ = ["summarize", "plot", "t975"]
+__all__ = ["summarize", "plot", "t975", "group_ratio", "paired_ratio"]
 
 def summarize(table, by: Sequence[str], metric: str):
     """Mean, 95% CI half-width, standard deviation and count of ``metric`` per ``by`` cell
@@ -87,9 +87,75 @@ def _order(values) -> List[Any]:
     return distinct
 
 
+def _two(spec: str, field: str, what: str) -> "tuple[str, str]":
+    a, sep, b = spec.partition("/")
+    if not sep or not a.strip() or not b.strip() or "/" in b:
+        raise ScenarioError.at(field, f"expected {what}, got {spec!r}")
+    return a.strip(), b.strip()
+
+
+def group_ratio(table, y: str, spec: str):
+    """One row per run whose ``y`` is group A's over group B's in that same run (``spec`` is
+    "A/B", e.g. "1/0": the algorithm under test over TCP, as jin2001 Figs. 8-13 and yang2000
+    Figs. 13-20 plot it). The row keeps group A's identity columns; a zero denominator gives NaN."""
+    import numpy as np
+
+    a, b = _two(spec, "ratio", "GROUP/GROUP, e.g. 1/0")
+    try:
+        ga, gb = int(a), int(b)
+    except ValueError:
+        raise ScenarioError.at("ratio", f"groups are numbers (GROUP/GROUP, e.g. 1/0), got {spec!r}") from None
+    if y.startswith("link."):
+        raise ScenarioError.at("ratio", f"{y} is a link metric (one value per run): a group ratio needs a group metric")
+    have = set(int(g) for g in table["group"].dropna().unique())
+    for g in (ga, gb):
+        if g not in have:
+            raise ScenarioError.at("ratio", f"no flow group {g} in this sweep (groups: {', '.join(map(str, sorted(have)))})")
+    key = ["point", "run"]
+    num = table[table["group"] == ga].drop_duplicates(key)
+    den = table[table["group"] == gb].drop_duplicates(key).set_index(key)[y].astype(float)
+    out = num.copy()
+    ratio = num.set_index(key)[y].astype(float) / den.reindex(num.set_index(key).index)
+    out[y] = ratio.replace([np.inf, -np.inf], np.nan).to_numpy()
+    return out
+
+
+def paired_ratio(table, axes: Sequence[str], y: str, spec: str):
+    """``y`` of the runs at AXIS = A over the runs at AXIS = B with the same seed, flow group and
+    other axes (``spec`` is "AXIS=A/B"): a paired ratio, as tsao2007's "TCP-equivalent" (the
+    scheme under test and TCP under the identical loss process of the same seed, Fig. 1).
+    Axes zipped with AXIS (taking other values at A than at B) are not matched on; the rows
+    keep A's values. Returns (table, the axes without AXIS)."""
+    import numpy as np
+
+    axis, sep, values = spec.partition("=")
+    axis = axis.strip()
+    if not sep or not axis:
+        raise ScenarioError.at("paired", f"expected AXIS=A/B, got {spec!r}")
+    a, b = _two(values, "paired", "AXIS=A/B")
+    if axis not in axes:
+        raise ScenarioError.at("paired", f"{axis!r} is not an axis of this sweep (axes: {', '.join(axes) or 'none'})")
+    rows_a, rows_b = table[_match(table[axis], a)], table[_match(table[axis], b)]
+    for v, rows in ((a, rows_a), (b, rows_b)):
+        if rows.empty:
+            raise ScenarioError.at("paired", f"no runs with {axis} = {v} (values: {', '.join(map(str, _order(table[axis])))})")
+    if y.startswith("link."):  # one value per run
+        rows_a, rows_b = rows_a.drop_duplicates(["point", "run"]), rows_b.drop_duplicates(["point", "run"])
+    others = [c for c in axes if c != axis
+              and set(map(str, rows_a[c].unique())) == set(map(str, rows_b[c].unique()))]
+    key = others + ["seed"] + ([] if y.startswith("link.") else ["group"])
+    den = rows_b.drop_duplicates(key)[key + [y]].rename(columns={y: "__den"})
+    out = rows_a.merge(den, on=key, how="inner")
+    if out.empty:
+        raise ScenarioError.at("paired", f"no run at {axis} = {a} has a partner at {axis} = {b} with the same seed")
+    out[y] = (out[y].astype(float) / out["__den"].astype(float)).replace([np.inf, -np.inf], np.nan)
+    return out.drop(columns="__den"), [c for c in axes if c != axis]
+
+
 def plot(source, x: str, y: str, hue: Optional[str] = None, kind: str = "line",
          where: Optional[Dict[str, str]] = None, group: Optional[int] = None,
-         out: "Optional[os.PathLike[str] | str]" = None, logx: bool = False, logy: bool = False):
+         out: "Optional[os.PathLike[str] | str]" = None, logx: bool = False, logy: bool = False,
+         ratio: Optional[str] = None, paired: Optional[str] = None):
     """Plot metric ``y`` against axis ``x`` (a line per ``hue`` value, or a heatmap of ``x``
     by ``hue``) as the mean over seeds with 95% CI error bars. ``source`` is a sweep
     directory (the ``out`` of a sweep) or its table. ``where`` fixes other axes
@@ -97,8 +163,14 @@ def plot(source, x: str, y: str, hue: Optional[str] = None, kind: str = "line",
     must be on ``x``/``hue`` or fixed by ``where``. Writes ``out`` (PNG, SVG, PDF) when given;
     returns the matplotlib Figure.
 
+    Ratios, taken per run before the mean and CI over seeds: ``ratio="A/B"`` plots group A's
+    ``y`` over group B's in the same run (:func:`group_ratio`); ``paired="AXIS=A/B"`` plots the
+    runs at AXIS = A over their partners at AXIS = B with the same seed (:func:`paired_ratio`;
+    AXIS is then no longer an axis of the plot).
+
     A bad argument raises :class:`~tcpfriendly.errors.ScenarioError` whose ``field`` is the
-    parameter's name (``x``, ``y``, ``hue``, ``kind``, ``where``, ``group``)."""
+    parameter's name (``x``, ``y``, ``hue``, ``kind``, ``where``, ``group``, ``ratio``,
+    ``paired``)."""
     import matplotlib
 
     if out is not None:
@@ -132,6 +204,21 @@ def plot(source, x: str, y: str, hue: Optional[str] = None, kind: str = "line",
         table = table[_match(table[col], value)]
         if table.empty:
             raise ScenarioError.at("where", f"no rows with {col} = {value}")
+    label, how = y, []  # the y label; what the ratios divide (the title's second line)
+    if paired is not None:
+        table, axes = paired_ratio(table, axes, y, paired)
+        axis, _, values = paired.partition("=")
+        label += f", {values.strip()}"
+        how.append(f"{axis.strip()} = {values.strip()}, paired by seed")
+        for name, param in ((x, "x"), (hue, "hue")):
+            if name == axis.strip():
+                raise ScenarioError.at(param, f"{name!r} is the paired axis: it is divided out")
+    if ratio is not None:
+        if group is not None:
+            raise ScenarioError.at("group", "give either --group or --ratio")
+        table = group_ratio(table, y, ratio)
+        label += f", group {ratio.strip()}"
+        how.append(f"group {ratio.strip()} in each run")
     if y.startswith("link."):
         table = table.drop_duplicates(subset=["point", "run"])  # one row per run
     elif group is not None:
@@ -180,15 +267,16 @@ def plot(source, x: str, y: str, hue: Optional[str] = None, kind: str = "line",
         if logy:
             ax.set_yscale("log")
         ax.set_xlabel(x)
-        ax.set_ylabel(y)
+        ax.set_ylabel(label)
         if hue is not None:
             ax.legend(fontsize="small")
         ax.grid(True, alpha=0.3)
     else:
-        fig, ax = _heatmap(plt, table, stats, x, y, hue, xs, show)
+        fig, ax = _heatmap(plt, table, stats, x, label, hue, xs, show)
     what = f"group {group}, " if group is not None and not y.startswith("link.") else ""
     fixed_text = ", ".join(f"{k}={v}" for k, v in (where or {}).items())
     ax.set_title(f"{y}: mean and 95% CI over {seeds} seed{'s' if seeds != 1 else ''}"
+                 + (f"\nratio of {'; '.join(how)}" if how else "")
                  + (f"\n{what}{fixed_text}".rstrip(", ") if what or fixed_text else ""),
                  fontsize="medium")
     fig.tight_layout()
