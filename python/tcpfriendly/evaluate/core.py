@@ -383,7 +383,12 @@ def _transient(series: Mapping[str, Any], change: float, until: float, target: f
                vals: Mapping[str, Any]) -> Dict[str, Any]:
     """Seconds after ``change`` until the throughput (moving average over ``average_s``) is
     within ``tol`` of ``target`` (the new steady level from the reference run), searched up to
-    ``until``; and the flow's window reductions during that time (tsao2007 Fig. 4(c))."""
+    ``until``; the flow's window reductions during that time (tsao2007 Fig. 4(c)); and
+    ``late_cov``, the coefficient of variation of the binned rate over the second half of the
+    phase, (change + until)/2 to ``until`` (tsao2007 Fig. 4(b), Obs. 4: how much a scheme
+    oscillates once it has had time to settle; defined whether or not it reached ``target``,
+    since AIAD/H, "too short a history to allow a stable increase", may not; None with fewer
+    than 3 bins)."""
     t = np.asarray(series["time"], dtype=float)
     x = np.asarray(series["rate_bps"], dtype=float)
     r = dyn.convergence_time(t, x, change, (change, until), float(vals["tol"]),
@@ -391,7 +396,9 @@ def _transient(series: Mapping[str, Any], change: float, until: float, target: f
     secs = r["seconds"]
     lt = np.asarray(series["loss_times"], dtype=float)
     losses = int(((lt > change) & (lt <= change + secs)).sum()) if math.isfinite(secs) else None
-    return {"seconds": secs, "losses": losses, "target_bps": target, "start_bps": r["start_level"]}
+    late = x[(t > (change + until) / 2 + 1e-9) & (t <= until + 1e-9)]
+    return {"seconds": secs, "losses": losses, "target_bps": target, "start_bps": r["start_level"],
+            "late_cov": dyn.cov(late) if len(late) >= 3 else None}
 
 
 def _agg_transients(exp, vals, rows, th, changes, up_col, down_col, rule_up, rule_down, compat):
@@ -402,6 +409,7 @@ def _agg_transients(exp, vals, rows, th, changes, up_col, down_col, rule_up, rul
     m: Dict[str, Any] = {"per_seed": []}
     acc = {(who, d): [] for who in ("x", "tcp") for d in ("up", "down")}
     loss = {(who, d): [] for who in ("x", "tcp") for d in ("up", "down")}
+    late = {(who, d): [] for who in ("x", "tcp") for d in ("up", "down")}
     for seed in sorted(by.get("x", {})):
         row = {"seed": seed}
         for who in ("x", "tcp"):
@@ -412,6 +420,8 @@ def _agg_transients(exp, vals, rows, th, changes, up_col, down_col, rule_up, rul
                 acc[(who, d)].append(tr["seconds"])
                 if tr["losses"] is not None:
                     loss[(who, d)].append(tr["losses"])
+                if tr["late_cov"] is not None and math.isfinite(tr["late_cov"]):
+                    late[(who, d)].append(tr["late_cov"])
                 row.setdefault(f"{who}_{d}_targets_bps", []).append(round(target, 1))
         m["per_seed"].append(row)
     for d in ("up", "down"):
@@ -423,6 +433,9 @@ def _agg_transients(exp, vals, rows, th, changes, up_col, down_col, rule_up, rul
         m[f"{d}_loss_events"] = _mean(loss[("x", d)])
         m[f"tcp_{d}_loss_events"] = _mean(loss[("tcp", d)])
         m[f"{d}_loss_ratio"] = dyn.normalised(m[f"{d}_loss_events"], m[f"tcp_{d}_loss_events"])
+        # the rate's CoV over the second half of each phase, mean over the changes and seeds
+        m[f"{d}_late_cov"] = _mean(late[("x", d)])
+        m[f"tcp_{d}_late_cov"] = _mean(late[("tcp", d)])
     m["x_goodput_bps"] = _mean([r["goodput_bps"] for r in by["x"].values()])
     m["tcp_goodput_bps"] = _mean([r["goodput_bps"] for r in by["tcp"].values()])
     up = G.grade_transient(m["up_ratio"], th)
