@@ -119,10 +119,11 @@ def test_evaluate_claims_read_the_numbers_behind_the_grades(monkeypatch, tmp_pat
     assert math.isnan(n["numbers"]["S3 up"]["time_ratio"]) and n["tally"] == {"O": 0, "Δ": 1, "X": 2}
     assert evaluate_expr('gaimd.metrics["tsao2007/s1-nonperiodic"].points.norm_identical[1]',
                          {"gaimd": n}) == 0.85
-    calls = []
+    calls, assumed = [], []
 
     def fake(alg, params=None, **kw):
         calls.append((alg, params, kw["only"]))
+        assumed.append(kw.get("assumptions"))
         return Evaluation(**{k: v for k, v in js[alg].items()})
     monkeypatch.setattr(evaluate_pkg, "evaluate", fake)
     d = tmp_path / "obs"
@@ -160,6 +161,20 @@ def test_evaluate_claims_read_the_numbers_behind_the_grades(monkeypatch, tmp_pat
     (d / "experiment.toml").write_text((d / "experiment.toml").read_text().replace(
         "paper_grades = true", "paper_grades = 1"))
     with pytest.raises(tf.ScenarioError, match="paper_grades"):
+        run_experiment(load_experiment(str(d)), Options(quick=True))
+    # `pick` runs some of the base's schemes, `assumptions` changes named assumptions of the runs
+    (d / "experiment.toml").write_text((d / "experiment.toml").read_text().replace(
+        "paper_grades = 1", 'paper_grades = false\npick = ["iiad"]\n'
+        'assumptions = { "tsao2007/s2-low-multiplexing" = { n = 32 } }').replace("gaimd.metrics", "iiad.metrics"))
+    calls.clear(), assumed.clear()
+    (d / "published.toml").write_text(
+        '[[values]]\nclaim = "b"\nwhere = "w"\nvalue = 0.8\n'
+        'ours = \'iiad.metrics["tsao2007/s1-nonperiodic"].points.norm_identical[1]\'\nrule = { abs = 0.1 }\n')
+    run_experiment(load_experiment(str(d)), Options(quick=True))
+    assert calls == [("iiad", {}, ["s1", "s3"])]
+    assert assumed == [{"tsao2007/s2-low-multiplexing": {"n": 32}}]
+    (d / "experiment.toml").write_text((d / "experiment.toml").read_text().replace('pick = ["iiad"]', 'pick = ["cubic"]'))
+    with pytest.raises(tf.ScenarioError, match="evaluate.pick"):
         run_experiment(load_experiment(str(d)), Options(quick=True))
 
 

@@ -116,6 +116,20 @@ def _table4(ex: Experiment, opts) -> Tuple[Dict[str, Any], Dict[str, Any], Any]:
         theirs = _read(src).get("evaluate") or {}
         schemes = theirs.get("schemes") or {}
         only = only if only is not None else theirs.get("only")
+    pick = ex.evaluate.get("pick")
+    if pick is not None:  # some of the schemes (of schemes_from): the rest are not run
+        unknown = [a for a in pick if a not in schemes] if isinstance(pick, list) else [pick]
+        if unknown or not pick:
+            raise ScenarioError(f"{ex.name}: evaluate.pick: a list of the schemes ({', '.join(schemes)}), "
+                                f"got {pick!r}", field="evaluate.pick")
+        schemes = {a: schemes[a] for a in pick}
+    # named assumptions of the evaluated experiments changed for this one (tcpf evaluate's
+    # `assumptions`, e.g. {"tsao2007/s2-low-multiplexing" = { n = 32 }}); the runs differ, so
+    # they are cached apart from the unchanged ones
+    assumptions = ex.evaluate.get("assumptions")
+    if assumptions is not None and not isinstance(assumptions, dict):
+        raise ScenarioError(f"{ex.name}: evaluate.assumptions: a table of experiment = {{ name = value }}",
+                            field="evaluate.assumptions")
     if not schemes:
         raise ScenarioError(f"{ex.name}: evaluate.schemes: needs at least one scheme")
     paper_grades = ex.evaluate.get("paper_grades", True)
@@ -128,7 +142,7 @@ def _table4(ex: Experiment, opts) -> Tuple[Dict[str, Any], Dict[str, Any], Any]:
     seeds = None
     for alg, params in schemes.items():
         ev = evaluate(alg, dict(params or {}), quick=opts.quick, seeds=opts.seeds,
-                      out=_cache(opts), memo=getattr(opts, "memo", None),
+                      out=_cache(opts), memo=getattr(opts, "memo", None), assumptions=assumptions,
                       workers=opts.workers, only=only, progress=opts.progress)
         seeds = seeds or (max(ev.seeds.values()) if ev.seeds else None)
         names[alg] = evaluation_names(ev)
