@@ -176,7 +176,10 @@ def markov(n: int, congestion: str, runs: int = 50, events: int = 1000, warmup: 
            beta: Optional[float] = None, keep: Optional[float] = None, rtt_min: float = 0.06,
            rtt_max: float = 0.12, seed: int = 1) -> Dict[str, Any]:
     """liu2008's stochastic matrix model (eqs. 16–18, Assumption 2) by Monte Carlo:
-    x̄_i/x_i*, Std(x_i)/x̄_i and the log–log slope 1 + μ (Figs. 2–7). Seeded."""
+    x̄_i/x_i*, Std(x_i)/x̄_i and the log–log slope 1 + μ (Figs. 2–7); per user the time
+    average of x_i·D_i (``series.xd``, the empirical E[x_i·q_i]) and T_i² times it
+    (``series.c1``), which Thm 4.3 (eq. 20) says is equal across users (``c1_dev_max``: the
+    largest |c1_i / the run's mean − 1|). Seeded."""
     return call("markov", n=n, congestion=congestion, runs=runs, events=events, warmup=warmup,
                 beta=beta, keep=keep, rtt_min=rtt_min, rtt_max=rtt_max, seed=seed)
 

@@ -262,6 +262,30 @@ def test_trough_metrics_on_a_synthetic_link():
     assert m2["utilization_metric"] == pytest.approx(100 * 0.5 * 1.1, rel=1e-6)
 
 
+def test_trough_drop_rise_at_t2_is_the_same_drop_rate_binned_coarser():
+    # sastry2005 §VI-B: "an increased drop rate (up to 10-15 times the steady-state drop rate!)
+    # at t2"; drop_t2_ratio is the drop metric's D(t2) / D_ss, drop_peak_ratio the peak of the
+    # same drop rate over peak_bin_s bins / D_ss
+    dt = 0.02
+    t = np.round(np.arange(dt, 110 + 1e-9, dt), 6)
+    u = np.full_like(t, 0.95)
+    rate, wire = 10e6, 1040.0
+    per_sample = rate * dt / (8 * wire)
+    drops = u * per_sample * 0.05 / 0.95                     # 5 % outside the burst
+    burst = (t > 80) & (t <= 80.5)
+    drops[burst] = u[burst] * per_sample                     # 50 % for 0.5 s after t2
+    m = d.trough_metrics(t, u, drops, rate, dt, wire, bin_s=0.1)
+    assert m["drop_t2_ratio"] == pytest.approx(0.5 / 0.05, rel=1e-6)
+    # over (80, 81]: half the departures with as many drops, half with 5/95 of them
+    one_s = (1 + 0.05 / 0.95) / (1 + 0.05 / 0.95 + 2)
+    assert m["drop_peak_ratio"] == pytest.approx(one_s / 0.05, rel=1e-6)
+    assert d.trough_metrics(t, u, drops, rate, dt, wire, bin_s=0.1, peak_bin_s=0.5)["drop_peak_ratio"] == pytest.approx(10.0, rel=1e-6)
+    # no burst: the ratio is 1; no steady drops: not a number
+    calm = u * per_sample * 0.05 / 0.95
+    assert d.trough_metrics(t, u, calm, rate, dt, wire, bin_s=0.1)["drop_peak_ratio"] == pytest.approx(1.0, rel=1e-6)
+    assert math.isnan(d.trough_metrics(t, u, np.zeros_like(t), rate, dt, wire, bin_s=0.1)["drop_peak_ratio"])
+
+
 def test_convergence_time_up_and_down():
     t = np.arange(1.0, 301.0)
     x = np.where(t <= 100, 1.0, np.minimum(1.0 + (t - 100) / 20.0, 3.0))  # 1 -> 3 in 40 s

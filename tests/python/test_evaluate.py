@@ -177,6 +177,8 @@ def test_bad_input_is_one_line_exit_2(capsys):
         evaluate("tcp", quick=True, only=["jin2001"], assumptions={"jin2001/impulse-response": {"rtt_count": "srtt"}})
     with pytest.raises(tf.ScenarioError, match="drop_window: must be a positive number"):
         evaluate("tcp", quick=True, only=["sastry2005"], assumptions={"sastry2005/trough": {"drop_window": 0}})
+    with pytest.raises(tf.ScenarioError, match="peak_bin_s: must be a positive number"):
+        evaluate("tcp", quick=True, only=["sastry2005"], assumptions={"sastry2005/trough": {"peak_bin_s": -1.0}})
 
 
 def test_rate_based_responsiveness_is_not_measured_and_json_is_strict():

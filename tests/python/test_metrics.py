@@ -134,6 +134,10 @@ def test_rate_cov_is_the_time_series_smoothness_at_its_interval(scenario_file):
         assert summary.loc[g, "cwnd_jain_mean"] == pytest.approx(float(jt.mean()), rel=1e-12)
         assert summary.loc[g, "cwnd_jain_p10"] == pytest.approx(float(np.percentile(jt, 10)), rel=1e-12)
         assert 0 < summary.loc[g, "cwnd_jain_p10"] < summary.loc[g, "cwnd_jain_mean"] <= 1
+        # how low the window goes: each flow's 10th percentile of its window samples, mean
+        want = metrics.mean(float(np.percentile(metrics.dynamics.flow_series(ts, i, lo, hi)["cwnd"], 10)) for i in ids)
+        assert summary.loc[g, "cwnd_p10"] == pytest.approx(want, rel=1e-12)
+        assert 1 <= summary.loc[g, "cwnd_p10"] < summary.loc[g, "mean_cwnd"]
         # the settling time after the window's start: dynamics.convergence_time per flow
         settle = []
         for i in ids:
@@ -156,7 +160,7 @@ def test_rate_cov_is_the_time_series_smoothness_at_its_interval(scenario_file):
         assert summary.loc[0, m] == pytest.approx(want[key], rel=1e-12, nan_ok=True), m
         assert math.isnan(summary.loc[1, m]), m
     assert all(math.isnan(v) or 0 <= v <= 1 for v in summary["cwnd_epoch_r2"])
-    series_metrics = ("rate_cov", "cwnd_cov", "cwnd_jain_mean", "cwnd_jain_p10", "cwnd_settle_s",
+    series_metrics = ("rate_cov", "cwnd_cov", "cwnd_jain_mean", "cwnd_jain_p10", "cwnd_p10", "cwnd_settle_s",
                       "cwnd_epoch_r2", "pair_t1_rtt", "pair_delta", "pair_t2_rtt")
     sweep = tf.Sweep(scenario_file, seeds=[3], set={"timeseries": 0.2}).run(quiet=True).table.set_index("group")
     for g in (0, 1):

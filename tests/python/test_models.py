@@ -81,7 +81,7 @@ COMMANDS = {
     "illinois": ([], ["kappa1", "kappa2", "kappa3", "kappa4", "lossy_bound", "d1", "d2", "d3"]),
     "vegas": (["--sigma", "0.005"], ["d_star", "d_a", "utilization", "x_first", "w_first"]),
     "markov": (["--n", "4", "--congestion", "light", "--runs", "3", "--events", "200", "--warmup", "200"],
-               ["ratio_min", "ratio_max", "ratio_mean", "cov_max", "one_plus_mu", "mu", "slope"]),
+               ["ratio_min", "ratio_max", "ratio_mean", "cov_max", "one_plus_mu", "mu", "slope", "c1_dev_max", "c1_dev_mean"]),
     "chiu-jain": (["--alg", "tcp", "--W", "60", "--init", "10,30", "--rounds", "300"],
                   ["t1", "delta_t1", "t2", "t2_epochs", "rounds_to_jain", "jain_final", "efficiency"]),
 }
@@ -236,6 +236,32 @@ def test_api_markov_is_seeded_and_chiu_jain_runs_formulas():
     t = models.chiu_jain("tcp", W=60, n=2, init=[10, 30], rounds=300)
     assert r["t1"] == t["t1"] and r["jain_final"] > 0.99
     assert len(r["series"]["windows"]) == 2 and len(r["series"]["jain"]) == 301
+
+
+def test_api_markov_reports_thm_4_3_per_user():
+    # liu2008 Thm 4.3 (eq. 20): T_i²·E[x_i·q_i] is the same for every user; per user the time
+    # average of x_i·D_i (series.xd) and T_i² times it (series.c1), in the layout of series.mean
+    r = models.markov(n=4, congestion="heavy", runs=2, events=20000, warmup=500, rtt_min=0.05, rtt_max=0.2)
+    s = r["series"]
+    assert len(s["xd"]) == len(s["c1"]) == len(s["mean"]) == 8
+    for i in range(8):
+        assert 0 < s["xd"][i] < s["mean"][i]
+        assert s["c1"][i] == pytest.approx(s["rtt"][i] ** 2 * s["xd"][i], rel=1e-12)
+    for run in (0, 1):
+        c1 = [c for c, k in zip(s["c1"], s["run"]) if k == run]
+        rates = [m for m, k in zip(s["mean"], s["run"]) if k == run]
+        dev = max(abs(c / (sum(c1) / 4) - 1) for c in c1)
+        assert dev <= r["c1_dev_max"] < 0.01
+        assert max(rates) / min(rates) > 1.3   # the rates themselves differ with the RTTs
+    assert 0 <= r["c1_dev_mean"] <= r["c1_dev_max"]
+
+
+def test_cli_markov_prints_the_first_runs_users(capsys):
+    code, out, err = run_inprocess(capsys, "markov", "--n", "3", "--congestion", "light", "--runs", "2",
+                                   "--events", "500", "--warmup", "100")
+    assert code == 0, err
+    users = [line for line in out.splitlines() if line.startswith("  - run 0, user ")]
+    assert len(users) == 3 and all("T_i^2*E[x_i*D_i]" in line for line in users)
 
 
 def test_api_cyrf_classification():

@@ -453,7 +453,10 @@ def vegas_command(
         "Runs --runs sample paths with random x[0] and RTTs (uniform on [--rtt-min, "
         "--rtt-max]), averages --events events after --warmup, and prints mean x_i/x_i* "
         "(x* = equal windows), Std(x_i)/mean x_i and the slope of log x_i against log T_i "
-        "(-(1 + mu)). Seeded: same --seed, same numbers.\n\n"
+        "(-(1 + mu)); per user of the first run, the time average of x_i*D_i (D_i = 1 when "
+        "user i backs off at an event: the empirical E[x_i q_i]) and T_i^2 times it, which "
+        "Thm 4.3 (eq. 20) says is the same for every user (c1_dev_max: the largest relative "
+        "deviation from the run's mean, over every run). Seeded: same --seed, same numbers.\n\n"
         "\b\n"
         "Examples:\n"
         "  tcpf model markov --n 4 --congestion light --runs 50\n"
@@ -475,7 +478,16 @@ def markov_command(
     plot: Optional[str] = _plot_option(),
 ) -> None:
     _run("markov", dict(n=n, congestion=congestion, runs=runs, events=events, warmup=warmup, beta=beta,
-                        keep=keep, rtt_min=rtt_min, rtt_max=rtt_max, seed=seed), as_json, plot)
+                        keep=keep, rtt_min=rtt_min, rtt_max=rtt_max, seed=seed), as_json, plot, _markov_notes)
+
+
+def _markov_notes(r: Dict[str, Any]) -> List[str]:
+    """The first run's users: T_i, mean x_i, E[x_i*D_i] and T_i^2*E[x_i*D_i] (Thm 4.3's C1)."""
+    s = r.get("series") or {}
+    rows = [i for i, run in enumerate(s.get("run") or []) if run == 0]
+    return [f"  - run 0, user {j}: T_i {_fmt(s['rtt'][i])} s, mean x_i {_fmt(s['mean'][i])}, "
+            f"E[x_i*D_i] {_fmt(s['xd'][i])}, T_i^2*E[x_i*D_i] {_fmt(s['c1'][i])} (Thm 4.3: equal across users)"
+            for j, i in enumerate(rows)]
 
 
 # ----- Chiu–Jain ------------------------------------------------------------------------------

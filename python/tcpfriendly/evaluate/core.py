@@ -531,7 +531,7 @@ def _tradeoff(flow: Mapping[str, Any], w_before: float, w_after: float) -> Optio
 def _agg_trough(exp, vals, rows, th):
     rs = [r for _, _, _, r in rows]
     keys = ["utilization_metric", "drop_metric", "steady_utilization", "steady_drop_rate",
-            "t_util_recover_s", "t_drop_recover_s"]
+            "t_util_recover_s", "t_drop_recover_s", "drop_t2_ratio", "drop_peak_ratio"]
     m = {k: _mean([r[k] for r in rs]) for k in keys}
     m["ci"] = {k: dyn.mean_ci95([r[k] for r in rs]) for k in ("utilization_metric", "drop_metric")}
     return m, {}, {}, {"series": rs[0]["series"] if rs else {}}

@@ -228,7 +228,7 @@ def reduce_trough(res, ctx) -> Dict[str, Any]:
                            t1=ctx["t1"], t2=ctx["t2"], bin_s=ctx["bin_s"],
                            steady=(ctx["steady_from"], ctx["steady_to"]),
                            util_recover=ctx["util_recover"], drop_recover=ctx["drop_recover"],
-                           drop_window=ctx["drop_window"])
+                           drop_window=ctx["drop_window"], peak_bin_s=ctx["peak_bin_s"])
     ends, u = dyn.binned(b["time"].to_numpy(), b["utilization"].to_numpy(), ctx["bin_s"])
     m["series"] = {"time": ends.round(3).tolist(), "utilization": u.round(4).tolist()}
     return m

@@ -186,9 +186,10 @@ def derived(exp: Experiment, values: Dict[str, Any], seed: int = 1) -> Dict[str,
     if exp.key == "jin2001/impulse-response" and values.get("rtt_count") not in ("queue", "mean"):
         raise ScenarioError(f"rtt_count: must be 'queue' or 'mean', got {values.get('rtt_count')!r}")
     if exp.key == "sastry2005/trough":
-        dw = values.get("drop_window")
-        if isinstance(dw, bool) or not isinstance(dw, (int, float)) or not (0 < dw < math.inf):
-            raise ScenarioError(f"drop_window: must be a positive number of seconds, got {dw!r}")
+        for name in ("drop_window", "peak_bin_s"):
+            dw = values.get(name)
+            if isinstance(dw, bool) or not isinstance(dw, (int, float)) or not (0 < dw < math.inf):
+                raise ScenarioError(f"{name}: must be a positive number of seconds, got {dw!r}")
         bg = values["background"]
         if isinstance(bg, list):
             if len(bg) != 2 or not all(isinstance(b, int) and b >= 1 for b in bg) or bg[0] > bg[1]:

@@ -370,7 +370,8 @@ def trough_metrics(time: Sequence[float], utilization: Sequence[float], drops: S
                    link_rate_bps: float, interval_s: float, wire_bytes: float,
                    t1: float = 50.0, t2: float = 80.0, steady: Tuple[float, float] = (20.0, 30.0),
                    bin_s: float = 0.1, util_recover: float = 0.95,
-                   drop_recover: float = 1.5, drop_window: float = 1.0) -> Dict[str, float]:
+                   drop_recover: float = 1.5, drop_window: float = 1.0,
+                   peak_bin_s: float = 1.0) -> Dict[str, float]:
     """sastry2005's trough-test metrics (§VI-B, Table I), all in percent.
 
     A CBR at half the bottleneck stops at ``t1`` and restarts at ``t2``; "steady state" is
@@ -396,22 +397,36 @@ def trough_metrics(time: Sequence[float], utilization: Sequence[float], drops: S
       of the 0.1-s drop rate long after the CBR's restart (a scheme that absorbs the restart
       quickly, such as TCP, then got a "recovery" of 25 s).
 
+    - the rise of the drop rate at ``t2`` ("an increased drop rate (up to 10-15 times the
+      steady-state drop rate!) at t2"), as multiples of ``D_ss``: ``drop_t2_ratio`` =
+      ``D(t2) / D_ss`` (the drop metric's ``D(t2)``, bins of ``bin_s``) and
+      ``drop_peak_ratio`` = the largest drop rate over bins of ``peak_bin_s`` ending in
+      ``(t2, t2 + max(drop_window, peak_bin_s)]``, divided by ``D_ss``; the same drop rate
+      ``D_b`` binned coarser (the paper does not say over which interval it saw the rise).
+
     The paper does not state the bin width or the time unit of the products: seconds and
     ``bin_s`` are assumptions (named in the experiment). Products of a fraction and seconds are
-    reported ×100 ("all numbers are percentage values"), like ``U_ss`` and ``D_ss``.
+    reported ×100 ("all numbers are percentage values"), like ``U_ss`` and ``D_ss``; the
+    ratios are plain numbers (NaN when ``D_ss`` is 0).
     Returns ``{"utilization_metric", "drop_metric", "steady_utilization", "steady_drop_rate",
-    "t_util_recover_s", "t_drop_recover_s", "util_dip", "drop_peak"}``.
+    "t_util_recover_s", "t_drop_recover_s", "util_dip", "drop_peak", "drop_t2_ratio",
+    "drop_peak_ratio"}``.
     """
     tt = np.asarray(time, dtype=float)
     u = np.asarray(utilization, dtype=float)
     d = np.asarray(drops, dtype=float)
     dep = u * link_rate_bps * interval_s / (8.0 * wire_bytes)
     ends, ub = binned(tt, u, bin_s)
-    _, db_sum = binned(tt, d, bin_s)
-    _, dep_sum = binned(tt, dep, bin_s)
-    # binned() averages; the ratio of averages is the ratio of sums in each bin
-    with np.errstate(invalid="ignore", divide="ignore"):
-        dr = np.where(db_sum + dep_sum > 0, db_sum / (db_sum + dep_sum), 0.0)
+
+    def drop_rate(width: float) -> Tuple[np.ndarray, np.ndarray]:
+        # D_b = drops_b / (drops_b + departures_b) in bins of ``width`` (bin ends, rates)
+        e, db_sum = binned(tt, d, width)
+        _, dep_sum = binned(tt, dep, width)
+        # binned() averages; the ratio of averages is the ratio of sums in each bin
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return e, np.where(db_sum + dep_sum > 0, db_sum / (db_sum + dep_sum), 0.0)
+
+    _, dr = drop_rate(bin_s)
     ss = (tt > steady[0]) & (tt <= steady[1])
     u_ss = float(u[ss].mean()) if ss.any() else float("nan")
     tot = d[ss].sum() + dep[ss].sum()
@@ -441,6 +456,12 @@ def trough_metrics(time: Sequence[float], utilization: Sequence[float], drops: S
         t_d = (rec - t2) if math.isfinite(rec) else float(e2[-1] - t2)
     else:
         peak, t_d = float("nan"), float("nan")
+    ec, drc = drop_rate(peak_bin_s)
+    near_c = (ec > t2) & (ec <= t2 + max(drop_window, peak_bin_s) + 1e-9)
+    peak_c = float(drc[near_c].max()) if near_c.any() else float("nan")
+
+    def ratio(x: float) -> float:
+        return x / d_ss if d_ss > 0 else float("nan")
     return {
         "utilization_metric": 100.0 * max(dip, 0.0) * t_u,
         "drop_metric": 100.0 * max(peak - d_ss, 0.0) * t_d,
@@ -450,6 +471,8 @@ def trough_metrics(time: Sequence[float], utilization: Sequence[float], drops: S
         "t_drop_recover_s": float(t_d),
         "util_dip": dip,
         "drop_peak": peak,
+        "drop_t2_ratio": ratio(peak),
+        "drop_peak_ratio": ratio(peak_c),
     }
 
 

@@ -26,12 +26,12 @@ __all__ = [
     "aimd_law", "formula_rate_pps", "formula_ratio_cov", "window_epochs", "concave_fraction",
     "cwnd_concave_frac", "reduction_indices", "cwnd_sync_frac", "epoch_spans", "cwnd_epochs",
     "cwnd_epoch_r2",
-    "cwnd_epoch_rounds", "cwnd_epoch_peak", "cwnd_epoch_packets",
+    "cwnd_epoch_rounds", "cwnd_epoch_peak", "cwnd_epoch_packets", "cwnd_p10",
 ]
 
 # Bumped whenever a definition below changes, so that results computed with an older
 # definition (a sweep's cached run files) are not mixed with new ones.
-VERSION = 7
+VERSION = 8
 
 Flow = Mapping[str, Any]
 NAN = float("nan")
@@ -268,14 +268,27 @@ def cwnd_jain_samples(group: Sequence[Flow]) -> List[float]:
     return [jain([d[t] for d in per_flow]) for t in common]
 
 
-def _cwnd_jain_p10(group: Sequence[Flow]) -> float:
-    v = sorted(x for x in cwnd_jain_samples(group) if not math.isnan(x))
+def _p10(xs: Iterable[Any]) -> float:
+    """The 10th percentile of the known values, linear between order statistics (the values
+    are at least this 90 % of the time); NaN when none is known."""
+    v = sorted(_known(xs))
     if not v:
         return NAN
-    # the 10th percentile, linear between order statistics: F is at least this 90 % of the time
     pos = 0.1 * (len(v) - 1)
     i = int(math.floor(pos))
     return v[i] + (v[min(i + 1, len(v) - 1)] - v[i]) * (pos - i)
+
+
+def _cwnd_jain_p10(group: Sequence[Flow]) -> float:
+    return _p10(cwnd_jain_samples(group))
+
+
+def cwnd_p10(group: Sequence[Flow]) -> float:
+    """How low a window goes: the 10th percentile of each flow's window samples over the
+    measurement window (the window is at least this 90 % of the time), mean over the group's
+    flows (sastry2005 §VI-C: SIGMOID's decrease "leaves the window size virtually unchanged"
+    below its knee, so "a minimum throughput is guaranteed"); NaN without samples."""
+    return mean(_p10(_samples(f, "cwnd")) if _samples(f, "cwnd") else NAN for f in group)
 
 
 def epoch_spans(w: Sequence[float]) -> List[Tuple[int, int, bool, str]]:
@@ -500,6 +513,8 @@ GROUP_METRICS: Dict[str, Any] = {
                        "Jain's index of the group's windows at each time-series sample, mean over the samples"),
     "cwnd_jain_p10": (lambda g, a: _cwnd_jain_p10(g),
                       "Jain's index of the group's windows at each time-series sample, 10th percentile (exceeded 90 % of the time)"),
+    "cwnd_p10": (lambda g, a: cwnd_p10(g),
+                 "10th percentile of each flow's window samples (the window is at least this 90 % of the time), mean over the group's flows (NaN without a time series)"),
     "cwnd_concave_frac": (lambda g, a: cwnd_concave_frac(g),
                           "fraction of the window samples inside congestion epochs on or above the epoch's chord, mean over the group's flows (1 = concave; NaN without a time series)"),
     "cwnd_sync_frac": (cwnd_sync_frac,

@@ -676,6 +676,8 @@ fn markov_model(a: &mut Args) -> R<Value> {
     let mut ratio = Vec::new();
     let mut cov = Vec::new();
     let mut mean = Vec::new();
+    let mut xd = Vec::new();
+    let mut c1 = Vec::new();
     let mut run_id = Vec::new();
     for (ri, r) in res.runs.iter().enumerate() {
         for i in 0..n {
@@ -683,6 +685,8 @@ fn markov_model(a: &mut Args) -> R<Value> {
             ratio.push(r.mean[i] / r.fair[i]);
             cov.push(r.std[i] / r.mean[i]);
             mean.push(r.mean[i]);
+            xd.push(r.xd_mean[i]);
+            c1.push(r.c1[i]);
             run_id.push(ri as f64);
         }
     }
@@ -694,7 +698,9 @@ fn markov_model(a: &mut Args) -> R<Value> {
         "cov_max": num(s.cov_max), "cov_mean": num(s.cov_mean),
         "slope": num(-s.one_plus_mu), "one_plus_mu": num(s.one_plus_mu), "mu": num(s.one_plus_mu - 1.0),
         "one_plus_mu_min": num(s.one_plus_mu_min), "one_plus_mu_max": num(s.one_plus_mu_max),
-        "series": {"run": finite(run_id), "rtt": finite(rtt), "ratio": finite(ratio), "cov": finite(cov), "mean": finite(mean)},
+        "c1_dev_max": num(s.c1_dev_max), "c1_dev_mean": num(s.c1_dev_mean),
+        "series": {"run": finite(run_id), "rtt": finite(rtt), "ratio": finite(ratio), "cov": finite(cov), "mean": finite(mean),
+                   "xd": finite(xd), "c1": finite(c1)},
     }))
 }
 

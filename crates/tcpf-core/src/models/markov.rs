@@ -6,7 +6,9 @@
 //! Assumption 2: M packets are dropped at each event, M uniform on {1, …, M_max}, and each
 //! dropped packet belongs to flow i with probability x_i/C; D_i = 1 if flow i lost at least one.
 //! liu2008's Figs. 2–7: light congestion M_max = N/2, medium N, heavy 2N; 50 runs, N = 4..10,
-//! random x[0] and RTTs, 1000 events averaged after convergence.
+//! random x[0] and RTTs, 1000 events averaged after convergence. Thm 4.3 (eq. 20): under the
+//! invariant distribution T̂_i·T̃_i·E[x_i·q_i(x)] is the same for every user; each run reports
+//! the time average of x_i[k]·D_i[k] (its empirical E[x_i·q_i]) and T_i² times it.
 //!
 //! Assumptions recorded here (the paper does not give them): T̃_i = T̂_i = T_i (queueing delay
 //! small against propagation); RTTs uniform on [rtt_min, rtt_max], by default 60–120 ms, the
@@ -91,6 +93,16 @@ pub struct MarkovRun {
     pub fair: Vec<f64>,
     /// Least-squares slope of log x̄_i against log T_i (= −(1 + μ)).
     pub slope: f64,
+    /// The time average of x_i[k]·D_i[k] over the averaged events (x[k] just before event k,
+    /// D_i[k] = 1 when user i backs off at it): E[x_i·q_i(x)] under the invariant distribution,
+    /// since E[D_i[k] | x[k]] = q_i(x[k]) (Thm 4.1's ergodicity).
+    pub xd_mean: Vec<f64>,
+    /// T̂_i·T̃_i·E[x_i·q_i(x)] = T_i²·`xd_mean` (T̃_i = T̂_i = T_i here): Thm 4.3, eq. 20, says it
+    /// is the same constant C1 for every user. The time averages obey eq. 22 on every sample
+    /// path up to the boundary term: summing eq. 16 over the K averaged events gives
+    /// `(x_i[end] − x_i[start])/K = −β̂·xd_i + γ_i·β̂·Σ_j xd_j`, so `xd_i/γ_i` (∝ `c1_i`) differs
+    /// between users by O(1/(K·β̂·γ_i)) only.
+    pub c1: Vec<f64>,
 }
 
 /// Every run plus the summary the paper plots.
@@ -124,6 +136,7 @@ pub fn simulate_run(cfg: &MarkovConfig, run: usize) -> MarkovRun {
     let mut d = vec![false; n];
     let mut sum = vec![0.0; n];
     let mut sum2 = vec![0.0; n];
+    let mut xd_sum = vec![0.0; n];
     for k in 0..cfg.warmup + cfg.events {
         if k >= cfg.warmup {
             for i in 0..n {
@@ -146,6 +159,13 @@ pub fn simulate_run(cfg: &MarkovConfig, run: usize) -> MarkovRun {
             }
             d[pick] = true;
         }
+        if k >= cfg.warmup {
+            for i in 0..n {
+                if d[i] {
+                    xd_sum[i] += x[i];
+                }
+            }
+        }
         let shed: f64 = (0..n).filter(|&i| d[i]).map(|i| cfg.beta * x[i]).sum();
         for i in 0..n {
             if d[i] {
@@ -165,7 +185,9 @@ pub fn simulate_run(cfg: &MarkovConfig, run: usize) -> MarkovRun {
     let lx: Vec<f64> = rtts.iter().map(|t| t.ln()).collect();
     let ly: Vec<f64> = mean.iter().map(|m| m.ln()).collect();
     let slope = ls_slope(&lx, &ly);
-    MarkovRun { rtts, mean, std, fair, slope }
+    let xd_mean: Vec<f64> = xd_sum.iter().map(|s| s / ne).collect();
+    let c1: Vec<f64> = xd_mean.iter().zip(&rtts).map(|(xd, t)| t * t * xd).collect();
+    MarkovRun { rtts, mean, std, fair, slope, xd_mean, c1 }
 }
 
 /// All runs.
@@ -187,13 +209,21 @@ pub struct MarkovSummary {
     pub one_plus_mu_max: f64,
     /// M_max, the largest number of packets dropped at one event.
     pub m_max: f64,
+    /// Thm 4.3 (eq. 20): the largest relative deviation of a user's T_i²·E[x_i·q_i] from the
+    /// mean over its run's users, max |c1_i / mean_j c1_j − 1|, over every run.
+    pub c1_dev_max: f64,
+    /// The same deviation, mean over every user of every run.
+    pub c1_dev_mean: f64,
 }
 
 impl MarkovResult {
     pub fn summary(&self) -> MarkovSummary {
         let mut ratios = Vec::new();
         let mut covs = Vec::new();
+        let mut c1_devs = Vec::new();
         for r in &self.runs {
+            let c1_mean = r.c1.iter().sum::<f64>() / r.c1.len() as f64;
+            c1_devs.extend(r.c1.iter().map(|c| (c / c1_mean - 1.0).abs()));
             for i in 0..r.mean.len() {
                 ratios.push(r.mean[i] / r.fair[i]);
                 covs.push(r.std[i] / r.mean[i]);
@@ -213,6 +243,8 @@ impl MarkovResult {
             one_plus_mu_min: min(&slopes),
             one_plus_mu_max: max(&slopes),
             m_max: self.config.congestion.m_max(self.config.n) as f64,
+            c1_dev_max: max(&c1_devs),
+            c1_dev_mean: mean(&c1_devs),
         }
     }
 }
@@ -231,6 +263,34 @@ mod tests {
             assert!((r.mean.iter().sum::<f64>() - 1.0).abs() < 1e-9);
             assert!((r.fair.iter().sum::<f64>() - 1.0).abs() < 1e-12);
         }
+    }
+
+    #[test]
+    fn thm_4_3_backoff_weighted_rates_are_equal_across_heterogeneous_users() {
+        // eq. 20: T_i²·E[x_i·q_i(x)] = C1 for every user, whatever the RTTs and the congestion;
+        // E[x_i·q_i] is the time average of x_i·D_i, and the rates themselves are far from equal.
+        // The time averages obey eq. 22 up to a boundary term of order 1/(K·β̂·γ_i) (K events,
+        // see `MarkovRun::c1`): here below 1e-3, while a γ that does not match T̂_i·T̃_i (1/T_i
+        // instead of 1/T_i²) would leave the ratio T_i of the RTTs (up to 5) between users.
+        for congestion in [Congestion::Light, Congestion::Heavy] {
+            let cfg = MarkovConfig { n: 4, congestion, runs: 3, warmup: 2000, events: 100_000, rtt_min: 0.04, rtt_max: 0.2, ..Default::default() };
+            let res = simulate(&cfg);
+            let s = res.summary();
+            assert!(s.c1_dev_max < 1e-3, "{congestion:?}: {s:?}");
+            assert!(s.c1_dev_mean <= s.c1_dev_max);
+            for r in &res.runs {
+                let spread = r.mean.iter().cloned().fold(0.0, f64::max) / r.mean.iter().cloned().fold(1.0, f64::min);
+                assert!(spread > 1.5, "the RTTs should spread the rates: {r:?}");
+                for i in 0..cfg.n {
+                    // a user backs off at some events only: 0 < E[x_i·D_i] < E[x_i]
+                    assert!(r.xd_mean[i] > 0.0 && r.xd_mean[i] < r.mean[i], "{r:?}");
+                    assert!((r.c1[i] - r.rtts[i] * r.rtts[i] * r.xd_mean[i]).abs() < 1e-15);
+                }
+            }
+        }
+        // homogeneous RTTs: T_i² is common, so E[x_i·q_i] itself is equal (with Thm 4.2)
+        let cfg = MarkovConfig { n: 3, runs: 2, warmup: 1000, events: 100_000, rtt_min: 0.1, rtt_max: 0.1, ..Default::default() };
+        assert!(simulate(&cfg).summary().c1_dev_max < 1e-3);
     }
 
     #[test]
