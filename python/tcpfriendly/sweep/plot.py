@@ -152,6 +152,26 @@ def paired_ratio(table, axes: Sequence[str], y: str, spec: str):
     return out.drop(columns="__den"), [c for c in axes if c != axis]
 
 
+def _ratios(table, axes, x, y, hue, group, ratio, paired):
+    """``plot``'s --paired and --ratio: (table, axes, y label, what the ratios divide)."""
+    label, how = y, []
+    if paired is not None:
+        table, axes = paired_ratio(table, axes, y, paired)
+        axis, _, values = paired.partition("=")
+        label += f", {values.strip()}"
+        how.append(f"{axis.strip()} = {values.strip()}, paired by seed")
+        for name, param in ((x, "x"), (hue, "hue")):
+            if name == axis.strip():
+                raise ScenarioError.at(param, f"{name!r} is the paired axis: it is divided out")
+    if ratio is not None:
+        if group is not None:
+            raise ScenarioError.at("group", "give either --group or --ratio")
+        table = group_ratio(table, y, ratio)
+        label += f", group {ratio.strip()}"
+        how.append(f"group {ratio.strip()} in each run")
+    return table, axes, label, how
+
+
 def plot(source, x: str, y: str, hue: Optional[str] = None, kind: str = "line",
          where: Optional[Dict[str, str]] = None, group: Optional[int] = None,
          out: "Optional[os.PathLike[str] | str]" = None, logx: bool = False, logy: bool = False,
@@ -163,10 +183,9 @@ def plot(source, x: str, y: str, hue: Optional[str] = None, kind: str = "line",
     must be on ``x``/``hue`` or fixed by ``where``. Writes ``out`` (PNG, SVG, PDF) when given;
     returns the matplotlib Figure.
 
-    Ratios, taken per run before the mean and CI over seeds: ``ratio="A/B"`` plots group A's
-    ``y`` over group B's in the same run (:func:`group_ratio`); ``paired="AXIS=A/B"`` plots the
-    runs at AXIS = A over their partners at AXIS = B with the same seed (:func:`paired_ratio`;
-    AXIS is then no longer an axis of the plot).
+    Ratios, per run before the mean and CI: ``ratio="A/B"``, group A's ``y`` over group B's in
+    the same run (:func:`group_ratio`); ``paired="AXIS=A/B"``, runs at AXIS = A over their
+    partners at AXIS = B with the same seed (:func:`paired_ratio`; AXIS is divided out).
 
     A bad argument raises :class:`~tcpfriendly.errors.ScenarioError` whose ``field`` is the
     parameter's name (``x``, ``y``, ``hue``, ``kind``, ``where``, ``group``, ``ratio``,
@@ -204,21 +223,7 @@ def plot(source, x: str, y: str, hue: Optional[str] = None, kind: str = "line",
         table = table[_match(table[col], value)]
         if table.empty:
             raise ScenarioError.at("where", f"no rows with {col} = {value}")
-    label, how = y, []  # the y label; what the ratios divide (the title's second line)
-    if paired is not None:
-        table, axes = paired_ratio(table, axes, y, paired)
-        axis, _, values = paired.partition("=")
-        label += f", {values.strip()}"
-        how.append(f"{axis.strip()} = {values.strip()}, paired by seed")
-        for name, param in ((x, "x"), (hue, "hue")):
-            if name == axis.strip():
-                raise ScenarioError.at(param, f"{name!r} is the paired axis: it is divided out")
-    if ratio is not None:
-        if group is not None:
-            raise ScenarioError.at("group", "give either --group or --ratio")
-        table = group_ratio(table, y, ratio)
-        label += f", group {ratio.strip()}"
-        how.append(f"group {ratio.strip()} in each run")
+    table, axes, label, how = _ratios(table, axes, x, y, hue, group, ratio, paired)
     if y.startswith("link."):
         table = table.drop_duplicates(subset=["point", "run"])  # one row per run
     elif group is not None:
