@@ -110,10 +110,17 @@ def friendly_curve(betas: Optional[Iterable[float]] = None, keeps: Optional[Iter
 
 # ----- jin2001 --------------------------------------------------------------------------------
 def spectrum(k: float, l: float, wmax: float, beta: Optional[float] = None,
-             keep: Optional[float] = None, approx: bool = False) -> Dict[str, Any]:
+             keep: Optional[float] = None, approx: bool = False,
+             delta_i: Optional[float] = None, delta_d: Optional[float] = None) -> Dict[str, Any]:
     """jin2001's TCP-friendly α (eq. 4, or eq. 6 with ``approx``) and c (eq. 5 / 7) for
-    (k, l, β, w_max), the convergence-region test and the window function over one epoch."""
-    return call("spectrum", k=k, l=l, beta=beta, keep=keep, wmax=wmax, approx=approx)
+    (k, l, β, w_max), the convergence-region test and the window function over one epoch;
+    Appendix A's periodic-loss c and α (eq. 10: ``c_eq10``, ``alpha_eq10``, ``c_eq10_over_eq5``
+    = ``gamma_u1`` = Γ(u+1)); Appendix B's range (``app_b_covers``) and, with ``delta_i`` and
+    ``delta_d``, eq. 14 (``eq14_lhs`` = Δ_I + 3Δ_D, ``eq14_holds``) and its extreme-case check
+    (``app_b_crossing`` starting points cross the fairness line, ``app_b_fairer`` of them end
+    fairer with both windows positive)."""
+    return call("spectrum", k=k, l=l, beta=beta, keep=keep, wmax=wmax, approx=approx,
+                delta_i=delta_i, delta_d=delta_d)
 
 
 def convergence(alg: str, W: float, W1: float, W2: float, eps: float,

@@ -69,7 +69,8 @@ COMMANDS = {
              ["rate", "rate_eq2", "rate_eq55", "padhye", "mathis", "beta", "keep", "expected_window", "q_hat", "f_p"]),
     "friendly-alpha": (["--beta", "1/16"], ["alpha", "alpha_td", "alpha_to", "alpha_min", "beta", "keep"]),
     "spectrum": (["--k", "-0.5", "--l", "1", "--beta", "1/16", "--wmax", "50"],
-                 ["alpha", "c", "u", "alpha_eq4", "alpha_eq6", "c_eq5", "c_eq7", "in_convergence_region"]),
+                 ["alpha", "c", "u", "alpha_eq4", "alpha_eq6", "c_eq5", "c_eq7", "in_convergence_region",
+                  "c_eq10", "alpha_eq10", "gamma_u1", "c_eq10_over_eq5", "app_b_covers"]),
     "convergence": (["--alg", "simd", "--W", "110", "--W1", "10.2", "--W2", "33.2", "--eps", "10"],
                     ["t1", "delta", "t2", "t2_epochs", "beta"]),
     "convergence-map": (["--W", "60", "--step", "2"], ["fraction_simd_faster", "points"]),
@@ -226,6 +227,23 @@ def test_api_jin2001_tables():
     assert t["inv_responsiveness"] == pytest.approx(10.7, rel=0.01)
     s = models.spectrum(k=-0.5, l=1, beta=1 / 16, wmax=50)
     assert s["alpha"] == pytest.approx(3 * math.sqrt(1 / 16) / ((1 - 2 / 48) * math.sqrt(100)), rel=1e-12)
+    # App. A eq. 10 written out for SIMD: c = (3/(2(1 − 2β/3)))²·β/W, twice eq. 5's (Γ(3) = 2)
+    assert s["c_eq10"] == pytest.approx((1.5 / (1 - 2 / 48)) ** 2 / 16 / 50, rel=1e-12)
+    assert s["c_eq10"] / s["c_eq5"] == pytest.approx(2.0, rel=1e-12) and "eq14_holds" not in s
+
+
+def test_spectrum_eq14_options(capsys):
+    code, out, err = run_inprocess(capsys, "spectrum", "--k", "0", "--l", "0", "--beta", "2/3", "--wmax", "30",
+                                   "--delta-i", "0.9", "--delta-d", "0.3", "--json")
+    assert code == 0, err
+    r = json.loads(out)
+    assert r["eq14_lhs"] == pytest.approx(1.8) and r["eq14_holds"] == 1 and r["app_b_covers"] == 1
+    assert r["app_b_crossing"] > 0 and r["app_b_fairer"] == r["app_b_crossing"]
+    bad = models.spectrum(k=0, l=0, beta=2 / 3, wmax=30, delta_i=0.5, delta_d=0.6)
+    assert bad["eq14_holds"] == 0 and bad["app_b_fairer"] < bad["app_b_crossing"]
+    code, out, err = run_inprocess(capsys, "spectrum", "--k", "0", "--l", "0", "--beta", "2/3", "--wmax", "30",
+                                   "--delta-i", "0.9")
+    assert code == 2 and "--delta-d" in err, (code, out, err)
 
 
 def test_api_markov_is_seeded_and_chiu_jain_runs_formulas():

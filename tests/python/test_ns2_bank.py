@@ -221,7 +221,7 @@ def _expanded_with(algorithm, params):
     return e
 
 
-@pytest.mark.parametrize("alg", ["simd", "aiad_h", "log", "illinois", "formula"])
+@pytest.mark.parametrize("alg", ["simd", "simd_period", "aiad_h", "log", "illinois", "formula"])
 def test_controllers_ns2_lacks_are_refused_by_name(alg):
     with pytest.raises(Ns2Unsupported) as err:
         export_tcl(_expanded_with(alg, {"beta": 0.0625}))

@@ -136,6 +136,7 @@ fn builtin() -> Vec<Entry> {
         Entry::window(binomial::sqrt_info(), |p, w, c| boxed(binomial::Binomial::from_params(p, w, c)), Agent("sqrt")),
         Entry::window(hist("history"), |p, w, c| boxed(history::History::from_params(p, w, c)), Unsupported(concat!("ns-2 2.35 has no history-spectrum controller (it ", history_why!(), ")"))),
         Entry::window(hist("simd"), |p, w, c| boxed(history::History::from_params(p, w, c)), Unsupported(concat!("ns-2 2.35 has no SIMD (SIMD ", history_why!(), ")"))),
+        Entry::window(hist("simd_period"), |p, w, c| boxed(history::History::from_params(p, w, c)), Unsupported(concat!("ns-2 2.35 has no SIMD/period (SIMD/period ", history_why!(), ")"))),
         Entry::window(hist("aiad_h"), |p, w, c| boxed(history::History::from_params(p, w, c)), Unsupported(concat!("ns-2 2.35 has no AIAD/H (AIAD/H ", history_why!(), ")"))),
         Entry::window(hist("pimd"), |p, w, c| boxed(history::History::from_params(p, w, c)), Unsupported(concat!("ns-2 2.35 has no such controller (pimd ", history_why!(), ")"))),
         Entry::window(hist("aisd_h"), |p, w, c| boxed(history::History::from_params(p, w, c)), Unsupported(concat!("ns-2 2.35 has no such controller (aisd_h ", history_why!(), ")"))),

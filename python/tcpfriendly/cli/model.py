@@ -189,16 +189,23 @@ def friendly_command(
 # ----- jin2001 --------------------------------------------------------------------------------
 @app.command(
     "spectrum",
-    short_help="jin2001's TCP-friendly alpha and c for (k, l, beta, w_max) (eqs. 4-7).",
+    short_help="jin2001's TCP-friendly alpha and c for (k, l, beta, w_max) (eqs. 4-7, 10, 14).",
     help=(
         "jin2001's history spectrum: increase +alpha/(W - w0)^k per RTT (k > -1), decrease "
         "-beta*W^l (l <= 1). Prints the TCP-friendly alpha (eq. 4; eq. 6 with --approx), c of "
         "w(t) = w0 + c*t^u (eq. 5 / eq. 7), u = 1/(k+1), the epoch length and whether (k, l) "
-        "is in the convergence region -1 <= l - 1/(k+1) <= 0.\n\n"
+        "is in the convergence region -1 <= l - 1/(k+1) <= 0. Appendix A: c and alpha for "
+        "periodic losses (c_eq10, alpha_eq10; without the correction term with --approx) and "
+        "their ratio to eq. 5, Gamma(u+1) (2 for SIMD: tsao2007's SIMD/period, algorithm "
+        "simd_period). Appendix B: whether (k, l) is in the range eq. 14 is derived for "
+        "(app_b_covers) and, with --delta-i and --delta-d (the bounded overshoot and "
+        "undershoot, fractions of the capacity), eq. 14 Delta_I + 3*Delta_D < 2 and the check "
+        "of its extreme case (l - 1/(k+1) = -1, l = 0) on a grid of starting points.\n\n"
         "\b\n"
         "Examples:\n"
-        "  tcpf model spectrum --k -0.5 --l 1 --beta 1/16 --wmax 50     SIMD (eq. 8)\n"
-        "  tcpf model spectrum --k 0 --l 1 --beta 1/8 --wmax 50         AIMD: 3b/(2-b) = 0.2"
+        "  tcpf model spectrum --k -0.5 --l 1 --beta 1/16 --wmax 50     SIMD (eq. 8); c_eq10 = 2 c_eq5\n"
+        "  tcpf model spectrum --k 0 --l 1 --beta 1/8 --wmax 50         AIMD: 3b/(2-b) = 0.2\n"
+        "  tcpf model spectrum --k 0 --l 0 --beta 2/3 --wmax 30 --delta-i 0.9 --delta-d 0.3"
     ),
 )
 def spectrum_command(
@@ -208,10 +215,13 @@ def spectrum_command(
     keep: Optional[float] = typer.Option(None, "--keep", parser=_number, metavar="K", help="1 - beta, instead of --beta."),
     wmax: float = typer.Option(..., "--wmax", parser=_number, metavar="W", help="Window before the last decrease (packets)."),
     approx: bool = typer.Option(False, "--approx", help="Use the small-beta forms (eqs. 6, 7)."),
+    delta_i: Optional[float] = typer.Option(None, "--delta-i", parser=_number, metavar="D", help="Appendix B: maximum overshoot beyond the efficiency line, fraction of the capacity (>= 0; with --delta-d)."),
+    delta_d: Optional[float] = typer.Option(None, "--delta-d", parser=_number, metavar="D", help="Appendix B: maximum undershoot below it, fraction of the capacity, in [0, 1) (with --delta-i)."),
     as_json: bool = _json_option(),
     plot: Optional[str] = _plot_option(),
 ) -> None:
-    _run("spectrum", dict(k=k, l=l, beta=beta, keep=keep, wmax=wmax, approx=approx), as_json, plot)
+    _run("spectrum", dict(k=k, l=l, beta=beta, keep=keep, wmax=wmax, approx=approx,
+                          delta_i=delta_i, delta_d=delta_d), as_json, plot)
 
 
 @app.command(

@@ -15,16 +15,34 @@
 //!   slow start reaches ssthresh; that first `w_max` is obtained from `w0` by inverting the
 //!   decrease rule (`w0 = w_max − β·w_max^l`).
 //!
-//! Presets: SIMD (k = −1/2, l = 1), AIAD/H (k = 0, l = 0) and the other Table 1 members.
+//! - SIMD/period (`simd_period`, tsao2007 Fig. 1(b)) is SIMD with the α of periodic losses:
+//!   the c of jin2001 Appendix A eq. 10, which is eq. 5's without the division by Γ(u+1)
+//!   (Γ(3) = 2 for SIMD, so α is √2 times eq. 8's). Same controller, the constant switched by
+//!   `periodic`.
+//!
+//! Presets: SIMD (k = −1/2, l = 1), SIMD/period, AIAD/H (k = 0, l = 0) and the other Table 1
+//! members.
 
 use super::params::{AlgorithmInfo, ParamError, ParamKind, ParamSpec, Params, Taxonomy};
 use super::{Ack, Controller, LossEvent, Timeout, Window};
 
-/// TCP-friendly α of jin2001 eq. 4 (`exact`) or eq. 6 (small-β approximation).
-pub fn history_alpha(k: f64, l: f64, beta: f64, w_max: f64, exact: bool) -> f64 {
-    let g = libm::tgamma(1.0 / (k + 1.0) + 1.0);
+/// jin2001's α with β divided by `g`: Γ(u+1) for random losses (eq. 4), 1 for periodic ones
+/// (the α of Appendix A eq. 10's c, by footnote 3).
+fn alpha_over(k: f64, l: f64, beta: f64, w_max: f64, exact: bool, g: f64) -> f64 {
     let corr = if exact { 1.0 - beta * libm::pow(w_max, l - 1.0) / (k + 2.0) } else { 1.0 };
     3.0 / (2.0 * (k + 1.0) * corr) * libm::pow(beta / g, k + 1.0) * libm::pow(w_max, k * l + l - 1.0)
+}
+
+/// TCP-friendly α of jin2001 eq. 4 (`exact`) or eq. 6 (small-β approximation): random losses.
+pub fn history_alpha(k: f64, l: f64, beta: f64, w_max: f64, exact: bool) -> f64 {
+    alpha_over(k, l, beta, w_max, exact, libm::tgamma(1.0 / (k + 1.0) + 1.0))
+}
+
+/// The α of periodic losses, jin2001 Appendix A eq. 10 (`exact`; without its correction
+/// `1 − β·w_max^(l−1)/(k+2)` otherwise): eq. 4 without the Γ(u+1), i.e. `history_alpha`
+/// times Γ(u+1)^(k+1). `models::spectrum::c_periodic` is the same constant as c.
+pub fn history_alpha_periodic(k: f64, l: f64, beta: f64, w_max: f64, exact: bool) -> f64 {
+    alpha_over(k, l, beta, w_max, exact, 1.0)
 }
 
 /// `c` of the window function `w(t) = w0 + c·t^(1/(k+1))` for a given α (jin2001 §2).
@@ -81,6 +99,11 @@ const fn beta(default: f64) -> ParamSpec {
     ParamSpec { unit: "packets^(1-l)", ..ParamSpec::fraction("beta", default, "decrease coefficient: -beta*W^l per loss event (for l = 1 the fraction removed)") }
 }
 
+const ALPHA_RULE_PERIODIC: ParamSpec = ParamSpec {
+    doc: "alpha for periodic losses from jin2001 App. A eq. 10 (exact, with the 1 - beta*w_max^(l-1)/(k+2) term) or without that term (approx, small beta)",
+    ..ALPHA_RULE
+};
+
 const ALPHA_RULE: ParamSpec = ParamSpec {
     name: "alpha_rule",
     kind: ParamKind::Choice(ALPHA_RULES),
@@ -113,6 +136,8 @@ struct Preset {
     source: &'static str,
     taxonomy: Option<Taxonomy>,
     notes: &'static str,
+    /// α from periodic losses (jin2001 App. A eq. 10) instead of random ones (eq. 4).
+    periodic: bool,
 }
 
 const PRESETS: &[Preset] = &[
@@ -125,6 +150,18 @@ const PRESETS: &[Preset] = &[
         source: "jin2001 §3 eq. 8, Appendix E (beta = 1/16 as jin2001 §6 and tsao2007 Table 2)",
         taxonomy: Some(Taxonomy { fairness: "window-based", increase: "historical", curve: "superlinear", history: "variable" }),
         notes: "alpha = 3*sqrt(beta)/((1 - 2*beta/3)*sqrt(2*w_max)); per ACK W += alpha*sqrt(W - w0)/W; first ACK after a decrease W = w0 + (alpha/2)^2/w0. Not in ns-2 2.35.",
+        periodic: false,
+    },
+    Preset {
+        name: "simd_period",
+        k: -0.5,
+        l: 1.0,
+        beta: 1.0 / 16.0,
+        summary: "SIMD/period: SIMD with alpha for periodic losses (jin2001 App. A eq. 10), sqrt(2) times SIMD's; window grows as w0 + c*t^2 with c twice SIMD's",
+        source: "jin2001 Appendix A eq. 10; tsao2007 Fig. 1(b) and Observation 1 ('SIMD/period ... based on CV[T] = 0'); beta = 1/16 as SIMD's",
+        taxonomy: Some(Taxonomy { fairness: "window-based", increase: "historical", curve: "superlinear", history: "variable" }),
+        notes: "alpha = 3*sqrt(beta)/((1 - 2*beta/3)*sqrt(w_max)), c = (3/(2*(1 - 2*beta/3)))^2*beta/w_max: TCP-friendly when losses are periodic, more than TCP's throughput when they are not (tsao2007). Otherwise SIMD's law. Not in ns-2 2.35.",
+        periodic: true,
     },
     Preset {
         name: "aiad_h",
@@ -135,6 +172,7 @@ const PRESETS: &[Preset] = &[
         source: "jin2001 §3 Table 1 (beta = 2/3 as jin2001 §6 'AIAD(2/3)'; tsao2007 Table 2 uses beta = 0.25)",
         taxonomy: Some(Taxonomy { fairness: "window-based", increase: "historical", curve: "linear", history: "non-historical" }),
         notes: "With alpha_rule = exact the increase is 3*beta/(2*w_max - beta) per RTT (eq. 4). Not in ns-2 2.35.",
+        periodic: false,
     },
     Preset {
         name: "pimd",
@@ -145,6 +183,7 @@ const PRESETS: &[Preset] = &[
         source: "jin2001 Table 1 (not simulated there; beta = 1/16 chosen as for SIMD)",
         taxonomy: None,
         notes: "Per RTT +1.89*beta^(2/3)*((W - w0)/w_max)^(1/3) with the eq. 6 alpha.",
+        periodic: false,
     },
     Preset {
         name: "aisd_h",
@@ -155,6 +194,7 @@ const PRESETS: &[Preset] = &[
         source: "jin2001 Table 1 (the history counterpart of SQRT; beta = 0.67 chosen as SQRT's in tsao2007)",
         taxonomy: None,
         notes: "",
+        periodic: false,
     },
     Preset {
         name: "pisd",
@@ -165,6 +205,7 @@ const PRESETS: &[Preset] = &[
         source: "jin2001 Table 1 (not simulated there; beta = 0.67 chosen as SQRT's in tsao2007)",
         taxonomy: None,
         notes: "",
+        periodic: false,
     },
 ];
 
@@ -178,7 +219,7 @@ pub fn infos() -> Vec<AlgorithmInfo> {
         params: vec![K, L, beta(1.0 / 16.0), ALPHA_RULE],
         aliases: vec![],
         taxonomy: None,
-        notes: "Presets: simd (k=-1/2, l=1), aiad_h (0, 0), pimd (-1/3, 1), aisd_h (0, 1/2), pisd (-1/3, 1/2). A warning is printed outside the convergence region -1 <= l - 1/(k+1) <= 0.",
+        notes: "Presets: simd (k=-1/2, l=1), simd_period (SIMD with the periodic-loss alpha of App. A eq. 10), aiad_h (0, 0), pimd (-1/3, 1), aisd_h (0, 1/2), pisd (-1/3, 1/2). A warning is printed outside the convergence region -1 <= l - 1/(k+1) <= 0.",
         named_numbers: false,
         check: Some(check_history),
     }];
@@ -188,7 +229,7 @@ pub fn infos() -> Vec<AlgorithmInfo> {
             family: "history",
             summary: p.summary,
             source: p.source,
-            params: vec![beta(p.beta), ALPHA_RULE],
+            params: vec![beta(p.beta), if p.periodic { ALPHA_RULE_PERIODIC } else { ALPHA_RULE }],
             aliases: vec![],
             taxonomy: p.taxonomy.clone(),
             notes: p.notes,
@@ -211,6 +252,8 @@ pub struct History {
     pub l: f64,
     pub beta: f64,
     pub exact: bool,
+    /// α for periodic losses (jin2001 App. A eq. 10; SIMD/period) instead of eq. 4.
+    pub periodic: bool,
     /// Window just before the last decrease (jin2001's w_max).
     pub w_max: f64,
     /// Window just after it.
@@ -227,23 +270,33 @@ pub struct History {
 
 impl History {
     pub fn new(k: f64, l: f64, beta: f64, exact: bool, initial_window: f64, cap: f64) -> Self {
-        History { k, l, beta, exact, w_max: f64::NAN, w0: f64::NAN, alpha: f64::NAN, c: f64::NAN, first: true, fresh: true, w: Window::new(initial_window, cap) }
+        History { k, l, beta, exact, periodic: false, w_max: f64::NAN, w0: f64::NAN, alpha: f64::NAN, c: f64::NAN, first: true, fresh: true, w: Window::new(initial_window, cap) }
     }
 
     pub fn from_params(p: &Params, initial_window: f64, cap: f64) -> Result<Self, ParamError> {
         let exact = p.text("alpha_rule")? != Some("approx");
-        let (k, l) = match PRESETS.iter().find(|q| q.name == p.algorithm) {
-            Some(q) => (q.k, q.l),
-            None => (p.get("k")?, p.get("l")?),
+        let (k, l, periodic) = match PRESETS.iter().find(|q| q.name == p.algorithm) {
+            Some(q) => (q.k, q.l, q.periodic),
+            None => (p.get("k")?, p.get("l")?, false),
         };
-        Ok(Self::new(k, l, p.get("beta")?, exact, initial_window, cap))
+        Ok(Self::new(k, l, p.get("beta")?, exact, initial_window, cap).with_periodic_alpha(periodic))
+    }
+
+    /// Take α from periodic losses (jin2001 App. A eq. 10) instead of random ones (eq. 4).
+    pub fn with_periodic_alpha(mut self, periodic: bool) -> Self {
+        self.periodic = periodic;
+        self
     }
 
     /// Record a decrease: the window before (`w_max`) and after (`w0`); recompute α and c.
     fn set_epoch(&mut self, w_max: f64, w0: f64) {
         self.w_max = w_max;
         self.w0 = w0;
-        self.alpha = history_alpha(self.k, self.l, self.beta, w_max, self.exact);
+        self.alpha = if self.periodic {
+            history_alpha_periodic(self.k, self.l, self.beta, w_max, self.exact)
+        } else {
+            history_alpha(self.k, self.l, self.beta, w_max, self.exact)
+        };
         self.c = history_c(self.k, self.alpha);
         self.first = true;
         self.fresh = false;
@@ -459,12 +512,93 @@ mod tests {
         assert!((c.w_max - w0 / (1.0 - 1.0 / 16.0)).abs() < 1e-12);
     }
 
+    /// A controller of preset `name` right after a decrease from `w_max` (congestion avoidance).
+    fn preset_after_decrease(name: &str, beta: f64, w_max: f64) -> History {
+        let p = params(name, json!({ "beta": beta }));
+        let mut c = History::from_params(&p, 2.0, f64::INFINITY).unwrap();
+        c.window_mut().ssthresh = 1.0;
+        c.window_mut().cwnd = w_max;
+        c.fresh = false;
+        c.on_loss_event(&loss(w_max));
+        c
+    }
+
+    #[test]
+    fn simd_period_c_is_gamma3_times_simds() {
+        for beta in [1.0 / 16.0, 1.0 / 8.0, 0.25] {
+            for w_max in [23.0, 50.0, 128.0] {
+                let s = preset_after_decrease("simd", beta, w_max);
+                let p = preset_after_decrease("simd_period", beta, w_max);
+                assert!(!s.periodic && p.periodic);
+                // jin2001 App. A: eq. 10's c over eq. 5's is Γ(u+1) = Γ(3) = 2; α is √2 times eq. 8's.
+                assert!((p.c / s.c - 2.0).abs() < 1e-12, "β={beta} w_max={w_max}: {} / {}", p.c, s.c);
+                assert!((p.alpha / simd_alpha(beta, w_max) - 2f64.sqrt()).abs() < 1e-12);
+                // The controller's constant is the spectrum model's eq. 10.
+                let model = crate::models::spectrum::c_periodic(-0.5, 1.0, beta, w_max, false);
+                assert!((p.c / model - 1.0).abs() < 1e-12, "{} vs eq. 10 {model}", p.c);
+                // Otherwise SIMD: the same decrease and the same w_max, w0.
+                assert_eq!((p.w0, p.w_max, p.k, p.l, p.beta), (s.w0, s.w_max, s.k, s.l, s.beta));
+            }
+        }
+        // approx: eq. 10 without the correction, still twice SIMD's (eq. 7) c: 9β/(4 w_max).
+        let p = params("simd_period", json!({"alpha_rule": "approx"}));
+        let mut c = History::from_params(&p, 2.0, f64::INFINITY).unwrap();
+        c.window_mut().ssthresh = 1.0;
+        c.window_mut().cwnd = 64.0;
+        c.fresh = false;
+        c.on_loss_event(&loss(64.0));
+        assert!((c.c - 9.0 / 4.0 * 0.0625 / 64.0).abs() < 1e-15, "{}", c.c);
+    }
+
+    #[test]
+    fn simd_period_is_simd_with_twice_the_growth() {
+        let (beta, w_max) = (1.0 / 16.0, 100.0);
+        let mut s = preset_after_decrease("simd", beta, w_max);
+        let mut p = preset_after_decrease("simd_period", beta, w_max);
+        // SIMD's epoch is t* = √(β·w_max/c) RTTs; SIMD/period's is t*/√2.
+        let ts = (beta * w_max / s.c).sqrt();
+        let tp = (beta * w_max / p.c).sqrt();
+        assert!((ts / tp - 2f64.sqrt()).abs() < 1e-12);
+        let ws = rtts(&mut s, ts as usize);
+        let wp = rtts(&mut p, tp as usize);
+        for t in [tp * 0.3, tp * 0.6, tp - 1.0] {
+            let t = t.round() as usize;
+            let (gs, gp) = (ws[t - 1] - s.w0, wp[t - 1] - p.w0);
+            println!("t={t}: SIMD grew {gs:.3}, SIMD/period {gp:.3} (ratio {:.4})", gp / gs);
+            assert!((gp / gs - 2.0).abs() < 0.04, "t={t}: {gp} vs 2 x {gs}");
+        }
+        // The same decrease rule: a loss at the same window leaves the same w0 and w_max.
+        p.on_loss_event(&loss(90.0));
+        s.on_loss_event(&loss(90.0));
+        assert_eq!((p.window(), p.w0, p.w_max), (s.window(), s.w0, s.w_max));
+        assert!((p.c / s.c - 2.0).abs() < 1e-12);
+        // And the same slow start and first w_max after it.
+        let mut a = History::from_params(&params("simd", json!({})), 2.0, f64::INFINITY).unwrap();
+        let mut b = History::from_params(&params("simd_period", json!({})), 2.0, f64::INFINITY).unwrap();
+        for _ in 0..40 {
+            a.on_ack(&ack());
+            b.on_ack(&ack());
+        }
+        assert_eq!(a.window(), b.window());
+        a.on_loss_event(&loss(42.0));
+        b.on_loss_event(&loss(42.0));
+        assert_eq!((a.window(), a.w0, a.w_max), (b.window(), b.w0, b.w_max));
+    }
+
     #[test]
     fn presets_validate() {
         let p = params("simd", json!({}));
         assert_eq!(p.to_json(), json!({"beta": 0.0625, "alpha_rule": "exact"}));
         let c = History::from_params(&p, 2.0, 128.0).unwrap();
         assert_eq!((c.k, c.l, c.exact), (-0.5, 1.0, true));
+        let p = params("simd_period", json!({}));
+        assert_eq!(p.to_json(), json!({"beta": 0.0625, "alpha_rule": "exact"}));
+        let c = History::from_params(&p, 2.0, 128.0).unwrap();
+        assert_eq!((c.k, c.l, c.exact, c.periodic), (-0.5, 1.0, true, true));
+        for (given, field) in [(json!({"beta": 1.0}), "beta"), (json!({"beta": 0.0}), "beta"), (json!({"alpha_rule": "eq5"}), "alpha_rule"), (json!({"k": 0.5}), "k")] {
+            let e = info("simd_period").unwrap().validate(given.as_object().unwrap()).unwrap_err();
+            assert_eq!(e.field, field, "{given}");
+        }
         let p = params("aiad_h", json!({"alpha_rule": "approx"}));
         let c = History::from_params(&p, 2.0, 128.0).unwrap();
         assert_eq!((c.k, c.l, c.exact), (0.0, 0.0, false));

@@ -344,6 +344,13 @@ fn spectrum_model(a: &mut Args) -> R<Value> {
     let (beta, _) = a.beta_keep(None)?;
     let wmax = a.num("wmax", None, POS)?;
     let approx = a.flag("approx")?;
+    // Appendix B (eq. 14): the bounded overshoot and undershoot, fractions of the capacity
+    let delta_i = a.opt("delta_i", NONNEG)?;
+    let delta_d = a.opt("delta_d", Range(Some(0.0), false, Some(1.0), true))?;
+    if delta_i.is_some() != delta_d.is_some() {
+        let missing = if delta_i.is_none() { "delta_i" } else { "delta_d" };
+        return Err(ModelError::new(missing, "is required with the other of delta_i, delta_d (Appendix B's eq. 14 needs both)"));
+    }
     let w0 = wmax - beta * wmax.powf(l);
     if w0 <= 0.0 {
         return Err(ModelError::new("beta", format!("the decrease β·w_max^l = {} would leave no window (w0 = {} ≤ 0)", beta * wmax.powf(l), w0)));
@@ -355,6 +362,7 @@ fn spectrum_model(a: &mut Args) -> R<Value> {
     // periodic-loss epoch: the window climbs back by β·w_max^l in T = (β w_max^l / c)^(1/u) RTTs
     let epoch = (beta * wmax.powf(l) / c).powf(1.0 / u);
     let ts = linspace(0.0, epoch, 100);
+    let app_b = delta_i.zip(delta_d).map(|(i, d)| spectrum::app_b_check(i, d, 60));
     Ok(json!({
         "k": num(k), "l": num(l), "beta": num(beta), "keep": num(1.0 - beta), "wmax": num(wmax), "approx": b01(approx),
         "alpha": num(alpha), "c": num(c), "u": num(u),
@@ -362,6 +370,18 @@ fn spectrum_model(a: &mut Args) -> R<Value> {
         "alpha_eq6": num(spectrum::alpha(k, l, beta, wmax, true)),
         "c_eq5": num(spectrum::c(k, l, beta, wmax, false)),
         "c_eq7": num(spectrum::c(k, l, beta, wmax, true)),
+        // Appendix A: periodic losses (eq. 10; `approx` drops the correction as eq. 7 does)
+        "c_eq10": num(spectrum::c_periodic(k, l, beta, wmax, approx)),
+        "alpha_eq10": num(spectrum::alpha_periodic(k, l, beta, wmax, approx)),
+        "gamma_u1": num(spectrum::gamma_factor(k)),
+        "c_eq10_over_eq5": num(spectrum::c_periodic(k, l, beta, wmax, approx) / c),
+        // Appendix B: the (k, l) eq. 14 is derived for, and eq. 14 itself when Δ_I, Δ_D are given
+        "app_b_covers": b01(spectrum::app_b_covers(k, l)),
+        "eq14_lhs": delta_i.zip(delta_d).map_or(Value::Null, |(i, d)| num(i + 3.0 * d)),
+        "eq14_holds": delta_i.zip(delta_d).map_or(Value::Null, |(i, d)| b01(spectrum::eq14_holds(i, d))),
+        "app_b_crossing": app_b.map_or(Value::Null, |r| json!(r.crossing)),
+        "app_b_fairer": app_b.map_or(Value::Null, |r| json!(r.fairer)),
+        "app_b_min_window": app_b.map_or(Value::Null, |r| if r.crossing > 0 { num(r.min_window) } else { Value::Null }),
         "friendliness_correction": num(corr),
         "w0": num(w0),
         "epoch_rtt": num(epoch),
@@ -840,6 +860,26 @@ mod tests {
         assert!(e.message.contains("only one"));
         let e = call("rate", &json!({"alpha": 1, "beta": 0.5, "p": 0.1, "rtt": 0.1, "bogus": 1})).unwrap_err();
         assert_eq!(e.field, "bogus");
+    }
+
+    #[test]
+    fn spectrum_has_eq10_and_eq14() {
+        // SIMD, β = 1/16, w_max = 50: eq. 10's c is Γ(3) = 2 times eq. 5's.
+        let v = call("spectrum", &json!({"k": -0.5, "l": 1, "beta": 0.0625, "wmax": 50})).unwrap();
+        let f = |k: &str| v[k].as_f64().unwrap_or_else(|| panic!("{k}: {}", v[k]));
+        assert!((f("c_eq10") / f("c_eq5") - 2.0).abs() < 1e-12 && (f("c_eq10_over_eq5") - 2.0).abs() < 1e-12);
+        assert!((f("gamma_u1") - 2.0).abs() < 1e-12 && (f("alpha_eq10") / f("alpha_eq4") - 2f64.sqrt()).abs() < 1e-12);
+        assert_eq!(f("app_b_covers"), 0.0);
+        assert!(v.get("eq14_holds").is_none(), "eq. 14's keys only with delta_i and delta_d");
+        // AIAD (0, 0), App. B's extreme case, with Δ_I = 0.9, Δ_D = 0.3: 1.8 < 2.
+        let v = call("spectrum", &json!({"k": 0, "l": 0, "beta": 0.67, "wmax": 30, "delta_i": 0.9, "delta_d": 0.3})).unwrap();
+        assert_eq!((v["app_b_covers"].as_f64(), v["eq14_holds"].as_f64()), (Some(1.0), Some(1.0)));
+        assert!((v["eq14_lhs"].as_f64().unwrap() - 1.8).abs() < 1e-12);
+        assert_eq!(v["app_b_fairer"], v["app_b_crossing"]);
+        let e = call("spectrum", &json!({"k": 0, "l": 0, "beta": 0.67, "wmax": 30, "delta_i": 0.9})).unwrap_err();
+        assert_eq!(e.field, "delta_d");
+        let e = call("spectrum", &json!({"k": 0, "l": 0, "beta": 0.67, "wmax": 30, "delta_i": 0.9, "delta_d": 1.0})).unwrap_err();
+        assert_eq!(e.field, "delta_d");
     }
 
     #[test]

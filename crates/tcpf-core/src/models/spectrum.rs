@@ -4,24 +4,117 @@
 //! - α for TCP-friendliness: eq. 4 (exact) and eq. 6 (small-β approximation);
 //!   c of the window function `w(t) = w0 + c·t^u`, u = 1/(k+1): eq. 5 and eq. 7.
 //! - SIMD (k = −1/2, l = 1): eq. 8.
+//! - Appendix A: c under periodic losses, eq. 10, which is eq. 5 without the division by
+//!   Γ(u + 1) (eqs. 11–12: the expected increase under random losses carries the factor
+//!   Γ(u + 1) that periodic losses do not); its α follows by footnote 3, `α = c^(k+1)/(k+1)`.
+//!   tsao2007's SIMD/period (Fig. 1(b)) is SIMD with this α.
+//! - Appendix B: the sufficient convergence condition `Δ_I + 3Δ_D < 2` (eq. 14) for bounded
+//!   overshoot Δ_I and undershoot Δ_D, derived at the extreme case l − 1/(k+1) = −1, l = 0.
 //! - Table 2 / Appendix C: convergence times T1 (to efficiency), Δ, T2 (to fairness) under
 //!   synchronised feedback for TCP, AIMD, IIAD and SIMD.
 //! - Table 3 / Appendix D: smoothness (CoV), 1/aggressiveness (RTTs to grow by a factor m),
 //!   1/responsiveness (loss events to shrink by a factor m) for AIMD, IIAD, SIMD, AIAD.
 //! - Fig. 4(c): where SIMD(β) converges faster than TCP-friendly AIMD(β) (T1 + T2).
 
+/// Γ(u + 1) with u = 1/(k+1): the factor between eq. 10's periodic-loss c and eq. 5's
+/// random-loss c (Appendix A, eqs. 11–12; 2 for SIMD, 1 for AIMD).
+pub fn gamma_factor(k: f64) -> f64 {
+    libm::tgamma(1.0 / (k + 1.0) + 1.0)
+}
+
+/// α for the c of `c_with` (footnote 3: `α = c^(k+1)/(k+1)`), with β divided by `g`.
+fn alpha_with(k: f64, l: f64, beta: f64, wmax: f64, approx: bool, g: f64) -> f64 {
+    let corr = if approx { 1.0 } else { 1.0 - beta * wmax.powf(l - 1.0) / (k + 2.0) };
+    3.0 / (2.0 * (k + 1.0) * corr) * (beta / g).powf(k + 1.0) * wmax.powf(k * l + l - 1.0)
+}
+
+/// Eq. 10 with β divided by `g`: `g = 1` is eq. 10 itself (periodic losses), `g = Γ(u+1)` is
+/// eq. 5 (random losses); `approx` drops `1 − β·w_max^(l−1)/(k+2)` (eq. 7 for eq. 5).
+fn c_with(k: f64, l: f64, beta: f64, wmax: f64, approx: bool, g: f64) -> f64 {
+    let corr = if approx { 1.0 } else { 1.0 - beta * wmax.powf(l - 1.0) / (k + 2.0) };
+    (3.0 / (2.0 * corr)).powf(1.0 / (k + 1.0)) * beta / g * wmax.powf(l - 1.0 / (k + 1.0))
+}
+
 /// eq. 4 (`approx == false`) or eq. 6 (`approx == true`): the TCP-friendly α for (k, l, β, w_max).
 pub fn alpha(k: f64, l: f64, beta: f64, wmax: f64, approx: bool) -> f64 {
-    let corr = if approx { 1.0 } else { 1.0 - beta * wmax.powf(l - 1.0) / (k + 2.0) };
-    let g = libm::tgamma(1.0 / (k + 1.0) + 1.0);
-    3.0 / (2.0 * (k + 1.0) * corr) * (beta / g).powf(k + 1.0) * wmax.powf(k * l + l - 1.0)
+    alpha_with(k, l, beta, wmax, approx, gamma_factor(k))
 }
 
 /// eq. 5 (`approx == false`) or eq. 7 (`approx == true`): c in `w(t) = w0 + c·t^u`.
 pub fn c(k: f64, l: f64, beta: f64, wmax: f64, approx: bool) -> f64 {
-    let corr = if approx { 1.0 } else { 1.0 - beta * wmax.powf(l - 1.0) / (k + 2.0) };
-    let g = libm::tgamma(1.0 / (k + 1.0) + 1.0);
-    (3.0 / (2.0 * corr)).powf(1.0 / (k + 1.0)) * beta / g * wmax.powf(l - 1.0 / (k + 1.0))
+    c_with(k, l, beta, wmax, approx, gamma_factor(k))
+}
+
+/// Appendix A eq. 10: c for periodic losses (w_max = W, p = 1/X),
+/// `(3/(2(1 − β·W^(l−1)/(k+2))))^(1/(k+1)) · β · W^(l − 1/(k+1))`; with `approx` the small-β
+/// form without the correction (ours, as eq. 7 is for eq. 5). Equals `c(…)·Γ(u+1)`.
+pub fn c_periodic(k: f64, l: f64, beta: f64, wmax: f64, approx: bool) -> f64 {
+    c_with(k, l, beta, wmax, approx, 1.0)
+}
+
+/// The α whose c is eq. 10 (footnote 3): `3/(2(k+1)(1 − β·W^(l−1)/(k+2))) · β^(k+1) · W^(kl+l−1)`,
+/// eq. 4 without its Γ; `α_periodic / α_eq4 = Γ(u+1)^(k+1)` (√2 for SIMD).
+pub fn alpha_periodic(k: f64, l: f64, beta: f64, wmax: f64, approx: bool) -> f64 {
+    alpha_with(k, l, beta, wmax, approx, 1.0)
+}
+
+/// Appendix B eq. 14: `Δ_I + 3Δ_D < 2`, the sufficient condition for convergence to fairness
+/// when the overshoot beyond the efficiency line (Δ_I) and the undershoot below it (Δ_D) are
+/// bounded; both are fractions of the bottleneck capacity (the efficiency line x1 + x2 = 1).
+pub fn eq14_holds(delta_i: f64, delta_d: f64) -> bool {
+    delta_i + 3.0 * delta_d < 2.0
+}
+
+/// The (k, l) Appendix B derives eq. 14 for: `0 ≤ l < 1` and `1/(k+1) − 1 ≤ l < 1/(k+1)`.
+pub fn app_b_covers(k: f64, l: f64) -> bool {
+    let u = 1.0 / (k + 1.0);
+    (0.0..1.0).contains(&l) && u - 1.0 <= l && l < u
+}
+
+/// One cycle of Appendix B's extreme case (l − 1/(k+1) = −1, l = 0; Fig. 24) from
+/// X = (x1, x2), x1 + x2 < 1: an increase in proportion to 1/x_i up to x1 + x2 = 1 + Δ_I
+/// (point X'), then an additive decrease of (Δ_I + Δ_D)/2 each down to 1 − Δ_D (point X'').
+pub fn app_b_cycle(x1: f64, x2: f64, delta_i: f64, delta_d: f64) -> (f64, f64) {
+    let s = x1 + x2;
+    let up1 = x1 - x2 + x2 * (1.0 + delta_i) / s;
+    let up2 = x2 - x1 + x1 * (1.0 + delta_i) / s;
+    let down = (delta_i + delta_d) / 2.0;
+    (up1 - down, up2 - down)
+}
+
+/// Appendix B's check on a grid of starting points X (x1 < x2, 1 − Δ_D ≤ x1 + x2 < 1):
+/// over the points whose increase crosses the fairness line (the case the appendix considers),
+/// how many end (X'') with both windows positive and fairer than X (|x1 − x2|/(x1 + x2) smaller).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AppB {
+    /// Starting points whose increase crosses the fairness line.
+    pub crossing: usize,
+    /// Of those, X'' positive and fairer than X.
+    pub fairer: usize,
+    /// The smallest window at X'' over the crossing points (as a fraction of capacity).
+    pub min_window: f64,
+}
+
+pub fn app_b_check(delta_i: f64, delta_d: f64, n: usize) -> AppB {
+    let (mut crossing, mut fairer, mut min_window) = (0, 0, f64::INFINITY);
+    for i in 0..n {
+        // the sum from 1 − Δ_D (included) towards 1 (excluded)
+        let s = 1.0 - delta_d + delta_d * i as f64 / n as f64;
+        for j in 1..n {
+            let x1 = s * 0.5 * j as f64 / n as f64; // x1 in (0, s/2): x1 < x2
+            let x2 = s - x1;
+            let (y1, y2) = app_b_cycle(x1, x2, delta_i, delta_d);
+            if y1 <= y2 {
+                continue; // not across the fairness line
+            }
+            crossing += 1;
+            min_window = min_window.min(y1.min(y2));
+            if y2 > 0.0 && (y1 - y2) / (y1 + y2) < (x2 - x1) / s {
+                fairer += 1;
+            }
+        }
+    }
+    AppB { crossing, fairer, min_window }
 }
 
 /// eq. 8: SIMD's α, `3√β / ((1 − 2β/3)·√(2·w_max))`.
@@ -257,6 +350,85 @@ mod tests {
         assert!((a - 1.861).abs() < 0.001 && (a - 1.89).abs() < 0.03, "{a}");
         let cc = c(-1.0 / 3.0, 1.0, b, wm, true) / (b / wm.sqrt());
         assert!((cc - 1.4).abs() < 0.05, "{cc}");
+    }
+
+    #[test]
+    fn eq10_over_eq5_is_gamma_u_plus_1() {
+        // Appendix A: eqs. 11 and 12 differ only by Γ(u+1), so eq. 10's c over eq. 5's is Γ(u+1),
+        // for the exact and the small-β forms alike.
+        for &(k, l) in &[(-0.5, 1.0), (0.0, 1.0), (-1.0 / 3.0, 1.0), (0.0, 0.0), (0.0, 0.5), (-1.0 / 3.0, 0.5), (0.5, 0.5)] {
+            let g = libm::tgamma(1.0 / (k + 1.0) + 1.0);
+            for &beta in &[1.0 / 16.0, 0.25] {
+                for &wm in &[23.0, 110.0] {
+                    for approx in [false, true] {
+                        let r = c_periodic(k, l, beta, wm, approx) / c(k, l, beta, wm, approx);
+                        assert!((r / g - 1.0).abs() < 1e-12, "({k}, {l}) β={beta} W={wm}: {r} vs Γ = {g}");
+                        let ra = alpha_periodic(k, l, beta, wm, approx) / alpha(k, l, beta, wm, approx);
+                        assert!((ra / g.powf(k + 1.0) - 1.0).abs() < 1e-12, "α ratio {ra}");
+                        // footnote 3 holds for eq. 10 as for eq. 5
+                        let cp = ((k + 1.0) * alpha_periodic(k, l, beta, wm, approx)).powf(1.0 / (k + 1.0));
+                        assert!((cp / c_periodic(k, l, beta, wm, approx) - 1.0).abs() < 1e-12);
+                    }
+                }
+            }
+        }
+        // SIMD: Γ(3) = 2 for c, √2 for α; AIMD: Γ(2) = 1 (eq. 10 is eq. 5).
+        let (b, wm) = (1.0 / 16.0, 50.0);
+        assert!((c_periodic(-0.5, 1.0, b, wm, false) / c(-0.5, 1.0, b, wm, false) - 2.0).abs() < 1e-12);
+        assert!((alpha_periodic(-0.5, 1.0, b, wm, false) / simd_alpha(b, wm) - 2f64.sqrt()).abs() < 1e-12);
+        assert!((c_periodic(0.0, 1.0, b, wm, false) - c(0.0, 1.0, b, wm, false)).abs() < 1e-15);
+        // Eq. 10 written out for SIMD (u = 2, l − 1/(k+1) = −1): (3/(2(1 − 2β/3)))²·β/W.
+        let direct = (1.5 / (1.0 - 2.0 * b / 3.0)).powi(2) * b / wm;
+        assert!((c_periodic(-0.5, 1.0, b, wm, false) / direct - 1.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn eq10_is_tcp_friendly_under_periodic_losses() {
+        // Appendix A's derivation run forward: with eq. 10's c the epoch lasts T = (βW^l/c)^(1/u)
+        // RTTs and carries X = (W − βW^l)T + c/(u+1)·T^(u+1) packets; with p = 1/X the rate X/T
+        // (per RTT) is TCP's √(3/(2p)).
+        for &(k, l, beta, w) in &[(-0.5, 1.0, 1.0 / 16.0, 50.0), (0.0, 1.0, 0.125, 40.0), (-1.0 / 3.0, 0.5, 0.67, 80.0), (0.0, 0.0, 0.67, 30.0)] {
+            let u = 1.0 / (k + 1.0);
+            let cc = c_periodic(k, l, beta, w, false);
+            let t: f64 = (beta * w.powf(l) / cc).powf(1.0 / u);
+            let x = (w - beta * w.powf(l)) * t + cc / (u + 1.0) * t.powf(u + 1.0);
+            let rate = x / t;
+            let tcp = (1.5 * x).sqrt();
+            assert!((rate / tcp - 1.0).abs() < 1e-9, "({k}, {l}): {rate} vs {tcp}");
+            // eq. 5's c (random losses) gives a longer epoch under periodic losses: less than TCP
+            let c5 = c(k, l, beta, w, false);
+            let t5: f64 = (beta * w.powf(l) / c5).powf(1.0 / u);
+            let x5 = (w - beta * w.powf(l)) * t5 + c5 / (u + 1.0) * t5.powf(u + 1.0);
+            if k != 0.0 {
+                assert!(x5 / t5 < (1.5 * x5).sqrt() * 0.999, "({k}, {l})");
+            }
+        }
+    }
+
+    #[test]
+    fn eq14_and_appendix_b_cycle() {
+        assert!(eq14_holds(0.2, 0.2) && eq14_holds(1.0, 0.33) && !eq14_holds(1.0, 1.0 / 3.0) && !eq14_holds(0.5, 0.6));
+        // Appendix B covers 0 ≤ l < 1, 1/(k+1) − 1 ≤ l < 1/(k+1): AIAD (0, 0) (the extreme case)
+        // and (0, 1/2), not SIMD or AIMD (l = 1), not (−1/2, 1/2) (l < 1/(k+1) − 1 = 1) or l < 0.
+        assert!(app_b_covers(0.0, 0.0) && app_b_covers(0.0, 0.5) && app_b_covers(-1.0 / 3.0, 0.5));
+        assert!(!app_b_covers(-0.5, 1.0) && !app_b_covers(0.0, 1.0) && !app_b_covers(-0.5, 0.5) && !app_b_covers(0.5, -0.2));
+        assert!(app_b_covers(1.0, 0.0));
+        // X' of the paper: the sum reaches 1 + Δ_I; X'' sums to 1 − Δ_D.
+        let (y1, y2) = app_b_cycle(0.2, 0.6, 0.3, 0.1);
+        assert!((y1 + y2 - 0.9).abs() < 1e-12);
+        assert!((y1 - (0.2 - 0.6 + 0.6 * 1.3 / 0.8 - 0.2)).abs() < 1e-12);
+        // Small Δs never cross the fairness line (that needs Δ_I + 2Δ_D > 1).
+        assert_eq!(app_b_check(0.2, 0.2, 60).crossing, 0);
+        // With eq. 14 every crossing start ends fairer and positive; when it fails (and the
+        // increase can cross: Δ_I + 2Δ_D > 1), the starts near x1 + x2 = 1 − Δ_D end less fair.
+        for &(di, dd) in &[(0.6, 0.4), (0.9, 0.3), (1.5, 0.15)] {
+            let r = app_b_check(di, dd, 60);
+            assert!(r.crossing > 0 && r.fairer == r.crossing && r.min_window > 0.0, "({di}, {dd}): {r:?}");
+        }
+        for &(di, dd) in &[(0.5, 0.6), (1.2, 0.35)] {
+            let r = app_b_check(di, dd, 60);
+            assert!(r.crossing > 0 && r.fairer < r.crossing, "({di}, {dd}): {r:?}");
+        }
     }
 
     #[test]
