@@ -409,7 +409,11 @@ mod tests {
 
     /// Put a controller in congestion avoidance right after a decrease from `w_max`.
     fn after_decrease(k: f64, l: f64, beta: f64, exact: bool, w_max: f64) -> History {
-        let mut c = History::new(k, l, beta, exact, 2.0, f64::INFINITY);
+        decreased_from(History::new(k, l, beta, exact, 2.0, f64::INFINITY), w_max)
+    }
+
+    /// `c` in congestion avoidance right after a decrease from `w_max`.
+    fn decreased_from(mut c: History, w_max: f64) -> History {
         c.window_mut().ssthresh = 1.0;
         c.window_mut().cwnd = w_max;
         c.fresh = false;
@@ -515,12 +519,7 @@ mod tests {
     /// A controller of preset `name` right after a decrease from `w_max` (congestion avoidance).
     fn preset_after_decrease(name: &str, beta: f64, w_max: f64) -> History {
         let p = params(name, json!({ "beta": beta }));
-        let mut c = History::from_params(&p, 2.0, f64::INFINITY).unwrap();
-        c.window_mut().ssthresh = 1.0;
-        c.window_mut().cwnd = w_max;
-        c.fresh = false;
-        c.on_loss_event(&loss(w_max));
-        c
+        decreased_from(History::from_params(&p, 2.0, f64::INFINITY).unwrap(), w_max)
     }
 
     #[test]
