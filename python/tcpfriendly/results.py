@@ -42,6 +42,8 @@ def _csv_ready(df: pd.DataFrame) -> pd.DataFrame:
     """JSON-encode dict/list cells so a CSV cell holds parseable JSON, not a Python repr."""
     out = df.copy()
     for col in out.columns:
+        if out[col].dtype != object:  # numbers, booleans: no dicts or lists there
+            continue
         if out[col].map(lambda v: isinstance(v, (dict, list))).any():
             out[col] = out[col].map(
                 lambda v: json.dumps(v, separators=(",", ":")) if isinstance(v, (dict, list)) else v

@@ -316,7 +316,8 @@ def test_failed_runs_are_reported_and_retried_on_rerun(tiny, tmp_path, monkeypat
 
     from tcpfriendly.sweep import executors  # where the thread executor looks it up
     monkeypatch.setattr(executors, "execute", flaky)
-    res = grid_sweep(tiny).run(out=tmp_path / "o", workers=2, quiet=True)
+    # threads: the patched function runs in this process (a warm process pool would not see it)
+    res = grid_sweep(tiny).run(out=tmp_path / "o", workers=2, quiet=True, executor="threads")
     assert len(res.failures) == 2 and res.ran == 16 and res.missing == 2
     assert "seed 4: engine exploded" in res.failure_label(0)
     # 16 runs x 2 flow groups, and one row per failed run (status "failed", the message)
@@ -628,7 +629,7 @@ def test_any_exception_of_a_run_fails_that_run_alone(tiny, monkeypatch):
         return real(scenario_json, seed, key)
 
     monkeypatch.setattr(executors, "execute", poisoned)
-    res = grid_sweep(tiny, seeds=2).run(workers=2, quiet=True)
+    res = grid_sweep(tiny, seeds=2).run(workers=2, quiet=True, executor="threads")
     assert (res.total, res.ran, len(res.failures)) == (12, 8, 4)
     assert [(r.point, r.seed) for r, _ in res.failures] == [(2, 3), (2, 4), (3, 3), (3, 4)]
     assert {m for _, m in res.failures} == {"Panic: index out of bounds"}
@@ -649,7 +650,7 @@ def test_summaries_and_plots_leave_failed_runs_out(tiny, monkeypatch, tmp_path):
         return real(scenario_json, seed, key)
 
     monkeypatch.setattr(executors, "execute", poisoned)
-    res = grid_sweep(tiny, seeds=2).run(out=tmp_path / "o", quiet=True)
+    res = grid_sweep(tiny, seeds=2).run(out=tmp_path / "o", quiet=True, executor="threads")
     assert res.table["status"].tolist().count("failed") == 2  # rows without metrics, and...
     s = summarize(res.table, ["flows[1].params.beta", "bottleneck.rate", "group"], "share")
     assert len(s) == 6 * 2 and s["n"].tolist() == [2] * 8 + [1] * 4

@@ -9,7 +9,9 @@ from __future__ import annotations
 import json
 import os
 import queue
+import re
 import signal
+import sys
 import threading
 from typing import TYPE_CHECKING, Any, Callable, Protocol, Dict, List, Mapping, Optional, Tuple
 
@@ -231,40 +233,176 @@ class ThreadExecutor:
 
 
 # ----- processes ------------------------------------------------------------------------------
-def _ignore_sigint() -> None:
+def _init_worker() -> None:
     """A worker process leaves Ctrl-C (which a terminal sends to the whole process group) to
-    the sweep."""
+    the sweep, and imports what its runs need once (it then serves sweep after sweep)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    import pyarrow  # noqa: F401
+    import pyarrow.parquet  # noqa: F401
+
+    native()
 
 
-def _execute_chunk(items: List[Tuple[str, int, str]]) -> List[Any]:
-    """Rows (or a :class:`RunFailed`) of each ``(scenario_json, seed, key)``, in a worker."""
-    return [execute_or_failure(*item) for item in items]
+def _warm() -> int:
+    return os.getpid()
+
+
+def _execute_chunk(items: List[Tuple[str, int, str]], store_dir: Optional[str]):
+    """In a worker process: run each ``(scenario_json, seed, key)`` of a chunk and return
+    ``(table, runs, failures, store_error)``: the rows of the chunk's successful runs as ONE
+    table (:func:`~.store.runs_table`; each run's ``[key, first, rows, columns]`` in ``runs``),
+    ``failures`` ``[(key, message)]``, and, with ``store_dir``, the chunk stored there as one
+    batch file by the worker itself (``store_error``: why it could not be, else None)."""
+    from .store import runs_table, write_batch
+
+    results, failures = [], []
+    for scenario_json, seed, key in items:
+        try:
+            results.append((key, execute(scenario_json, seed, key)))
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # noqa: BLE001 - the run fails alone
+            failures.append((key, _error_text(exc)))
+    table, runs = runs_table(results)
+    store_error = None
+    if store_dir is not None and table is not None and any(r[2] for r in runs):
+        try:
+            write_batch(store_dir, table, runs)
+        except Exception as exc:  # noqa: BLE001 - the sweep stores these runs itself
+            store_error = _error_text(exc)
+    return table, runs, failures, store_error
+
+
+def _chunks(todo: List[Run], workers: int) -> List[List[Run]]:
+    """``todo`` in chunks of decreasing size (guided scheduling): each a quarter of what is
+    left per worker, at most :data:`~.store.BATCH_RUNS` runs (a chunk is one run file), down
+    to one run at the end, so that the last chunks are short and the workers finish together
+    while the first ones amortise the messages, the pickling and the file of a chunk."""
+    from .store import BATCH_RUNS
+
+    chunks, i = [], 0
+    while i < len(todo):
+        size = max(1, min(BATCH_RUNS, -(-(len(todo) - i) // (4 * workers))))
+        chunks.append(todo[i:i + size])
+        i += size
+    return chunks
+
+
+_POOL_LOCK = threading.Lock()
+_POOL: Dict[str, Any] = {}  # "pool": the ProcessPoolExecutor, "workers": its size
+
+
+def _pool_context():
+    import multiprocessing
+
+    # forkserver: one fresh process imports tcpfriendly once, then every worker is a cheap
+    # fork of it (never a fork of this process, which may run threads); spawn elsewhere
+    if "forkserver" in multiprocessing.get_all_start_methods():
+        ctx = multiprocessing.get_context("forkserver")
+        ctx.set_forkserver_preload(["tcpfriendly.sweep.executors", "pyarrow", "pyarrow.parquet"])
+        return ctx
+    return multiprocessing.get_context("spawn")  # pragma: no cover - not Linux
+
+
+def process_pool(workers: int, start: bool = True):
+    """The warm pool of ``workers`` worker processes, kept between sweeps (the start-up, about
+    0.3 s of imports, is paid once per Python process and worker count). ``start``: submit a
+    no-op per worker so that they start now (e.g. while the sweep is planned)."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    with _POOL_LOCK:
+        pool = _POOL.get("pool")
+        if pool is not None and (_POOL.get("workers") != workers or getattr(pool, "_broken", False)):
+            _drop_pool_locked(wait=False)
+            pool = None
+        if pool is None:
+            pool = ProcessPoolExecutor(workers, mp_context=_pool_context(),
+                                       initializer=_init_worker)
+            _POOL.update(pool=pool, workers=workers)
+            if start:
+                for _ in range(workers):
+                    pool.submit(_warm)
+        return pool
+
+
+_GUARD = re.compile(r"""^if\s+__name__\s*==\s*['"]__main__['"]\s*:""", re.M)
+
+
+def main_is_importable() -> bool:
+    """Whether worker processes may start here: they import the main module (as every
+    ``spawn``/``forkserver`` process does), which must not start a sweep again. True for the
+    ``tcpf`` command, ``python -m`` of a tcpfriendly module, an interactive session and a
+    script with an ``if __name__ == "__main__":`` guard; ``executor="auto"`` takes threads
+    otherwise."""
+    main = sys.modules.get("__main__")
+    name = getattr(getattr(main, "__spec__", None), "name", None) or ""
+    if name.startswith("tcpfriendly."):
+        return True
+    path = getattr(main, "__file__", None)
+    if not path:
+        return True  # interactive, -c: nothing to import
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return _GUARD.search(f.read()) is not None
+    except OSError:
+        return False
+
+
+def pool_is_warm(workers: int) -> bool:
+    """A warm pool of ``workers`` processes exists (see :func:`process_pool`)."""
+    pool = _POOL.get("pool")
+    return pool is not None and _POOL.get("workers") == workers and \
+        not getattr(pool, "_broken", False)
+
+
+def _drop_pool_locked(wait: bool, kill: bool = False) -> None:
+    pool = _POOL.pop("pool", None)
+    _POOL.pop("workers", None)
+    if pool is None:
+        return
+    if kill:  # abandoned runs: stop them now rather than at exit
+        for proc in list((getattr(pool, "_processes", None) or {}).values()):
+            try:
+                proc.terminate()
+            except Exception:  # noqa: BLE001 - already gone
+                pass
+    pool.shutdown(wait=wait, cancel_futures=True)
+
+
+def shutdown_pool(wait: bool = True) -> None:
+    """Stop the warm worker processes (they also stop when Python exits)."""
+    with _POOL_LOCK:
+        _drop_pool_locked(wait)
 
 
 class ProcessExecutor:
-    """``workers`` local processes (started with ``spawn``), for sweeps whose runs are so short
-    that the Python work per run (parsing the engine's JSON, building the rows) is a large part
-    of a run: threads hold the GIL for it, processes do not. A worker returns a run's rows; the
-    calling process builds the run's table and stores it, exactly as a thread would, so the
-    table and the files are the thread executor's byte for byte. Runs go out in small chunks
-    (fewer messages); a chunk whose process dies fails its runs alone. The first Ctrl-C cancels
-    the chunks not started and waits for those in progress; a second abandons them."""
+    """``workers`` local processes, for sweeps whose runs are so short that the Python work per
+    run (parsing the engine's JSON, the group metrics, the Arrow table) is a large part of a
+    run: threads hold the GIL for it, processes do not. The pool is started once per Python
+    process and kept warm (:func:`process_pool`). Runs go out in chunks of decreasing size
+    (:func:`_chunks`); a worker runs a whole chunk, builds ONE Arrow table of its rows, stores
+    it as one run file itself (with ``out``) and returns the table: the calling process only
+    slices it per run. The slices are the thread executor's tables value for value (the same
+    rows, types and columns), so the results are the same byte for byte. A chunk whose process
+    dies fails its runs alone. The first Ctrl-C cancels the chunks not started and waits for
+    those in progress; a second abandons them (the worker processes are stopped)."""
 
     def __init__(self, workers: int, log: Callable[[str], None]):
         self.workers, self.log = workers, log
 
-    def run(self, todo: List[Run], collector: "Collector") -> bool:
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor, as_completed
+    def prepare(self) -> None:
+        """Start the worker processes now (they import while the sweep plans)."""
+        process_pool(self.workers)
 
-        n = max(1, min(self.workers, len(todo)))
-        size = max(1, min(16, len(todo) // (8 * n)))
-        chunks = [todo[i:i + size] for i in range(0, len(todo), size)]
-        pool = ProcessPoolExecutor(n, mp_context=multiprocessing.get_context("spawn"),
-                                   initializer=_ignore_sigint)
-        futures = {pool.submit(_execute_chunk, [(r.scenario_json, r.seed, r.key) for r in c]): c
-                   for c in chunks}
+    def run(self, todo: List[Run], collector: "Collector") -> bool:
+        from concurrent.futures import as_completed
+
+        pool = process_pool(self.workers)
+        store_dir = collector.store.dir if collector.store is not None else None
+        futures = {}
+        for chunk in _chunks(todo, self.workers):
+            items = [(r.scenario_json, r.seed, r.key) for r in chunk]
+            futures[pool.submit(_execute_chunk, items, store_dir)] = chunk
         handled = set()
         abandoned = False
 
@@ -274,23 +412,31 @@ class ProcessExecutor:
             handled.add(fut)
             chunk = futures[fut]
             try:
-                results = fut.result()
+                table, runs, failures, store_error = fut.result()
             except BaseException as exc:  # noqa: BLE001 - the worker died: its chunk fails
                 for run in chunk:
                     collector.fail(run, exc)
                 return
-            for run, rows in zip(chunk, results):
-                if isinstance(rows, RunFailed):
-                    collector.fail_message(run, rows.message)
+            by_key = {run.key: run for run in chunk}
+            failed = dict(failures)
+            placed = {key: (first, count, columns) for key, first, count, columns in runs}
+            whole = table is not None and all(columns == table.column_names
+                                              for _, _, columns in placed.values())
+            for run in chunk:  # in the chunk's order, as a thread would finish them
+                if run.key in failed:
+                    collector.fail_message(run, failed[run.key])
                     continue
-                try:
-                    table = rows_table(rows, run)
-                    if collector.store is not None:
-                        collector.store.save(run.key, table)
-                except Exception as exc:  # noqa: BLE001 - as a thread's failure to store
-                    collector.fail(run, exc)
-                else:
-                    collector.ok(run, table)
+                first, count, columns = placed[run.key]
+                t = table.slice(first, count)
+                if not whole:
+                    t = t.select(columns)
+                if store_error is not None and collector.store is not None:
+                    try:  # the worker could not store it: store it here, as a thread would
+                        collector.store.save(run.key, t)
+                    except Exception as exc:  # noqa: BLE001 - as a thread's failure to store
+                        collector.fail(by_key[run.key], exc)
+                        continue
+                collector.ok(run, t)
 
         try:
             for fut in as_completed(futures):
@@ -312,4 +458,8 @@ class ProcessExecutor:
                 self.log("abandoned the runs in progress")
             return True
         finally:
-            pool.shutdown(wait=not abandoned, cancel_futures=True)
+            broken = getattr(pool, "_broken", False)
+            if abandoned or broken:
+                with _POOL_LOCK:
+                    if _POOL.get("pool") is pool:
+                        _drop_pool_locked(wait=False, kill=abandoned)
