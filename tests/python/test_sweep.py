@@ -672,6 +672,88 @@ def test_processes_give_the_threads_table_byte_for_byte(tiny, tmp_path):
     assert (again.ran, again.cached) == (0, 18)
 
 
+def test_processes_and_threads_give_the_same_table_with_failures_and_many_chunks(tiny, tmp_path):
+    """Enough runs for chunks of several sizes, a failing point among them: the process
+    executor's table and files are the thread executor's, row for row and byte for byte."""
+    spec = POISON_SPEC.replace("seeds = 2", "seeds = 12")
+    (tmp_path / "poison.toml").write_text(spec)
+    res = {}
+    for executor in ("threads", "processes"):
+        res[executor] = Sweep.from_toml(tmp_path / "poison.toml").run(
+            out=tmp_path / executor, workers=2, quiet=True, executor=executor)
+    t, p = res["threads"], res["processes"]
+    assert (p.total, p.ran, len(p.failures)) == (t.total, t.ran, len(t.failures)) == (36, 24, 12)
+    assert [(r.point, r.seed, m) for r, m in p.failures] == \
+        [(r.point, r.seed, m) for r, m in t.failures]
+    pd.testing.assert_frame_equal(t.table, p.table, check_exact=True)
+    for name in ("results.csv", "results.parquet"):
+        assert (tmp_path / "threads" / name).read_bytes() == \
+            (tmp_path / "processes" / name).read_bytes()
+    assert stored(tmp_path / "processes") == stored(tmp_path / "threads")
+
+
+def test_runs_table_slices_are_each_runs_own_table(tiny):
+    """One table for many runs (what a worker process builds): each run's slice, its columns
+    selected, equals the run's own table, also when runs have different columns (a link more)
+    or no rows at all."""
+    _, runs = grid_sweep(tiny, seeds=1).plan()
+    results = [(r.key, sw.execute(r.scenario_json, r.seed, r.key)) for r in runs[:3]]
+    extra = [dict(row, **{"link.extra.drops": 7}) for row in results[1][1]]
+    results = [results[0], ("k-extra", extra), ("k-empty", []), results[1], results[2]]
+    table, entries = sw.store.runs_table(results)
+    assert [e[0] for e in entries] == [key for key, _ in results]
+    for (key, rows), (k, first, count, columns) in zip(results, entries):
+        own = sw.rows_table(rows)
+        assert (k, count, columns) == (key, own.num_rows, own.column_names)
+        mine = table.slice(first, count).select(columns)
+        assert mine.schema.equals(own.schema)  # (Table.equals would call NaN != NaN)
+        pd.testing.assert_frame_equal(mine.to_pandas(), own.to_pandas(), check_exact=True)
+    assert "link.extra.drops" in table.column_names
+
+
+def test_auto_executor_takes_processes_where_they_scale(monkeypatch):
+    from tcpfriendly.sweep import executors
+    from tcpfriendly.sweep.runner import AUTO_PROCESS_RUNS, local_executor
+
+    executors.shutdown_pools()
+    monkeypatch.setattr(executors, "main_is_importable", lambda: True)
+    import tcpfriendly.sweep.runner as runner
+    monkeypatch.setattr(runner, "main_is_importable", lambda: True)
+    assert local_executor("auto", 1, 10 * AUTO_PROCESS_RUNS) == "threads"  # one worker
+    assert local_executor("auto", 2, AUTO_PROCESS_RUNS - 1) == "threads"  # a cold pool: not worth it
+    assert local_executor("auto", 2, AUTO_PROCESS_RUNS) == "processes"
+    assert local_executor("threads", 2, 10 * AUTO_PROCESS_RUNS) == "threads"
+    assert local_executor("processes", 1, 1) == "processes"
+    monkeypatch.setattr(runner, "main_is_importable", lambda: False)  # an unguarded script
+    assert local_executor("auto", 2, 10 * AUTO_PROCESS_RUNS) == "threads"
+    executors.process_pool(2)  # a warm pool is used for any sweep of 2 runs or more
+    try:
+        assert local_executor("auto", 2, 2) == "processes"
+        assert local_executor("auto", 3, 100) == "threads"
+    finally:
+        executors.shutdown_pools()
+    assert local_executor("auto", 2, 2) == "threads"
+
+
+def test_chunks_shrink_to_the_end_and_stay_long_enough():
+    from tcpfriendly.sweep.executors import MIN_CHUNK_SECONDS, _chunk_size
+    from tcpfriendly.sweep.store import BATCH_RUNS
+
+    def sizes(n, workers, run_s):
+        out, left = [], n
+        while left:
+            out.append(_chunk_size(left, workers, run_s))
+            left -= out[-1]
+        return out
+
+    short = sizes(200, 2, 0.003)  # quickstart at 5 s: 3 ms a run
+    assert sum(short) == 200 and short == sorted(short, reverse=True)
+    assert short[0] == 50 and min(short[:-1]) * 0.003 >= MIN_CHUNK_SECONDS
+    long = sizes(40, 2, 0.08)  # jin2001-red-32: 80 ms a run
+    assert sum(long) == 40 and long[0] == 10 and long[-3:] == [1, 1, 1]
+    assert max(sizes(100_000, 2, None)) == BATCH_RUNS
+
+
 def test_processes_a_failing_run_fails_alone(tiny, tmp_path):
     (tmp_path / "poison.toml").write_text(POISON_SPEC)
     res = Sweep.from_toml(tmp_path / "poison.toml").run(workers=2, quiet=True,
@@ -681,13 +763,15 @@ def test_processes_a_failing_run_fails_alone(tiny, tmp_path):
     assert all("evaluated to -inf" in m for _, m in res.failures)
 
 
-def test_executor_must_be_threads_or_processes(tiny, tcpf, tmp_path):
+def test_executor_must_be_auto_threads_or_processes(tiny, tcpf, tmp_path):
     with pytest.raises(SweepError) as err:
         grid_sweep(tiny).run(quiet=True, executor="fork")
     assert err.value.field == "executor"
     (tmp_path / "spec.toml").write_text(f'scenario = "{tiny}"\nseeds = 1\n')
     p = tcpf("sweep", tmp_path / "spec.toml", "--processes", "--dask", "local")
     assert p.returncode == 2 and "--processes" in p.stderr and "Traceback" not in p.stderr
+    p = tcpf("sweep", tmp_path / "spec.toml", "--processes", "--threads")
+    assert p.returncode == 2 and "--threads" in p.stderr and "Traceback" not in p.stderr
 
 
 @pytest.mark.parametrize("where", ["base", "axis"])

@@ -13,6 +13,7 @@ import re
 import signal
 import sys
 import threading
+import time
 from typing import TYPE_CHECKING, Any, Callable, Protocol, Dict, List, Mapping, Optional, Tuple
 
 from .. import metrics as _metrics
@@ -237,10 +238,15 @@ def _init_worker() -> None:
     """A worker process leaves Ctrl-C (which a terminal sends to the whole process group) to
     the sweep, and imports what its runs need once (it then serves sweep after sweep)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    import pyarrow  # noqa: F401
-    import pyarrow.parquet  # noqa: F401
-
+    for name in _PRELOAD:
+        __import__(name)
     native()
+
+
+# What a run imports (pandas: the run's JSON goes through metrics that use it), loaded once by
+# the forkserver (its workers inherit it) or by each spawned worker.
+_PRELOAD = ("tcpfriendly.sweep.executors", "tcpfriendly.sweep.store", "pyarrow", "pyarrow.parquet",
+            "pandas")
 
 
 def _warm() -> int:
@@ -249,12 +255,14 @@ def _warm() -> int:
 
 def _execute_chunk(items: List[Tuple[str, int, str]], store_dir: Optional[str]):
     """In a worker process: run each ``(scenario_json, seed, key)`` of a chunk and return
-    ``(table, runs, failures, store_error)``: the rows of the chunk's successful runs as ONE
+    ``(table, runs, failures, store_error, seconds)``: the rows of the chunk's successful runs as ONE
     table (:func:`~.store.runs_table`; each run's ``[key, first, rows, columns]`` in ``runs``),
     ``failures`` ``[(key, message)]``, and, with ``store_dir``, the chunk stored there as one
-    batch file by the worker itself (``store_error``: why it could not be, else None)."""
+    batch file by the worker itself (``store_error``: why it could not be, else None), and the
+    chunk's wall time."""
     from .store import runs_table, write_batch
 
+    start = time.perf_counter()
     results, failures = [], []
     for scenario_json, seed, key in items:
         try:
@@ -270,26 +278,30 @@ def _execute_chunk(items: List[Tuple[str, int, str]], store_dir: Optional[str]):
             write_batch(store_dir, table, runs)
         except Exception as exc:  # noqa: BLE001 - the sweep stores these runs itself
             store_error = _error_text(exc)
-    return table, runs, failures, store_error
+    return table, runs, failures, store_error, time.perf_counter() - start
 
 
-def _chunks(todo: List[Run], workers: int) -> List[List[Run]]:
-    """``todo`` in chunks of decreasing size (guided scheduling): each a quarter of what is
-    left per worker, at most :data:`~.store.BATCH_RUNS` runs (a chunk is one run file), down
-    to one run at the end, so that the last chunks are short and the workers finish together
-    while the first ones amortise the messages, the pickling and the file of a chunk."""
+# A chunk's fixed cost in a worker (a message, one Arrow table, one run file) is about one
+# short run (3 ms): chunks are kept at least this long once the run time is known, so that
+# short runs go out by the dozen while the last chunks of long runs are single runs.
+MIN_CHUNK_SECONDS = 0.025
+
+
+def _chunk_size(left: int, workers: int, run_seconds: Optional[float]) -> int:
+    """The next chunk's size (guided scheduling): half of what is left per worker, at most
+    :data:`~.store.BATCH_RUNS` runs (a chunk is one run file), at least
+    :data:`MIN_CHUNK_SECONDS` of runs once ``run_seconds`` (the mean so far) is known. The
+    chunks shrink as the sweep ends, so that the workers finish together."""
     from .store import BATCH_RUNS
 
-    chunks, i = [], 0
-    while i < len(todo):
-        size = max(1, min(BATCH_RUNS, -(-(len(todo) - i) // (4 * workers))))
-        chunks.append(todo[i:i + size])
-        i += size
-    return chunks
+    size = -(-left // (2 * workers))
+    if run_seconds is not None and run_seconds > 0:
+        size = max(size, min(left, int(MIN_CHUNK_SECONDS / run_seconds) + 1))
+    return max(1, min(BATCH_RUNS, size, left))
 
 
 _POOL_LOCK = threading.Lock()
-_POOL: Dict[str, Any] = {}  # "pool": the ProcessPoolExecutor, "workers": its size
+_POOLS: Dict[int, Any] = {}  # worker count -> its warm ProcessPoolExecutor
 
 
 def _pool_context():
@@ -299,26 +311,27 @@ def _pool_context():
     # fork of it (never a fork of this process, which may run threads); spawn elsewhere
     if "forkserver" in multiprocessing.get_all_start_methods():
         ctx = multiprocessing.get_context("forkserver")
-        ctx.set_forkserver_preload(["tcpfriendly.sweep.executors", "pyarrow", "pyarrow.parquet"])
+        ctx.set_forkserver_preload(list(_PRELOAD))
         return ctx
     return multiprocessing.get_context("spawn")  # pragma: no cover - not Linux
 
 
 def process_pool(workers: int, start: bool = True):
-    """The warm pool of ``workers`` worker processes, kept between sweeps (the start-up, about
-    0.3 s of imports, is paid once per Python process and worker count). ``start``: submit a
-    no-op per worker so that they start now (e.g. while the sweep is planned)."""
+    """The warm pool of ``workers`` worker processes, kept between sweeps (its start-up,
+    about 0.3 s of imports on a quiet machine, is paid once per Python process and worker
+    count). ``start``: submit a no-op per worker so that they start now (e.g. while the sweep
+    is planned)."""
     from concurrent.futures import ProcessPoolExecutor
 
     with _POOL_LOCK:
-        pool = _POOL.get("pool")
-        if pool is not None and (_POOL.get("workers") != workers or getattr(pool, "_broken", False)):
-            _drop_pool_locked(wait=False)
+        pool = _POOLS.get(workers)
+        if pool is not None and getattr(pool, "_broken", False):
+            _drop_pool_locked(workers, kill=False)
             pool = None
         if pool is None:
             pool = ProcessPoolExecutor(workers, mp_context=_pool_context(),
                                        initializer=_init_worker)
-            _POOL.update(pool=pool, workers=workers)
+            _POOLS[workers] = pool
             if start:
                 for _ in range(workers):
                     pool.submit(_warm)
@@ -350,14 +363,19 @@ def main_is_importable() -> bool:
 
 def pool_is_warm(workers: int) -> bool:
     """A warm pool of ``workers`` processes exists (see :func:`process_pool`)."""
-    pool = _POOL.get("pool")
-    return pool is not None and _POOL.get("workers") == workers and \
-        not getattr(pool, "_broken", False)
+    pool = _POOLS.get(workers)
+    return pool is not None and not getattr(pool, "_broken", False)
 
 
-def _drop_pool_locked(wait: bool, kill: bool = False) -> None:
-    pool = _POOL.pop("pool", None)
-    _POOL.pop("workers", None)
+def pool_pids() -> List[int]:
+    """The process ids of the warm pools' workers (for CPU accounting in benchmarks)."""
+    with _POOL_LOCK:
+        return [pid for pool in _POOLS.values()
+                for pid in list(getattr(pool, "_processes", None) or {})]
+
+
+def _drop_pool_locked(workers: int, kill: bool) -> None:
+    pool = _POOLS.pop(workers, None)
     if pool is None:
         return
     if kill:  # abandoned runs: stop them now rather than at exit
@@ -366,13 +384,14 @@ def _drop_pool_locked(wait: bool, kill: bool = False) -> None:
                 proc.terminate()
             except Exception:  # noqa: BLE001 - already gone
                 pass
-    pool.shutdown(wait=wait, cancel_futures=True)
+    pool.shutdown(wait=False, cancel_futures=True)
 
 
-def shutdown_pool(wait: bool = True) -> None:
+def shutdown_pools() -> None:
     """Stop the warm worker processes (they also stop when Python exits)."""
     with _POOL_LOCK:
-        _drop_pool_locked(wait)
+        for workers in list(_POOLS):
+            _drop_pool_locked(workers, kill=False)
 
 
 class ProcessExecutor:
@@ -380,7 +399,7 @@ class ProcessExecutor:
     run (parsing the engine's JSON, the group metrics, the Arrow table) is a large part of a
     run: threads hold the GIL for it, processes do not. The pool is started once per Python
     process and kept warm (:func:`process_pool`). Runs go out in chunks of decreasing size
-    (:func:`_chunks`); a worker runs a whole chunk, builds ONE Arrow table of its rows, stores
+    (:func:`_chunk_size`), two per worker in flight; a worker runs a whole chunk, builds ONE Arrow table of its rows, stores
     it as one run file itself (with ``out``) and returns the table: the calling process only
     slices it per run. The slices are the thread executor's tables value for value (the same
     rows, types and columns), so the results are the same byte for byte. A chunk whose process
@@ -395,29 +414,33 @@ class ProcessExecutor:
         process_pool(self.workers)
 
     def run(self, todo: List[Run], collector: "Collector") -> bool:
-        from concurrent.futures import as_completed
+        from concurrent.futures import FIRST_COMPLETED, wait
 
         pool = process_pool(self.workers)
         store_dir = collector.store.dir if collector.store is not None else None
-        futures = {}
-        for chunk in _chunks(todo, self.workers):
-            items = [(r.scenario_json, r.seed, r.key) for r in chunk]
-            futures[pool.submit(_execute_chunk, items, store_dir)] = chunk
-        handled = set()
+        left = list(reversed(todo))  # popped from the end: plan order
+        futures: Dict[Any, List[Run]] = {}
+        timing = [0.0, 0]  # wall seconds and runs of the finished chunks
         abandoned = False
 
+        def submit() -> None:
+            # two chunks per worker in flight: a worker never waits for the next one
+            while left and len(futures) < 2 * self.workers:
+                per_run = timing[0] / timing[1] if timing[1] else None
+                chunk = [left.pop() for _ in range(_chunk_size(len(left), self.workers, per_run))]
+                items = [(r.scenario_json, r.seed, r.key) for r in chunk]
+                futures[pool.submit(_execute_chunk, items, store_dir)] = chunk
+
         def take(fut) -> None:
-            if fut in handled:
-                return
-            handled.add(fut)
-            chunk = futures[fut]
+            chunk = futures.pop(fut)
             try:
-                table, runs, failures, store_error = fut.result()
+                table, runs, failures, store_error, seconds = fut.result()
             except BaseException as exc:  # noqa: BLE001 - the worker died: its chunk fails
                 for run in chunk:
                     collector.fail(run, exc)
                 return
-            by_key = {run.key: run for run in chunk}
+            timing[0] += seconds
+            timing[1] += len(chunk)
             failed = dict(failures)
             placed = {key: (first, count, columns) for key, first, count, columns in runs}
             whole = table is not None and all(columns == table.column_names
@@ -434,25 +457,36 @@ class ProcessExecutor:
                     try:  # the worker could not store it: store it here, as a thread would
                         collector.store.save(run.key, t)
                     except Exception as exc:  # noqa: BLE001 - as a thread's failure to store
-                        collector.fail(by_key[run.key], exc)
+                        collector.fail(run, exc)
                         continue
                 collector.ok(run, t)
 
+        def drain() -> None:
+            while futures:
+                done, _ = wait(list(futures), return_when=FIRST_COMPLETED)
+                for fut in done:
+                    take(fut)
+
         try:
-            for fut in as_completed(futures):
-                take(fut)
+            submit()
+            while futures:
+                done, _ = wait(list(futures), return_when=FIRST_COMPLETED)
+                for fut in done:
+                    take(fut)
+                submit()
             return False
         except KeyboardInterrupt:
-            for fut in futures:
-                fut.cancel()  # those not started
+            left.clear()
+            for fut in list(futures):
+                if fut.cancel():  # not started
+                    futures.pop(fut)
             collector.progress.close()
-            busy = sum(len(futures[f]) for f in futures if f.running())
+            busy = sum(len(chunk) for chunk in futures.values())
             if busy:
                 self.log(f"interrupted: finishing the {busy} run{'s' if busy != 1 else ''} in "
                          "progress (Ctrl-C again to abandon)")
             try:
-                for fut in as_completed([f for f in futures if not f.cancelled()]):
-                    take(fut)
+                drain()
             except KeyboardInterrupt:
                 abandoned = True
                 self.log("abandoned the runs in progress")
@@ -461,5 +495,5 @@ class ProcessExecutor:
             broken = getattr(pool, "_broken", False)
             if abandoned or broken:
                 with _POOL_LOCK:
-                    if _POOL.get("pool") is pool:
-                        _drop_pool_locked(wait=False, kill=abandoned)
+                    if _POOLS.get(self.workers) is pool:
+                        _drop_pool_locked(self.workers, kill=abandoned)
