@@ -49,6 +49,8 @@ def _parse(argv):
     p.add_argument("--runs", type=int, default=None,
                    help="seeds, i.e. runs, of --scenario (default 40); with the default workloads "
                         "it replaces both counts")
+    p.add_argument("--workload", choices=["both", "short", "long"], default="both",
+                   help="the default workloads to time (default both)")
     p.add_argument("--workers", default="1,2", help="comma-separated worker counts (default 1,2)")
     p.add_argument("--executor", choices=["auto", "threads", "processes", "dask"], default="auto",
                    help="auto (default: what tcpf sweep picks), threads, processes or dask")
@@ -214,7 +216,8 @@ def main(argv=None) -> int:
     if args.scenario is not None:
         workloads = [{"name": "sweep", "scenario": args.scenario, "runs": args.runs or 40, "set": None}]
     else:
-        workloads = [dict(w, runs=args.runs or w["runs"]) for w in (SHORT, LONG)]
+        chosen = {"both": (SHORT, LONG), "short": (SHORT,), "long": (LONG,)}[args.workload]
+        workloads = [dict(w, runs=args.runs or w["runs"]) for w in chosen]
     report = {"tcpfriendly": __version__, "executor": args.executor, "cores": os.cpu_count(),
               "rounds": args.rounds, "workloads": [measure(args, w) for w in workloads]}
     if args.json:

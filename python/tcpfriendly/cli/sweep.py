@@ -104,7 +104,7 @@ def run_command(
         False, "--processes",
         help="Run on local processes (a pool of warm workers, runs sent in chunks): faster for "
              "sweeps of short runs (a few ms each), whose Python work per run holds the GIL; "
-             "the same results. Default: processes with 2 workers or more from 400 runs to do, "
+             "the same results. Default: processes with 2 workers or more from 1000 runs to do, "
              "threads otherwise."),
     threads: bool = typer.Option(
         False, "--threads",

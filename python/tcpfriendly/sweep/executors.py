@@ -318,8 +318,7 @@ def _pool_context():
 
 def process_pool(workers: int, start: bool = True):
     """The warm pool of ``workers`` worker processes, kept between sweeps (its start-up,
-    about 0.3 s of imports on a quiet machine, is paid once per Python process and worker
-    count). ``start``: submit a no-op per worker so that they start now (e.g. while the sweep
+    0.5-1 s of a core for the imports, is paid once per Python process and worker count). ``start``: submit a no-op per worker so that they start now (e.g. while the sweep
     is planned)."""
     from concurrent.futures import ProcessPoolExecutor
 
@@ -443,8 +442,8 @@ class ProcessExecutor:
             timing[1] += len(chunk)
             failed = dict(failures)
             placed = {key: (first, count, columns) for key, first, count, columns in runs}
-            whole = table is not None and all(columns == table.column_names
-                                              for _, _, columns in placed.values())
+            names = table.column_names if table is not None else None
+            whole = names is not None and all(columns == names for _, _, columns in placed.values())
             for run in chunk:  # in the chunk's order, as a thread would finish them
                 if run.key in failed:
                     collector.fail_message(run, failed[run.key])

@@ -277,7 +277,8 @@ def run_sweep(sweep, out: "Optional[os.PathLike[str] | str]" = None, *,
             ``"processes"`` (:class:`~.executors.ProcessExecutor`: for short runs, whose Python
             work per run holds the GIL) or ``"auto"`` (the default: processes with 2 workers or
             more when their pool is already warm or there are at least
-            :data:`AUTO_PROCESS_RUNS` runs to do, threads otherwise); the same table either way.
+            :data:`AUTO_PROCESS_RUNS` runs to do, threads otherwise,
+            :func:`local_executor`); the same table either way.
 
     A run that fails (any exception from the engine or a worker) fails alone: the others
     complete, and the table has one row for it with ``status = "failed"`` and the message in
@@ -300,8 +301,11 @@ def run_sweep(sweep, out: "Optional[os.PathLike[str] | str]" = None, *,
             sys.stderr.flush()
     say = (lambda message: None) if quiet else log
     start = time.monotonic()
-    if dask is None and executor == "processes":
-        ProcessExecutor(workers or default_workers(), say).prepare()  # starts while we plan
+    if dask is None:  # a process pool starts while we plan and read the stored runs
+        n_points, n_seeds = sweep.size()
+        n = workers or default_workers()
+        if local_executor(executor, n, n_points * n_seeds) == "processes":
+            ProcessExecutor(n, say).prepare()
     out_dir = os.fspath(out) if out is not None else None
     claimed = _claim(sweep, out_dir, force) if out_dir is not None else None
     points, runs = sweep.plan()
@@ -364,8 +368,10 @@ def run_sweep(sweep, out: "Optional[os.PathLike[str] | str]" = None, *,
 
 EXECUTORS = ("auto", "threads", "processes")
 # executor="auto" takes processes (with 2 workers or more) from this many runs to do, or when
-# their pool is already warm: a cold pool costs about 0.3 s to start.
-AUTO_PROCESS_RUNS = 400
+# their pool is already warm. A cold pool costs 0.5-1 s of a core (its forkserver imports
+# tcpfriendly, pyarrow and pandas); processes gain about 0.4 ms per short run over threads (2
+# workers), nothing on long runs: below about a thousand runs a cold pool does not pay.
+AUTO_PROCESS_RUNS = 1000
 
 
 def local_executor(executor: str, workers: int, runs: int) -> str:
