@@ -456,7 +456,9 @@ access_delay = "1ms..5ms"
 """
 
 
-def test_sigint_keeps_finished_runs_and_rerun_runs_only_the_missing(tmp_path):
+@pytest.mark.parametrize("local", [["--workers", "1"], ["--workers", "2", "--processes"]],
+                         ids=["threads", "processes"])
+def test_sigint_keeps_finished_runs_and_rerun_runs_only_the_missing(tmp_path, local):
     (tmp_path / "slow.toml").write_text(SLOW)
     spec = tmp_path / "spec.toml"
     spec.write_text('scenario = "slow.toml"\nseeds = 40\n')
@@ -464,7 +466,7 @@ def test_sigint_keeps_finished_runs_and_rerun_runs_only_the_missing(tmp_path):
     runs = out / "runs"
     env = dict(os.environ)
     env.pop("TCPF_TRACEBACK", None)
-    cmd = _tcpf_command() + ["sweep", str(spec), "--out", str(out), "--workers", "1"]
+    cmd = _tcpf_command() + ["sweep", str(spec), "--out", str(out), *local]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             cwd=str(REPO), env=env)
     deadline = time.monotonic() + 60

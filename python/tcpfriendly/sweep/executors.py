@@ -401,8 +401,10 @@ class ProcessExecutor:
     (:func:`_chunk_size`), two per worker in flight; a worker runs a whole chunk, builds ONE Arrow table of its rows, stores
     it as one run file itself (with ``out``) and returns the table: the calling process only
     slices it per run. The slices are the thread executor's tables value for value (the same
-    rows, types and columns), so the results are the same byte for byte. A chunk whose process
-    dies fails its runs alone. The first Ctrl-C cancels the chunks not started and waits for
+    rows, types and columns), so the results are the same byte for byte. A run that raises
+    fails alone; a worker process that dies breaks the pool (as in any
+    ``ProcessPoolExecutor``): the runs not finished fail, to be redone by a rerun, and the next
+    sweep starts a new pool. The first Ctrl-C cancels the chunks not started and waits for
     those in progress; a second abandons them (the worker processes are stopped)."""
 
     def __init__(self, workers: int, log: Callable[[str], None]):
