@@ -20,6 +20,17 @@ from tcpfriendly.sweep.plot import summarize, t975
 from conftest import REPO, _tcpf_command
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _no_warm_pool_after_this_module():
+    """The process executor's pool stays warm for the life of the process and executor="auto"
+    then uses it: stop it, so that later test modules (which may patch functions of this
+    process) run sweeps on threads as before."""
+    yield
+    from tcpfriendly.sweep.executors import shutdown_pools
+
+    shutdown_pools()
+
+
 def stored(out):
     """The run keys stored in ``out/runs`` (whatever files hold them)."""
     return set(sw.RunStore(str(out), create=False).stored_keys())

@@ -263,8 +263,8 @@ def run_sweep(sweep, out: "Optional[os.PathLike[str] | str]" = None, *,
             ``sweep.json``; runs already stored there are not recomputed. ``None`` keeps
             everything in memory (no caching). It must be new, empty or this same spec's
             output (see :mod:`tcpfriendly.outfiles`).
-        workers: local threads (default: every core), or LocalCluster workers with
-            ``dask="local"``.
+        workers: local threads or processes (default: every core), or LocalCluster workers
+            with ``dask="local"``.
         dask: ``None`` (local threads), ``"local"`` (start a ``LocalCluster``), a scheduler
             address (``"tcp://host:8786"``) or a ``distributed.Client``.
         progress: show a progress bar on stderr (default: when stderr is a terminal).
@@ -301,14 +301,13 @@ def run_sweep(sweep, out: "Optional[os.PathLike[str] | str]" = None, *,
             sys.stderr.flush()
     say = (lambda message: None) if quiet else log
     start = time.monotonic()
-    if dask is None:  # a process pool starts while we plan and read the stored runs
-        n_points, n_seeds = sweep.size()
-        n = workers or default_workers()
-        if local_executor(executor, n, n_points * n_seeds) == "processes":
-            ProcessExecutor(n, say).prepare()
     out_dir = os.fspath(out) if out is not None else None
     claimed = _claim(sweep, out_dir, force) if out_dir is not None else None
     points, runs = sweep.plan()
+    if dask is None:  # (once the spec and out are valid) a process pool starts while we read
+        n = workers or default_workers()  # the stored runs
+        if local_executor(executor, n, len(runs)) == "processes":
+            ProcessExecutor(n, say).prepare()
     store = RunStore(out_dir) if out_dir is not None else None
     unique: Dict[str, Run] = {}
     for run in runs:
