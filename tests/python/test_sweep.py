@@ -767,6 +767,27 @@ def test_chunks_shrink_to_the_end_and_stay_long_enough():
     assert max(sizes(100_000, 2, None)) == BATCH_RUNS
 
 
+def test_processes_a_dead_worker_fails_the_unfinished_runs_and_a_rerun_redoes_them(tmp_path):
+    from tcpfriendly.sweep import executors
+
+    (tmp_path / "slow.toml").write_text(SLOW)
+    sweep = Sweep(tmp_path / "slow.toml", seeds=16)
+    killed = []
+
+    def kill_a_worker(run, ok):  # after the first chunk: others are running or waiting
+        if not killed:
+            killed.append(executors.pool_pids()[0])
+            os.kill(killed[0], signal.SIGKILL)
+
+    res = sweep.run(out=tmp_path / "o", workers=2, quiet=True, executor="processes",
+                    on_run=kill_a_worker)
+    assert killed and 1 <= res.ran < 16 and res.ran + len(res.failures) == 16
+    assert all("terminated abruptly" in m for _, m in res.failures)
+    assert not executors.pool_is_warm(2)  # the broken pool is dropped...
+    again = sweep.run(out=tmp_path / "o", workers=2, quiet=True, executor="processes")
+    assert (again.ran, again.cached, again.failures) == (16 - res.ran, res.ran, [])  # ...and remade
+
+
 def test_processes_a_failing_run_fails_alone(tiny, tmp_path):
     (tmp_path / "poison.toml").write_text(POISON_SPEC)
     res = Sweep.from_toml(tmp_path / "poison.toml").run(workers=2, quiet=True,

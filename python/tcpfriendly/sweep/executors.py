@@ -430,7 +430,12 @@ class ProcessExecutor:
                 per_run = timing[0] / timing[1] if timing[1] else None
                 chunk = [left.pop() for _ in range(_chunk_size(len(left), self.workers, per_run))]
                 items = [(r.scenario_json, r.seed, r.key) for r in chunk]
-                futures[pool.submit(_execute_chunk, items, store_dir)] = chunk
+                try:
+                    futures[pool.submit(_execute_chunk, items, store_dir)] = chunk
+                except Exception as exc:  # noqa: BLE001 - the pool broke (a worker died):
+                    for run in chunk + left[::-1]:  # the runs not sent fail (a rerun redoes them)
+                        collector.fail(run, exc)
+                    left.clear()
 
         def take(fut) -> None:
             chunk = futures.pop(fut)
