@@ -749,7 +749,7 @@ def test_auto_executor_takes_processes_where_they_scale(monkeypatch):
 
 
 def test_chunks_shrink_to_the_end_and_stay_long_enough():
-    from tcpfriendly.sweep.executors import MIN_CHUNK_SECONDS, _chunk_size
+    from tcpfriendly.sweep.executors import MAX_CHUNK_SECONDS, MIN_CHUNK_SECONDS, _chunk_size
     from tcpfriendly.sweep.store import BATCH_RUNS
 
     def sizes(n, workers, run_s):
@@ -759,12 +759,15 @@ def test_chunks_shrink_to_the_end_and_stay_long_enough():
             left -= out[-1]
         return out
 
+    assert _chunk_size(200, 2, None) == 1  # the first chunks: the run time is not known yet
     short = sizes(200, 2, 0.003)  # quickstart at 5 s: 3 ms a run
     assert sum(short) == 200 and short == sorted(short, reverse=True)
     assert short[0] == 50 and min(short[:-1]) * 0.003 >= MIN_CHUNK_SECONDS
     long = sizes(40, 2, 0.08)  # jin2001-red-32: 80 ms a run
     assert sum(long) == 40 and long[0] == 10 and long[-3:] == [1, 1, 1]
-    assert max(sizes(100_000, 2, None)) == BATCH_RUNS
+    assert max(sizes(60, 2, 0.4)) * 0.4 <= MAX_CHUNK_SECONDS  # a second of runs at most...
+    assert sizes(3, 2, 30.0) == [1, 1, 1]  # ...or one run
+    assert max(sizes(100_000, 2, 1e-4)) == BATCH_RUNS
 
 
 def test_processes_a_dead_worker_fails_the_unfinished_runs_and_a_rerun_redoes_them(tmp_path):

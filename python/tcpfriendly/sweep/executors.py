@@ -285,18 +285,25 @@ def _execute_chunk(items: List[Tuple[str, int, str]], store_dir: Optional[str]):
 # short run (3 ms): chunks are kept at least this long once the run time is known, so that
 # short runs go out by the dozen while the last chunks of long runs are single runs.
 MIN_CHUNK_SECONDS = 0.025
+# ... and at most this long, so that the first Ctrl-C (which waits for the chunks in progress)
+# and the last chunks of a sweep wait for about a second of runs, not for a long share of them.
+MAX_CHUNK_SECONDS = 1.0
 
 
 def _chunk_size(left: int, workers: int, run_seconds: Optional[float]) -> int:
     """The next chunk's size (guided scheduling): half of what is left per worker, at most
-    :data:`~.store.BATCH_RUNS` runs (a chunk is one run file), at least
-    :data:`MIN_CHUNK_SECONDS` of runs once ``run_seconds`` (the mean so far) is known. The
-    chunks shrink as the sweep ends, so that the workers finish together."""
+    :data:`~.store.BATCH_RUNS` runs (a chunk is one run file), and, given ``run_seconds``
+    (the mean run time so far), at least :data:`MIN_CHUNK_SECONDS` and at most
+    :data:`MAX_CHUNK_SECONDS` of runs; one run while no run time is known (the first chunks).
+    The chunks shrink as the sweep ends, so that the workers finish together."""
     from .store import BATCH_RUNS
 
+    if run_seconds is None:
+        return 1 if left else 0
     size = -(-left // (2 * workers))
-    if run_seconds is not None and run_seconds > 0:
-        size = max(size, min(left, int(MIN_CHUNK_SECONDS / run_seconds) + 1))
+    if run_seconds > 0:
+        size = min(size, int(MAX_CHUNK_SECONDS / run_seconds))
+        size = max(size, int(MIN_CHUNK_SECONDS / run_seconds) + 1)
     return max(1, min(BATCH_RUNS, size, left))
 
 
