@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Sweep scaling: wall time of the same sweep with 1 worker and with N workers.
 
-    .venv/bin/python benchmarks/sweep_scaling.py                 # short and long runs, 1 vs 2 threads
+    .venv/bin/python benchmarks/sweep_scaling.py                 # short and long runs, 1 vs 2 workers
     .venv/bin/python benchmarks/sweep_scaling.py --json
+    .venv/bin/python benchmarks/sweep_scaling.py --executor threads    # threads at every count
+    .venv/bin/python benchmarks/sweep_scaling.py --executor processes  # local processes at every count
     .venv/bin/python benchmarks/sweep_scaling.py --executor dask # LocalCluster with 1, then 2 workers
-    .venv/bin/python benchmarks/sweep_scaling.py --executor processes  # local processes
     .venv/bin/python benchmarks/sweep_scaling.py --scenario examples/jin2001-red-32.toml --runs 80
 
 Workloads (by default both, each reported with runs/s per worker count and the speed-up):
@@ -16,11 +17,14 @@ With ``--scenario`` (and ``--runs``, default 40) only that sweep is timed.
 Every configuration runs the whole sweep into a fresh output directory (nothing cached), so
 each time covers the runs, their Parquet files and the results table. The plan (validating
 and hashing every run) is made once before timing; Dask cluster start-up is not timed.
-The speed-up is time(first worker count) / time(each other count); the configurations
-alternate for ``--rounds`` rounds (default 3) and the median time of each is used, so a burst
-of other work on the machine hits both. Also printed: CPU seconds (the process and its worker
-processes) per wall second (threads and processes executors), about 1 per busy worker when
-the cores are free.
+The default executor is what ``tcpf sweep`` uses (``auto``: threads with 1 worker, the process
+executor's warm pool with more); the pools are started, like a Dask cluster, before timing
+(their cold start-up is measured once and printed). The speed-up is time(first worker count)
+/ time(each other count); the configurations alternate for ``--rounds`` rounds (default 3)
+and the median time of each is used, so a burst of other work on the machine hits both (the
+ratio of each round is printed too). Also printed (threads and processes): CPU seconds of
+the process and its worker processes per wall second, about 1 per busy worker when the cores
+are free, and the CPU per run in this process and in the workers.
 """
 
 from __future__ import annotations
@@ -45,8 +49,11 @@ def _parse(argv):
     p.add_argument("--runs", type=int, default=None,
                    help="seeds, i.e. runs, of --scenario (default 40); with the default workloads "
                         "it replaces both counts")
+    p.add_argument("--workload", choices=["both", "short", "long"], default="both",
+                   help="the default workloads to time (default both)")
     p.add_argument("--workers", default="1,2", help="comma-separated worker counts (default 1,2)")
-    p.add_argument("--executor", choices=["threads", "processes", "dask"], default="threads")
+    p.add_argument("--executor", choices=["auto", "threads", "processes", "dask"], default="auto",
+                   help="auto (default: what tcpf sweep picks), threads, processes or dask")
     p.add_argument("--rounds", type=int, default=3,
                    help="alternating repetitions; the median time of each count is used (default 3)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
@@ -81,21 +88,69 @@ LONG = {"name": "long runs", "scenario": os.path.join(ROOT, "examples", "jin2001
         "runs": 40, "set": None}
 
 
+def _cpu_of(pids) -> float:
+    """CPU seconds (user + system) of the processes ``pids`` so far (Linux /proc)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / tick
+        except (OSError, IndexError, ValueError):
+            pass
+    return total
+
+
+def _start_pools(args, runs: int, workload, base_seed: int) -> dict:
+    """Start the warm process pool of every worker count the executor runs on processes
+    (before timing, as a Dask cluster's start-up), and page the engine in on its workers with
+    a small sweep; returns {workers: start-up seconds}."""
+    from concurrent.futures import wait
+
+    from tcpfriendly.sweep import Sweep, executors, run_sweep
+    from tcpfriendly.sweep.runner import local_executor
+
+    started = {}
+    for w in args.workers:
+        kind = args.executor if args.executor != "auto" else \
+            ("processes" if w >= 2 else "threads")
+        if kind != "processes" or executors.pool_is_warm(w):
+            continue
+        t0 = time.perf_counter()
+        pool = executors.process_pool(w, start=False)
+        wait([pool.submit(executors._warm) for _ in range(w)])
+        started[w] = time.perf_counter() - t0
+        assert local_executor(args.executor, w, runs) == "processes"
+        warm = Sweep(workload["scenario"], seeds=2 * w, base_seed=base_seed, set=workload["set"])
+        run_sweep(warm, workers=w, quiet=True, executor="processes")
+    return started
+
+
 def measure(args, workload) -> dict:
     """Time one sweep with each worker count, alternating for ``args.rounds`` rounds."""
     from tcpfriendly.sweep import Sweep, run_sweep
+    from tcpfriendly.sweep import executors
+    from tcpfriendly.sweep.runner import local_executor
 
     sweep = Sweep(workload["scenario"], seeds=workload["runs"], set=workload["set"])
     t0 = time.perf_counter()
     points, runs = sweep.plan()
     plan_s = time.perf_counter() - t0
-    # Warm up (page in the engine, pyarrow, pandas) outside the timed region.
+    scratch = tempfile.mkdtemp(prefix="tcpf-sweep-scaling-")
+    # Warm up (page in the engine, pyarrow with its Parquet writer, pandas) and start the
+    # process pools outside the timed region.
     warm = Sweep(workload["scenario"], seeds=1, base_seed=sweep.seeds[0], set=workload["set"])
-    run_sweep(warm, workers=1, quiet=True)
+    run_sweep(warm, os.path.join(scratch, "warm"), workers=1, quiet=True, executor="threads")
+    pool_start = _start_pools(args, len(runs), workload, sweep.seeds[0]) \
+        if args.executor != "dask" else {}
+    kinds = {w: ("dask" if args.executor == "dask" else local_executor(args.executor, w, len(runs)))
+             for w in args.workers}
 
     times = {w: [] for w in args.workers}
     cpu = {w: [] for w in args.workers}
-    scratch = tempfile.mkdtemp(prefix="tcpf-sweep-scaling-")
+    parent_ms = {w: [] for w in args.workers}
+    worker_ms = {w: [] for w in args.workers}
     try:
         for r in range(args.rounds):
             for w in args.workers:
@@ -106,20 +161,25 @@ def measure(args, workload) -> dict:
                     kwargs = {"dask": client}
                 else:
                     kwargs = {"workers": w, "executor": args.executor}
+                pids = executors.pool_pids()
                 try:
-                    c0 = os.times()
+                    c0, p0 = os.times(), _cpu_of(pids)
                     start = time.perf_counter()
                     result = run_sweep(sweep, out, quiet=True, **kwargs)
                     wall = time.perf_counter() - start
-                    c1 = os.times()
+                    c1, p1 = os.times(), _cpu_of(pids)
                 finally:
                     if client is not None:
                         client.close()
                         cluster.close()
                 times[w].append(wall)
-                # with children: the worker processes (--executor processes), reaped by then
-                cpu[w].append((c1.user - c0.user + c1.system - c0.system + c1.children_user
-                               - c0.children_user + c1.children_system - c0.children_system) / wall)
+                own = c1.user - c0.user + c1.system - c0.system
+                # the warm pool's workers, and any reaped child processes
+                others = p1 - p0 + c1.children_user - c0.children_user + \
+                    c1.children_system - c0.children_system
+                cpu[w].append((own + others) / wall)
+                parent_ms[w].append(1e3 * own / len(runs))
+                worker_ms[w].append(1e3 * others / len(runs))
                 if result.ran != len(runs) or result.failures:
                     raise SystemExit(f"sweep_scaling: {w} workers ran {result.ran} of {len(runs)} "
                                      f"runs ({len(result.failures)} failed)")
@@ -134,11 +194,18 @@ def measure(args, workload) -> dict:
         "set": workload["set"],
         "runs": len(runs),
         "plan_s": plan_s,
+        "executor": {str(w): kinds[w] for w in args.workers},
+        "pool_start_s": {str(w): v for w, v in pool_start.items()},
         "wall_s": {str(w): median[w] for w in args.workers},
         "all_wall_s": {str(w): times[w] for w in args.workers},
         "runs_per_s": {str(w): len(runs) / median[w] for w in args.workers},
         "cpu_per_wall": {str(w): statistics.median(cpu[w]) for w in args.workers},
+        "cpu_ms_per_run": {str(w): {"this process": statistics.median(parent_ms[w]),
+                                    "workers": statistics.median(worker_ms[w])}
+                           for w in args.workers},
         "speedup": {str(w): median[base] / median[w] for w in args.workers if w != base},
+        "round_speedups": {str(w): [a / b for a, b in zip(times[base], times[w])]
+                           for w in args.workers if w != base},
     }
 
 
@@ -149,7 +216,8 @@ def main(argv=None) -> int:
     if args.scenario is not None:
         workloads = [{"name": "sweep", "scenario": args.scenario, "runs": args.runs or 40, "set": None}]
     else:
-        workloads = [dict(w, runs=args.runs or w["runs"]) for w in (SHORT, LONG)]
+        chosen = {"both": (SHORT, LONG), "short": (SHORT,), "long": (LONG,)}[args.workload]
+        workloads = [dict(w, runs=args.runs or w["runs"]) for w in chosen]
     report = {"tcpfriendly": __version__, "executor": args.executor, "cores": os.cpu_count(),
               "rounds": args.rounds, "workloads": [measure(args, w) for w in workloads]}
     if args.json:
@@ -164,10 +232,18 @@ def main(argv=None) -> int:
         print(f"  {r['name']}: {r['runs']} runs of {r['scenario']}{sets}")
         for w in args.workers:
             k = str(w)
-            extra = "" if w == base else f"   speed-up {r['speedup'][k]:.2f}x"
-            load = f"  CPU/wall {r['cpu_per_wall'][k]:.2f}" if args.executor != "dask" else ""
-            print(f"    {w} worker{'s' if w != 1 else ' '}: {r['wall_s'][k]:6.2f} s  "
-                  f"{r['runs_per_s'][k]:6.1f} runs/s{load}{extra}")
+            extra = "" if w == base else \
+                (f"   speed-up {r['speedup'][k]:.2f}x (rounds: "
+                 f"{', '.join(f'{x:.2f}' for x in r['round_speedups'][k])})")
+            load = ""
+            if args.executor != "dask":
+                c = r["cpu_ms_per_run"][k]
+                load = (f"  CPU/wall {r['cpu_per_wall'][k]:.2f}  CPU/run {c['this process']:.2f} "
+                        f"+ {c['workers']:.2f} ms (this process + workers)")
+            print(f"    {w} worker{'s' if w != 1 else ' '} ({r['executor'][k]}): "
+                  f"{r['wall_s'][k]:6.2f} s  {r['runs_per_s'][k]:6.1f} runs/s{load}{extra}")
+        for k, v in r["pool_start_s"].items():
+            print(f"    (start-up of the {k}-process pool, not timed above: {v:.2f} s)")
     return 0
 
 

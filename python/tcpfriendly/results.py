@@ -40,8 +40,13 @@ def _frame(rows: List[Dict[str, Any]], first: Sequence[str]) -> pd.DataFrame:
 
 def _csv_ready(df: pd.DataFrame) -> pd.DataFrame:
     """JSON-encode dict/list cells so a CSV cell holds parseable JSON, not a Python repr."""
+    import pandas as pd
+
     out = df.copy()
     for col in out.columns:
+        dtype = out[col].dtype
+        if dtype != object and (dtype.kind in "biufcmM" or isinstance(dtype, pd.StringDtype)):
+            continue  # numbers, booleans, times, strings: no dicts or lists there
         if out[col].map(lambda v: isinstance(v, (dict, list))).any():
             out[col] = out[col].map(
                 lambda v: json.dumps(v, separators=(",", ":")) if isinstance(v, (dict, list)) else v

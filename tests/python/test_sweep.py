@@ -20,6 +20,17 @@ from tcpfriendly.sweep.plot import summarize, t975
 from conftest import REPO, _tcpf_command
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _no_warm_pool_after_this_module():
+    """The process executor's pool stays warm for the life of the process and executor="auto"
+    then uses it: stop it, so that later test modules (which may patch functions of this
+    process) run sweeps on threads as before."""
+    yield
+    from tcpfriendly.sweep.executors import shutdown_pools
+
+    shutdown_pools()
+
+
 def stored(out):
     """The run keys stored in ``out/runs`` (whatever files hold them)."""
     return set(sw.RunStore(str(out), create=False).stored_keys())
@@ -316,7 +327,8 @@ def test_failed_runs_are_reported_and_retried_on_rerun(tiny, tmp_path, monkeypat
 
     from tcpfriendly.sweep import executors  # where the thread executor looks it up
     monkeypatch.setattr(executors, "execute", flaky)
-    res = grid_sweep(tiny).run(out=tmp_path / "o", workers=2, quiet=True)
+    # threads: the patched function runs in this process (a warm process pool would not see it)
+    res = grid_sweep(tiny).run(out=tmp_path / "o", workers=2, quiet=True, executor="threads")
     assert len(res.failures) == 2 and res.ran == 16 and res.missing == 2
     assert "seed 4: engine exploded" in res.failure_label(0)
     # 16 runs x 2 flow groups, and one row per failed run (status "failed", the message)
@@ -455,7 +467,9 @@ access_delay = "1ms..5ms"
 """
 
 
-def test_sigint_keeps_finished_runs_and_rerun_runs_only_the_missing(tmp_path):
+@pytest.mark.parametrize("local", [["--workers", "1"], ["--workers", "2", "--processes"]],
+                         ids=["threads", "processes"])
+def test_sigint_keeps_finished_runs_and_rerun_runs_only_the_missing(tmp_path, local):
     (tmp_path / "slow.toml").write_text(SLOW)
     spec = tmp_path / "spec.toml"
     spec.write_text('scenario = "slow.toml"\nseeds = 40\n')
@@ -463,7 +477,7 @@ def test_sigint_keeps_finished_runs_and_rerun_runs_only_the_missing(tmp_path):
     runs = out / "runs"
     env = dict(os.environ)
     env.pop("TCPF_TRACEBACK", None)
-    cmd = _tcpf_command() + ["sweep", str(spec), "--out", str(out), "--workers", "1"]
+    cmd = _tcpf_command() + ["sweep", str(spec), "--out", str(out), *local]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             cwd=str(REPO), env=env)
     deadline = time.monotonic() + 60
@@ -628,7 +642,7 @@ def test_any_exception_of_a_run_fails_that_run_alone(tiny, monkeypatch):
         return real(scenario_json, seed, key)
 
     monkeypatch.setattr(executors, "execute", poisoned)
-    res = grid_sweep(tiny, seeds=2).run(workers=2, quiet=True)
+    res = grid_sweep(tiny, seeds=2).run(workers=2, quiet=True, executor="threads")
     assert (res.total, res.ran, len(res.failures)) == (12, 8, 4)
     assert [(r.point, r.seed) for r, _ in res.failures] == [(2, 3), (2, 4), (3, 3), (3, 4)]
     assert {m for _, m in res.failures} == {"Panic: index out of bounds"}
@@ -649,7 +663,7 @@ def test_summaries_and_plots_leave_failed_runs_out(tiny, monkeypatch, tmp_path):
         return real(scenario_json, seed, key)
 
     monkeypatch.setattr(executors, "execute", poisoned)
-    res = grid_sweep(tiny, seeds=2).run(out=tmp_path / "o", quiet=True)
+    res = grid_sweep(tiny, seeds=2).run(out=tmp_path / "o", quiet=True, executor="threads")
     assert res.table["status"].tolist().count("failed") == 2  # rows without metrics, and...
     s = summarize(res.table, ["flows[1].params.beta", "bottleneck.rate", "group"], "share")
     assert len(s) == 6 * 2 and s["n"].tolist() == [2] * 8 + [1] * 4
@@ -671,6 +685,112 @@ def test_processes_give_the_threads_table_byte_for_byte(tiny, tmp_path):
     assert (again.ran, again.cached) == (0, 18)
 
 
+def test_processes_and_threads_give_the_same_table_with_failures_and_many_chunks(tiny, tmp_path):
+    """Enough runs for chunks of several sizes, a failing point among them: the process
+    executor's table and files are the thread executor's, row for row and byte for byte."""
+    spec = POISON_SPEC.replace("seeds = 2", "seeds = 12")
+    (tmp_path / "poison.toml").write_text(spec)
+    res = {}
+    for executor in ("threads", "processes"):
+        res[executor] = Sweep.from_toml(tmp_path / "poison.toml").run(
+            out=tmp_path / executor, workers=2, quiet=True, executor=executor)
+    t, p = res["threads"], res["processes"]
+    assert (p.total, p.ran, len(p.failures)) == (t.total, t.ran, len(t.failures)) == (36, 24, 12)
+    assert [(r.point, r.seed, m) for r, m in p.failures] == \
+        [(r.point, r.seed, m) for r, m in t.failures]
+    pd.testing.assert_frame_equal(t.table, p.table, check_exact=True)
+    for name in ("results.csv", "results.parquet"):
+        assert (tmp_path / "threads" / name).read_bytes() == \
+            (tmp_path / "processes" / name).read_bytes()
+    assert stored(tmp_path / "processes") == stored(tmp_path / "threads")
+
+
+def test_runs_table_slices_are_each_runs_own_table(tiny):
+    """One table for many runs (what a worker process builds): each run's slice, its columns
+    selected, equals the run's own table, also when runs have different columns (a link more)
+    or no rows at all."""
+    _, runs = grid_sweep(tiny, seeds=1).plan()
+    results = [(r.key, sw.execute(r.scenario_json, r.seed, r.key)) for r in runs[:3]]
+    extra = [dict(row, **{"link.extra.drops": 7}) for row in results[1][1]]
+    results = [results[0], ("k-extra", extra), ("k-empty", []), results[1], results[2]]
+    table, entries = sw.store.runs_table(results)
+    assert [e[0] for e in entries] == [key for key, _ in results]
+    for (key, rows), (k, first, count, columns) in zip(results, entries):
+        own = sw.rows_table(rows)
+        assert (k, count, columns) == (key, own.num_rows, own.column_names)
+        mine = table.slice(first, count).select(columns)
+        assert mine.schema.equals(own.schema)  # (Table.equals would call NaN != NaN)
+        pd.testing.assert_frame_equal(mine.to_pandas(), own.to_pandas(), check_exact=True)
+    assert "link.extra.drops" in table.column_names
+
+
+def test_auto_executor_takes_processes_where_they_scale(monkeypatch):
+    from tcpfriendly.sweep import executors
+    from tcpfriendly.sweep.runner import AUTO_PROCESS_RUNS, local_executor
+
+    executors.shutdown_pools()
+    monkeypatch.setattr(executors, "main_is_importable", lambda: True)
+    import tcpfriendly.sweep.runner as runner
+    monkeypatch.setattr(runner, "main_is_importable", lambda: True)
+    assert local_executor("auto", 1, 10 * AUTO_PROCESS_RUNS) == "threads"  # one worker
+    assert local_executor("auto", 2, AUTO_PROCESS_RUNS - 1) == "threads"  # a cold pool: not worth it
+    assert local_executor("auto", 2, AUTO_PROCESS_RUNS) == "processes"
+    assert local_executor("threads", 2, 10 * AUTO_PROCESS_RUNS) == "threads"
+    assert local_executor("processes", 1, 1) == "processes"
+    monkeypatch.setattr(runner, "main_is_importable", lambda: False)  # an unguarded script
+    assert local_executor("auto", 2, 10 * AUTO_PROCESS_RUNS) == "threads"
+    executors.process_pool(2)  # a warm pool is used for any sweep of 2 runs or more
+    try:
+        assert local_executor("auto", 2, 2) == "processes"
+        assert local_executor("auto", 3, 100) == "threads"
+    finally:
+        executors.shutdown_pools()
+    assert local_executor("auto", 2, 2) == "threads"
+
+
+def test_chunks_shrink_to_the_end_and_stay_long_enough():
+    from tcpfriendly.sweep.executors import MAX_CHUNK_SECONDS, MIN_CHUNK_SECONDS, _chunk_size
+    from tcpfriendly.sweep.store import BATCH_RUNS
+
+    def sizes(n, workers, run_s):
+        out, left = [], n
+        while left:
+            out.append(_chunk_size(left, workers, run_s))
+            left -= out[-1]
+        return out
+
+    assert _chunk_size(200, 2, None) == 1  # the first chunks: the run time is not known yet
+    short = sizes(200, 2, 0.003)  # quickstart at 5 s: 3 ms a run
+    assert sum(short) == 200 and short == sorted(short, reverse=True)
+    assert short[0] == 50 and min(short[:-1]) * 0.003 >= MIN_CHUNK_SECONDS
+    long = sizes(40, 2, 0.08)  # jin2001-red-32: 80 ms a run
+    assert sum(long) == 40 and long[0] == 10 and long[-3:] == [1, 1, 1]
+    assert max(sizes(60, 2, 0.4)) * 0.4 <= MAX_CHUNK_SECONDS  # a second of runs at most...
+    assert sizes(3, 2, 30.0) == [1, 1, 1]  # ...or one run
+    assert max(sizes(100_000, 2, 1e-4)) == BATCH_RUNS
+
+
+def test_processes_a_dead_worker_fails_the_unfinished_runs_and_a_rerun_redoes_them(tmp_path):
+    from tcpfriendly.sweep import executors
+
+    (tmp_path / "slow.toml").write_text(SLOW)
+    sweep = Sweep(tmp_path / "slow.toml", seeds=16)
+    killed = []
+
+    def kill_a_worker(run, ok):  # after the first chunk: others are running or waiting
+        if not killed:
+            killed.append(executors.pool_pids()[0])
+            os.kill(killed[0], signal.SIGKILL)
+
+    res = sweep.run(out=tmp_path / "o", workers=2, quiet=True, executor="processes",
+                    on_run=kill_a_worker)
+    assert killed and 1 <= res.ran < 16 and res.ran + len(res.failures) == 16
+    assert all("terminated abruptly" in m for _, m in res.failures)
+    assert not executors.pool_is_warm(2)  # the broken pool is dropped...
+    again = sweep.run(out=tmp_path / "o", workers=2, quiet=True, executor="processes")
+    assert (again.ran, again.cached, again.failures) == (16 - res.ran, res.ran, [])  # ...and remade
+
+
 def test_processes_a_failing_run_fails_alone(tiny, tmp_path):
     (tmp_path / "poison.toml").write_text(POISON_SPEC)
     res = Sweep.from_toml(tmp_path / "poison.toml").run(workers=2, quiet=True,
@@ -680,13 +800,15 @@ def test_processes_a_failing_run_fails_alone(tiny, tmp_path):
     assert all("evaluated to -inf" in m for _, m in res.failures)
 
 
-def test_executor_must_be_threads_or_processes(tiny, tcpf, tmp_path):
+def test_executor_must_be_auto_threads_or_processes(tiny, tcpf, tmp_path):
     with pytest.raises(SweepError) as err:
         grid_sweep(tiny).run(quiet=True, executor="fork")
     assert err.value.field == "executor"
     (tmp_path / "spec.toml").write_text(f'scenario = "{tiny}"\nseeds = 1\n')
     p = tcpf("sweep", tmp_path / "spec.toml", "--processes", "--dask", "local")
     assert p.returncode == 2 and "--processes" in p.stderr and "Traceback" not in p.stderr
+    p = tcpf("sweep", tmp_path / "spec.toml", "--processes", "--threads")
+    assert p.returncode == 2 and "--threads" in p.stderr and "Traceback" not in p.stderr
 
 
 @pytest.mark.parametrize("where", ["base", "axis"])

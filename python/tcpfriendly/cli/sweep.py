@@ -102,8 +102,13 @@ def run_command(
              "LocalCluster workers with --dask local."),
     processes: bool = typer.Option(
         False, "--processes",
-        help="Run on local processes instead of threads: faster for sweeps of very short runs "
-             "(a few ms each), whose Python work per run holds the GIL; the same results."),
+        help="Run on local processes (a pool of warm workers, runs sent in chunks): faster for "
+             "sweeps of short runs (a few ms each), whose Python work per run holds the GIL; "
+             "the same results. Default: processes with 2 workers or more from 1000 runs to do, "
+             "threads otherwise."),
+    threads: bool = typer.Option(
+        False, "--threads",
+        help="Run on local threads (the engine releases the GIL), whatever the sweep's size."),
     dask: Optional[str] = typer.Option(
         None, "--dask", metavar="ADDRESS|local",
         help="Run on Dask: a scheduler address (tcp://host:8786) or `local` to start a "
@@ -131,9 +136,13 @@ def run_command(
                          "with --dask local or without --dask", field="--workers")
     if dask is not None and not dask.strip():
         raise SweepError("--dask: expected a scheduler address or `local`", field="--dask")
-    if dask is not None and processes:
-        raise SweepError("--processes: Dask runs on its own workers; use --processes without "
-                         "--dask", field="--processes")
+    for flag, given in (("--processes", processes), ("--threads", threads)):
+        if dask is not None and given:
+            raise SweepError(f"{flag}: Dask runs on its own workers; use {flag} without "
+                             "--dask", field=flag)
+    if processes and threads:
+        raise SweepError("--threads: choose --processes or --threads, not both",
+                         field="--threads")
     sweep = Sweep.from_toml(file)
     if out is None:
         out = os.path.join("out", os.path.splitext(os.path.basename(file))[0])
@@ -156,7 +165,8 @@ def run_command(
     try:
         with as_flags({"workers": "--workers", "dask": "--dask", "out": "--out"}):
             result = run_sweep(sweep, out, workers=workers, dask=dask, progress=progress,
-                               force=force, executor="processes" if processes else "threads")
+                               force=force, executor="processes" if processes else
+                               "threads" if threads else "auto")
     except SweepInterrupted as stop:
         result = stop.result
         _summary(result)

@@ -6,7 +6,8 @@
                axes={"flows[1].params.beta": [0.0625, 0.125, 0.25],
                      "bottleneck.rate": ["1.5Mbps", "15Mbps"]},
                seeds=10)
-    res = sw.run(out="out/beta")        # all local cores; dask="local" or "tcp://host:8786"
+    res = sw.run(out="out/beta")        # all local cores (threads or processes: executor=)
+                                        # or dask="local" / "tcp://host:8786"
     res.table                           # one row per run x flow group: axes, seed, metrics
 
 or from a TOML spec (``Sweep.from_toml``; ``tcpf sweep FILE.toml``)::
@@ -47,7 +48,8 @@ lengths and the seed count before anything is expanded. A run that raises (any e
 alone; the table has one row for it with ``status = "failed"`` and its ``error``.
 
 Modules: :mod:`.spec` (the spec and its plan), :mod:`.core` (errors, runs, keys),
-:mod:`.store` (run files and tables), :mod:`.executors` (the executor protocol, threads),
+:mod:`.store` (run files and tables), :mod:`.executors` (the executor protocol, threads,
+the process pool),
 :mod:`.dask_executor` (Dask), :mod:`.runner` (:func:`run_sweep`), :mod:`.plot` (plots and
 summaries).
 """

@@ -9,8 +9,11 @@ from __future__ import annotations
 import json
 import os
 import queue
+import re
 import signal
+import sys
 import threading
+import time
 from typing import TYPE_CHECKING, Any, Callable, Protocol, Dict, List, Mapping, Optional, Tuple
 
 from .. import metrics as _metrics
@@ -231,85 +234,279 @@ class ThreadExecutor:
 
 
 # ----- processes ------------------------------------------------------------------------------
-def _ignore_sigint() -> None:
+def _init_worker() -> None:
     """A worker process leaves Ctrl-C (which a terminal sends to the whole process group) to
-    the sweep."""
+    the sweep, and imports what its runs need once (it then serves sweep after sweep)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for name in _PRELOAD:
+        __import__(name)
+    native()
 
 
-def _execute_chunk(items: List[Tuple[str, int, str]]) -> List[Any]:
-    """Rows (or a :class:`RunFailed`) of each ``(scenario_json, seed, key)``, in a worker."""
-    return [execute_or_failure(*item) for item in items]
+# What a run imports (pandas: the run's JSON goes through metrics that use it), loaded once by
+# the forkserver (its workers inherit it) or by each spawned worker.
+_PRELOAD = ("tcpfriendly.sweep.executors", "tcpfriendly.sweep.store", "pyarrow", "pyarrow.parquet",
+            "pandas")
+
+
+def _warm() -> int:
+    return os.getpid()
+
+
+def _execute_chunk(items: List[Tuple[str, int, str]], store_dir: Optional[str]):
+    """In a worker process: run each ``(scenario_json, seed, key)`` of a chunk and return
+    ``(table, runs, failures, store_error, seconds)``: the rows of the chunk's successful runs as ONE
+    table (:func:`~.store.runs_table`; each run's ``[key, first, rows, columns]`` in ``runs``),
+    ``failures`` ``[(key, message)]``, and, with ``store_dir``, the chunk stored there as one
+    batch file by the worker itself (``store_error``: why it could not be, else None), and the
+    chunk's wall time."""
+    from .store import runs_table, write_batch
+
+    start = time.perf_counter()
+    results, failures = [], []
+    for scenario_json, seed, key in items:
+        try:
+            results.append((key, execute(scenario_json, seed, key)))
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # noqa: BLE001 - the run fails alone
+            failures.append((key, _error_text(exc)))
+    table, runs = runs_table(results)
+    store_error = None
+    if store_dir is not None and table is not None and any(r[2] for r in runs):
+        try:
+            write_batch(store_dir, table, runs)
+        except Exception as exc:  # noqa: BLE001 - the sweep stores these runs itself
+            store_error = _error_text(exc)
+    return table, runs, failures, store_error, time.perf_counter() - start
+
+
+# A chunk's fixed cost in a worker (a message, one Arrow table, one run file) is about one
+# short run (3 ms): chunks are kept at least this long once the run time is known, so that
+# short runs go out by the dozen while the last chunks of long runs are single runs.
+MIN_CHUNK_SECONDS = 0.025
+# ... and at most this long, so that the first Ctrl-C (which waits for the chunks in progress)
+# and the last chunks of a sweep wait for about a second of runs, not for a long share of them.
+MAX_CHUNK_SECONDS = 1.0
+
+
+def _chunk_size(left: int, workers: int, run_seconds: Optional[float]) -> int:
+    """The next chunk's size (guided scheduling): half of what is left per worker, at most
+    :data:`~.store.BATCH_RUNS` runs (a chunk is one run file), and, given ``run_seconds``
+    (the mean run time so far), at least :data:`MIN_CHUNK_SECONDS` and at most
+    :data:`MAX_CHUNK_SECONDS` of runs; one run while no run time is known (the first chunks).
+    The chunks shrink as the sweep ends, so that the workers finish together."""
+    from .store import BATCH_RUNS
+
+    if run_seconds is None:
+        return 1 if left else 0
+    size = -(-left // (2 * workers))
+    if run_seconds > 0:
+        size = min(size, int(MAX_CHUNK_SECONDS / run_seconds))
+        size = max(size, int(MIN_CHUNK_SECONDS / run_seconds) + 1)
+    return max(1, min(BATCH_RUNS, size, left))
+
+
+_POOL_LOCK = threading.Lock()
+_POOLS: Dict[int, Any] = {}  # worker count -> its warm ProcessPoolExecutor
+
+
+def _pool_context():
+    import multiprocessing
+
+    # forkserver: one fresh process imports tcpfriendly once, then every worker is a cheap
+    # fork of it (never a fork of this process, which may run threads); spawn elsewhere
+    if "forkserver" in multiprocessing.get_all_start_methods():
+        ctx = multiprocessing.get_context("forkserver")
+        ctx.set_forkserver_preload(list(_PRELOAD))
+        return ctx
+    return multiprocessing.get_context("spawn")  # pragma: no cover - not Linux
+
+
+def process_pool(workers: int, start: bool = True):
+    """The warm pool of ``workers`` worker processes, kept between sweeps (its start-up,
+    0.5-1 s of a core for the imports, is paid once per Python process and worker count). ``start``: submit a no-op per worker so that they start now (e.g. while the sweep
+    is planned)."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    with _POOL_LOCK:
+        pool = _POOLS.get(workers)
+        if pool is not None and getattr(pool, "_broken", False):
+            _drop_pool_locked(workers, kill=False)
+            pool = None
+        if pool is None:
+            pool = ProcessPoolExecutor(workers, mp_context=_pool_context(),
+                                       initializer=_init_worker)
+            _POOLS[workers] = pool
+            if start:
+                for _ in range(workers):
+                    pool.submit(_warm)
+        return pool
+
+
+_GUARD = re.compile(r"""^if\s+__name__\s*==\s*['"]__main__['"]\s*:""", re.M)
+
+
+def main_is_importable() -> bool:
+    """Whether worker processes may start here: they import the main module (as every
+    ``spawn``/``forkserver`` process does), which must not start a sweep again. True for the
+    ``tcpf`` command, ``python -m`` of a tcpfriendly module, an interactive session and a
+    script with an ``if __name__ == "__main__":`` guard; ``executor="auto"`` takes threads
+    otherwise."""
+    main = sys.modules.get("__main__")
+    name = getattr(getattr(main, "__spec__", None), "name", None) or ""
+    if name.startswith("tcpfriendly."):
+        return True
+    path = getattr(main, "__file__", None)
+    if not path:
+        return True  # interactive, -c: nothing to import
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return _GUARD.search(f.read()) is not None
+    except OSError:
+        return False
+
+
+def pool_is_warm(workers: int) -> bool:
+    """A warm pool of ``workers`` processes exists (see :func:`process_pool`)."""
+    pool = _POOLS.get(workers)
+    return pool is not None and not getattr(pool, "_broken", False)
+
+
+def pool_pids() -> List[int]:
+    """The process ids of the warm pools' workers (for CPU accounting in benchmarks)."""
+    with _POOL_LOCK:
+        return [pid for pool in _POOLS.values()
+                for pid in list(getattr(pool, "_processes", None) or {})]
+
+
+def _drop_pool_locked(workers: int, kill: bool) -> None:
+    pool = _POOLS.pop(workers, None)
+    if pool is None:
+        return
+    if kill:  # abandoned runs: stop them now rather than at exit
+        for proc in list((getattr(pool, "_processes", None) or {}).values()):
+            try:
+                proc.terminate()
+            except Exception:  # noqa: BLE001 - already gone
+                pass
+    pool.shutdown(wait=False, cancel_futures=True)
+
+
+def shutdown_pools() -> None:
+    """Stop the warm worker processes (they also stop when Python exits)."""
+    with _POOL_LOCK:
+        for workers in list(_POOLS):
+            _drop_pool_locked(workers, kill=False)
 
 
 class ProcessExecutor:
-    """``workers`` local processes (started with ``spawn``), for sweeps whose runs are so short
-    that the Python work per run (parsing the engine's JSON, building the rows) is a large part
-    of a run: threads hold the GIL for it, processes do not. A worker returns a run's rows; the
-    calling process builds the run's table and stores it, exactly as a thread would, so the
-    table and the files are the thread executor's byte for byte. Runs go out in small chunks
-    (fewer messages); a chunk whose process dies fails its runs alone. The first Ctrl-C cancels
-    the chunks not started and waits for those in progress; a second abandons them."""
+    """``workers`` local processes, for sweeps whose runs are so short that the Python work per
+    run (parsing the engine's JSON, the group metrics, the Arrow table) is a large part of a
+    run: threads hold the GIL for it, processes do not. The pool is started once per Python
+    process and kept warm (:func:`process_pool`). Runs go out in chunks of decreasing size
+    (:func:`_chunk_size`), two per worker in flight; a worker runs a whole chunk, builds ONE Arrow table of its rows, stores
+    it as one run file itself (with ``out``) and returns the table: the calling process only
+    slices it per run. The slices are the thread executor's tables value for value (the same
+    rows, types and columns), so the results are the same byte for byte. A run that raises
+    fails alone; a worker process that dies breaks the pool (as in any
+    ``ProcessPoolExecutor``): the runs not finished fail, to be redone by a rerun, and the next
+    sweep starts a new pool. The first Ctrl-C cancels the chunks not started and waits for
+    those in progress; a second abandons them (the worker processes are stopped)."""
 
     def __init__(self, workers: int, log: Callable[[str], None]):
         self.workers, self.log = workers, log
 
-    def run(self, todo: List[Run], collector: "Collector") -> bool:
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor, as_completed
+    def prepare(self) -> None:
+        """Start the worker processes now (they import while the sweep plans)."""
+        process_pool(self.workers)
 
-        n = max(1, min(self.workers, len(todo)))
-        size = max(1, min(16, len(todo) // (8 * n)))
-        chunks = [todo[i:i + size] for i in range(0, len(todo), size)]
-        pool = ProcessPoolExecutor(n, mp_context=multiprocessing.get_context("spawn"),
-                                   initializer=_ignore_sigint)
-        futures = {pool.submit(_execute_chunk, [(r.scenario_json, r.seed, r.key) for r in c]): c
-                   for c in chunks}
-        handled = set()
+    def run(self, todo: List[Run], collector: "Collector") -> bool:
+        from concurrent.futures import FIRST_COMPLETED, wait
+
+        pool = process_pool(self.workers)
+        store_dir = collector.store.dir if collector.store is not None else None
+        left = list(reversed(todo))  # popped from the end: plan order
+        futures: Dict[Any, List[Run]] = {}
+        timing = [0.0, 0]  # wall seconds and runs of the finished chunks
         abandoned = False
 
+        def submit() -> None:
+            # two chunks per worker in flight: a worker never waits for the next one
+            while left and len(futures) < 2 * self.workers:
+                per_run = timing[0] / timing[1] if timing[1] else None
+                chunk = [left.pop() for _ in range(_chunk_size(len(left), self.workers, per_run))]
+                items = [(r.scenario_json, r.seed, r.key) for r in chunk]
+                try:
+                    futures[pool.submit(_execute_chunk, items, store_dir)] = chunk
+                except Exception as exc:  # noqa: BLE001 - the pool broke (a worker died):
+                    for run in chunk + left[::-1]:  # the runs not sent fail (a rerun redoes them)
+                        collector.fail(run, exc)
+                    left.clear()
+
         def take(fut) -> None:
-            if fut in handled:
-                return
-            handled.add(fut)
-            chunk = futures[fut]
+            chunk = futures.pop(fut)
             try:
-                results = fut.result()
+                table, runs, failures, store_error, seconds = fut.result()
             except BaseException as exc:  # noqa: BLE001 - the worker died: its chunk fails
                 for run in chunk:
                     collector.fail(run, exc)
                 return
-            for run, rows in zip(chunk, results):
-                if isinstance(rows, RunFailed):
-                    collector.fail_message(run, rows.message)
+            timing[0] += seconds
+            timing[1] += len(chunk)
+            failed = dict(failures)
+            placed = {key: (first, count, columns) for key, first, count, columns in runs}
+            names = table.column_names if table is not None else None
+            whole = names is not None and all(columns == names for _, _, columns in placed.values())
+            for run in chunk:  # in the chunk's order, as a thread would finish them
+                if run.key in failed:
+                    collector.fail_message(run, failed[run.key])
                     continue
-                try:
-                    table = rows_table(rows, run)
-                    if collector.store is not None:
-                        collector.store.save(run.key, table)
-                except Exception as exc:  # noqa: BLE001 - as a thread's failure to store
-                    collector.fail(run, exc)
-                else:
-                    collector.ok(run, table)
+                first, count, columns = placed[run.key]
+                t = table.slice(first, count)
+                if not whole:
+                    t = t.select(columns)
+                if store_error is not None and collector.store is not None:
+                    try:  # the worker could not store it: store it here, as a thread would
+                        collector.store.save(run.key, t)
+                    except Exception as exc:  # noqa: BLE001 - as a thread's failure to store
+                        collector.fail(run, exc)
+                        continue
+                collector.ok(run, t)
+
+        def drain() -> None:
+            while futures:
+                done, _ = wait(list(futures), return_when=FIRST_COMPLETED)
+                for fut in done:
+                    take(fut)
 
         try:
-            for fut in as_completed(futures):
-                take(fut)
+            submit()
+            while futures:
+                done, _ = wait(list(futures), return_when=FIRST_COMPLETED)
+                for fut in done:
+                    take(fut)
+                submit()
             return False
         except KeyboardInterrupt:
-            for fut in futures:
-                fut.cancel()  # those not started
+            left.clear()
+            for fut in list(futures):
+                if fut.cancel():  # not started
+                    futures.pop(fut)
             collector.progress.close()
-            busy = sum(len(futures[f]) for f in futures if f.running())
+            busy = sum(len(chunk) for chunk in futures.values())
             if busy:
                 self.log(f"interrupted: finishing the {busy} run{'s' if busy != 1 else ''} in "
                          "progress (Ctrl-C again to abandon)")
             try:
-                for fut in as_completed([f for f in futures if not f.cancelled()]):
-                    take(fut)
+                drain()
             except KeyboardInterrupt:
                 abandoned = True
                 self.log("abandoned the runs in progress")
             return True
         finally:
-            pool.shutdown(wait=not abandoned, cancel_futures=True)
+            broken = getattr(pool, "_broken", False)
+            if abandoned or broken:
+                with _POOL_LOCK:
+                    if _POOLS.get(self.workers) is pool:
+                        _drop_pool_locked(self.workers, kill=abandoned)

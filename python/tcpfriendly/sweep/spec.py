@@ -383,7 +383,7 @@ class Sweep:
     def run(self, out: "Optional[os.PathLike[str] | str]" = None, *, workers: Optional[int] = None,
             dask: Any = None, progress: Optional[bool] = None, quiet: bool = False,
             on_run: Optional[Callable[["Run", bool], None]] = None,
-            force: bool = False, executor: str = "threads") -> "SweepResult":
+            force: bool = False, executor: str = "auto") -> "SweepResult":
         """Run every missing run and return a :class:`SweepResult` (its ``table`` is the tidy
         result). See :func:`run_sweep` for the arguments."""
         from .runner import run_sweep

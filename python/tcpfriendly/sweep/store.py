@@ -13,6 +13,15 @@ from ..errors import ScenarioFileError
 from ..outfiles import OutDir, OutputError, atomic_write, stale_temp_pid
 from .core import _INT_METRICS, Run, spec_identity
 
+_ID_FIELDS = ("run", "seed", "group", "algorithm", "recovery", "params", "direction")
+
+
+def _column_names(rows: List[Dict[str, Any]]) -> List[str]:
+    """The column names of a run's table (:func:`rows_table`): the identity columns, then the
+    first row's other keys in order."""
+    return [*_ID_FIELDS, *(c for c in (rows[0] if rows else ()) if c not in _ID_FIELDS)]
+
+
 def _schema_for(rows: List[Dict[str, Any]]):
     import pyarrow as pa
 
@@ -219,12 +228,7 @@ class RunStore:
     def _write(self, batch: List[Tuple[str, Any]]) -> None:
         if not batch:
             return
-        import hashlib
-
         import pyarrow as pa
-        import pyarrow.parquet as pq
-
-        from ..version import __version__
 
         runs, first = [], 0
         for key, t in batch:
@@ -232,14 +236,66 @@ class RunStore:
             first += t.num_rows
         table = pa.concat_tables([t.replace_schema_metadata(None) for _, t in batch],
                                  promote_options="default")
-        table = table.replace_schema_metadata({
-            "tcpfriendly.version": __version__,
-            "tcpfriendly.runs": json.dumps(runs, separators=(",", ":"))})
-        digest = hashlib.sha256("\n".join(key for key, _ in batch).encode()).hexdigest()[:32]
-        # not fsync'ed: a batch lost or emptied by a power cut fails to read back and its runs
-        # are redone
-        atomic_write(os.path.join(self.dir, f"{BATCH_PREFIX}{digest}.parquet"),
-                     lambda f: pq.write_table(table, f), force=True, sync=False)
+        write_batch(self.dir, table, runs)
+
+    def stored_keys(self) -> List[str]:
+        """Every run key some file in the store lists (footers only), sorted."""
+        return sorted(self._scan())
+
+
+def write_batch(directory: str, table, runs: List[List[Any]]) -> str:
+    """Write ``table`` (the rows of several runs, one after the other) as one batch file in
+    ``directory`` (a store's ``runs/``): ``runs`` lists each run as ``[key, first row, rows,
+    columns]`` and goes to the footer; the name is the digest of the keys. Used by
+    :class:`RunStore` and by the process executor's workers, which store their chunks
+    themselves."""
+    import hashlib
+
+    import pyarrow.parquet as pq
+
+    from ..version import __version__
+
+    table = table.replace_schema_metadata({
+        "tcpfriendly.version": __version__,
+        "tcpfriendly.runs": json.dumps(runs, separators=(",", ":"))})
+    digest = hashlib.sha256("\n".join(str(r[0]) for r in runs).encode()).hexdigest()[:32]
+    # not fsync'ed: a batch lost or emptied by a power cut fails to read back and its runs
+    # are redone
+    return atomic_write(os.path.join(directory, f"{BATCH_PREFIX}{digest}.parquet"),
+                        lambda f: pq.write_table(table, f), force=True, sync=False)
+
+
+def runs_table(results: List[Tuple[str, List[Dict[str, Any]]]]):
+    """``(table, runs)``: the rows of several runs (``[(key, rows)]``) as ONE table, and each
+    run's ``[key, first row, rows, columns]`` in it. A run's slice of the table, with its
+    columns selected, equals :func:`rows_table` of its rows; building one table for many runs
+    costs about what one run's table costs (a pyarrow table has a large fixed cost per column).
+    Consecutive runs with the same columns share a schema; the parts are concatenated with
+    missing columns as nulls (selected away again per run)."""
+    import pyarrow as pa
+
+    parts, runs, first = [], [], 0
+    group: List[Dict[str, Any]] = []
+    columns: Optional[List[str]] = None
+
+    def close() -> None:
+        if columns is not None:
+            parts.append(pa.Table.from_pylist(group, schema=_schema_for(group)))
+
+
+    for key, rows in results:
+        cols = _column_names(rows)
+        if cols != columns:
+            close()
+            group, columns = [], cols
+        group.extend(rows)
+        runs.append([key, first, len(rows), cols])
+        first += len(rows)
+    close()
+    if not parts:
+        return None, runs
+    table = parts[0] if len(parts) == 1 else pa.concat_tables(parts, promote_options="default")
+    return table, runs
 
     def stored_keys(self) -> List[str]:
         """Every run key some file in the store lists (footers only), sorted."""
