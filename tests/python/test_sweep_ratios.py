@@ -89,3 +89,29 @@ def test_cli_plots_a_paired_ratio_of_a_real_sweep(tcpf, tmp_path):
     p = tcpf("sweep", "plot", str(out), "--x", "bottleneck.loss.cv", "--y", "goodput_bps_mean",
              "--paired", "flows[0].algorithm=gaimd/cubic", "--out", str(png))
     assert_one_line_error(p, 2, "--paired", "cubic")
+
+
+def test_link_rates_and_arrivals_reach_the_sweep_table():
+    """The metrics layer's link metrics (issue 14: drop and mark rates, arrivals) as sweep columns:
+    drop_rate = drops / arrivals of the engine's link record, one definition for every consumer."""
+    import tcpfriendly as tf
+    from tcpfriendly.metrics import LINK_METRICS, link_metrics
+    from tcpfriendly.sweep import Sweep
+
+    assert {"arrivals", "drop_rate", "mark_rate"} <= set(LINK_METRICS)
+    assert link_metrics({"drops": 5, "marks": 0, "arrivals": 200})["drop_rate"] == 0.025
+    assert math.isnan(link_metrics({"drops": 0, "arrivals": 0})["drop_rate"])
+    sc = tf.Scenario.from_toml(str(REPO / "examples" / "quickstart.toml")).to_dict()
+    sc["duration"] = 5.0
+    if "measure" in sc:
+        sc.pop("measure")
+    link = tf.run(sc, seed=3).raw["links"][0]
+    table = Sweep(sc, seeds=[3], metrics=["goodput_bps_mean", "link.arrivals", "link.drop_rate",
+                                         "link.mark_rate"]).run(workers=1).table
+    name = link["name"]
+    row = table.iloc[0]
+    assert int(row[f"link.{name}.arrivals"]) == link["arrivals"] > 0
+    assert row[f"link.{name}.drop_rate"] == pytest.approx(link["drops"] / link["arrivals"])
+    assert row[f"link.{name}.drop_rate"] == pytest.approx(link["drop_rate"])   # the engine's own
+    assert row[f"link.{name}.mark_rate"] == 0.0
+

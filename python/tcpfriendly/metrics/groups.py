@@ -20,7 +20,8 @@ import math
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 __all__ = [
-    "GROUP_METRICS", "INT_METRICS", "VERSION", "by_group", "group_metrics", "goodputs",
+    "GROUP_METRICS", "INT_METRICS", "LINK_METRICS", "VERSION", "by_group", "group_metrics", "goodputs",
+    "link_metrics",
     "mean", "jain", "cov", "share", "fraction", "loss_event_rate", "total", "t975",
     "window_samples", "rate_cov", "cwnd_cov", "cwnd_jain_samples",
     "aimd_law", "formula_rate_pps", "formula_ratio_cov", "window_epochs", "concave_fraction",
@@ -31,7 +32,7 @@ __all__ = [
 
 # Bumped whenever a definition below changes, so that results computed with an older
 # definition (a sweep's cached run files) are not mixed with new ones.
-VERSION = 8
+VERSION = 9
 
 Flow = Mapping[str, Any]
 NAN = float("nan")
@@ -536,8 +537,36 @@ GROUP_METRICS: Dict[str, Any] = {
     "pair_t2_rtt": (_pair("T2"),
                     "jin2001 T2: RTTs from the window's start until the two windows' 10-sample averages first differ by less than 10 packets"),
 }
-# Integer-valued metrics (sums of counters; links' drops and marks).
-INT_METRICS = {"n_flows", "loss_events", "retransmissions", "timeouts", "drops", "marks"}
+# Integer-valued metrics (sums of counters; links' drops, marks and arrivals).
+INT_METRICS = {"n_flows", "loss_events", "retransmissions", "timeouts", "drops", "marks", "arrivals"}
+
+
+def _per_arrival(link: Mapping[str, Any], count: str) -> float:
+    arrivals = link.get("arrivals")
+    n = link.get(count)
+    if arrivals is None or n is None or not arrivals:
+        return NAN
+    return float(n) / float(arrivals)
+
+
+#: Per-link metrics of a run: ``name: (function of the engine's link record, definition)``.
+#: The engine measures each link once (``crates/tcpf-core/src/metrics``); the rates are derived
+#: here so that every consumer (sweeps, reports) divides the same way.
+LINK_METRICS: Dict[str, Tuple[Callable[[Mapping[str, Any]], Any], str]] = {
+    "utilization": (lambda l: l.get("utilization"), "fraction of the link's capacity used over the measurement window"),
+    "drops": (lambda l: l.get("drops"), "packets dropped at the link (queue overflow, RED, loss model)"),
+    "marks": (lambda l: l.get("marks"), "packets ECN-marked at the link"),
+    "mean_queue_pkts": (lambda l: l.get("mean_queue_pkts"), "time-average queue length (packets)"),
+    "arrivals": (lambda l: l.get("arrivals"), "packets that arrived at the link"),
+    "drop_rate": (lambda l: _per_arrival(l, "drops"), "drops / arrivals (jin2001 Fig. 16's congestion level counts drops and marks per packet)"),
+    "mark_rate": (lambda l: _per_arrival(l, "marks"), "ECN marks / arrivals"),
+}
+
+
+def link_metrics(link: Mapping[str, Any], names: Optional[Sequence[str]] = None) -> Dict[str, Any]:
+    """``{metric: value}`` of one link record of a run (all of :data:`LINK_METRICS`, or ``names``);
+    a value the record does not have is None."""
+    return {m: LINK_METRICS[m][0](link) for m in (names if names is not None else LINK_METRICS)}
 
 
 def group_metrics(flows: Sequence[Flow], names: Optional[Sequence[str]] = None,

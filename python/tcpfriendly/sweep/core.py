@@ -17,7 +17,7 @@ if TYPE_CHECKING:  # annotations only
 # tcpfriendly.metrics, defined there once.
 GROUP_METRICS = list(_metrics.GROUP_METRICS)
 # Per-link metrics, as columns link.<name>.<metric> on every row of the run.
-LINK_METRICS = ["utilization", "drops", "marks", "mean_queue_pkts"]
+LINK_METRICS = list(_metrics.LINK_METRICS)  # the metrics layer's, in its order
 _INT_METRICS = _metrics.INT_METRICS
 # The most runs (grid points x seeds) one sweep may have. The size is computed from the axis
 # lengths before anything is expanded, so a larger spec is refused at once (exit 2, naming the

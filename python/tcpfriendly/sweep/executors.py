@@ -43,8 +43,7 @@ def run_rows(raw: Mapping[str, Any], key: str, seed: int) -> List[Dict[str, Any]
     flows = raw.get("flows") or []
     link_cols: Dict[str, Any] = {}
     for link in raw.get("links") or []:
-        for m in LINK_METRICS:
-            v = link.get(m)
+        for m, v in _metrics.link_metrics(link, LINK_METRICS).items():
             link_cols[f"link.{link.get('name')}.{m}"] = (
                 (int(v) if v is not None else None) if m in _INT_METRICS else _num(v))
     values = _metrics.group_metrics(flows, series=_metrics.window_samples(raw))
