@@ -115,3 +115,27 @@ def test_link_rates_and_arrivals_reach_the_sweep_table():
     assert row[f"link.{name}.drop_rate"] == pytest.approx(link["drop_rate"])   # the engine's own
     assert row[f"link.{name}.mark_rate"] == 0.0
 
+
+def test_a_run_reported_failed_whose_file_was_stored_counts_once_as_done(tmp_path, monkeypatch):
+    """A process worker can store its chunk's run file and die before returning it: the pool
+    then reports those runs failed although their results are on disk. The sweep counts such a
+    run once, as done (ran + failures = total, one row per group), not also as a failure."""
+    from tcpfriendly.sweep import Sweep, executors, runner
+
+    sc = {"duration": 2.0, "bottleneck": {"rate": "5Mbps", "delay": "10ms"},
+          "flows": [{"algorithm": "tcp", "count": 2}]}
+
+    class StoredThenFailed:
+        def run(self, todo, collector):
+            first = todo[0]
+            executors._run_and_store(first, collector.store)  # the worker stored it ...
+            collector.store.flush()
+            collector.fail_message(first, "A process in the process pool was terminated abruptly")
+            for run in todo[1:]:
+                collector.ok(run, executors._run_and_store(run, collector.store))
+            return False
+
+    monkeypatch.setattr(runner, "_executor", lambda *a, **k: StoredThenFailed())
+    res = Sweep(sc, seeds=3).run(out=tmp_path / "o", quiet=True)
+    assert (res.ran, len(res.failures), res.total) == (3, 0, 3)
+    assert len(res.table) == 3 and set(res.table["status"]) == {"ok"}

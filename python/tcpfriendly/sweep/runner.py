@@ -349,16 +349,19 @@ def run_sweep(sweep, out: "Optional[os.PathLike[str] | str]" = None, *,
                 if t is not None:
                     tables[key] = t
                     ran_keys.add(key)
-    # failures in plan order (executors report them as they finish)
-    collector.failures.sort(key=lambda f: (f[0].point, f[0].seed))
-    failed = {run.key: message for run, message in collector.failures if run.key not in tables}
+    # failures in plan order (executors report them as they finish); a run reported failed
+    # whose file was stored after all (a worker that stored its chunk and died before returning
+    # it, a thread abandoned at a second Ctrl-C) is done, not failed: counted once
+    failures = sorted((f for f in collector.failures if f[0].key not in tables),
+                      key=lambda f: (f[0].point, f[0].seed))
+    failed = {run.key: message for run, message in failures}
     df = _assemble(sweep, points, runs, tables, sweep.metrics, failed)
     paths = [os.path.join(out_dir, "sweep.json")] if out_dir is not None else []
     if claimed is not None:
         paths = _write_outputs(claimed, df) + paths
         claimed.commit(extra=["runs/"])
     result = SweepResult(df, total=len(unique), cached=len(done_keys), ran=len(ran_keys),
-                         failures=collector.failures, interrupted=interrupted, out=out_dir,
+                         failures=failures, interrupted=interrupted, out=out_dir,
                          paths=paths, elapsed=time.monotonic() - start, points=points)
     if interrupted:
         raise SweepInterrupted(result)
