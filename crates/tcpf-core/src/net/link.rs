@@ -131,65 +131,67 @@ impl LinkStats {
     }
 }
 
-pub struct Link {
-    pub name: String,
-    pub from: NodeId,
-    pub to: NodeId,
-    pub rate_bps: f64,
-    pub delay: Time,
-    ns_per_byte: f64,
-    /// Transmission times of the two packet sizes seen last (data and ACKs alternate).
-    tx_cache: [(u32, Time); 2],
-    queue: Queue,
-    /// Service-start times (and sizes) of admitted packets that have not started yet.
-    starts: VecDeque<(Time, u32)>,
+/// What an access link's admission and its pipe's push and pop read and write, in one cache
+/// line: with thousands of links a link's state has left the cache between two packets,
+/// and spread over a 400-byte [`Link`] it cost two or three lines each time.
+#[derive(Clone, Copy)]
+#[repr(C, align(64))]
+struct Hot {
     /// End of the last admitted packet's transmission.
     busy_until: Time,
-    /// Start of the busy period that ends at `busy_until` (transmission is continuous in it).
-    period_start: Time,
+    delay: Time,
+    /// On the fast path: packets the link holds at most, the one being sent included
+    /// (`limits.access_queue`), counted in transmission times of the arriving packet.
+    cap: Time,
+    /// Transmission times of the two packet sizes seen last (data and ACKs alternate).
+    tx_ns: [Time; 2],
+    tx_bytes: [u32; 2],
     /// Packets in propagation: a FIFO of chunks in the shared [`Pipes`], read at `head`
-    /// from `hpos`, written at `tail` from `tpos` (`NIL` when empty); the out-of-line parts
-    /// of those that have one, in the same order.
+    /// from `hpos`, written at `tail` from `tpos` (`NIL` when empty).
     head: u32,
     tail: u32,
     hpos: u8,
     tpos: u8,
+    /// Nobody reads this link's counters, it never drops and never refuses a packet (an
+    /// unreported, lossless, unlimited access link): admission is the FIFO arithmetic alone.
+    fast: bool,
+}
+
+pub struct Link {
+    h: Hot,
+    pub name: String,
+    pub from: NodeId,
+    pub to: NodeId,
+    pub rate_bps: f64,
+    ns_per_byte: f64,
+    queue: Queue,
+    /// Service-start times (and sizes) of admitted packets that have not started yet.
+    starts: VecDeque<(Time, u32)>,
+    /// Start of the busy period that ends at `busy_until` (transmission is continuous in it).
+    period_start: Time,
+    /// The out-of-line parts of the packets in the pipe that have one, in their order.
     ext: VecDeque<Ext>,
     pub loss: Option<LossModel>,
     pub stats: LinkStats,
     q_last: Time,
-    /// Nobody reads this link's counters, it never drops and never refuses a packet (an
-    /// unreported, lossless, unlimited access link): admission is the FIFO arithmetic alone.
-    fast: bool,
-    /// On the fast path: packets the link holds at most, the one being sent included
-    /// (`limits.access_queue`), counted in transmission times of the arriving packet.
-    cap: Time,
 }
 
 impl Link {
     pub fn new(name: String, from: NodeId, to: NodeId, rate_bps: f64, delay: Time, queue: &QueueSpec, rng: Rng) -> Self {
         Link {
+            h: Hot { busy_until: 0, delay, cap: Time::MAX, tx_ns: [0; 2], tx_bytes: [0; 2], head: NIL, tail: NIL, hpos: 0, tpos: 0, fast: false },
             name,
             from,
             to,
             rate_bps,
-            delay,
             ns_per_byte: 8e9 / rate_bps,
-            tx_cache: [(0, 0); 2],
             queue: Queue::new(queue, rate_bps, rng),
             starts: VecDeque::new(),
-            busy_until: 0,
             period_start: 0,
-            head: NIL,
-            tail: NIL,
-            hpos: 0,
-            tpos: 0,
             ext: VecDeque::new(),
             loss: None,
             stats: LinkStats::default(),
             q_last: 0,
-            fast: false,
-            cap: Time::MAX,
         }
     }
 
@@ -198,14 +200,14 @@ impl Link {
     /// waiting-queue bookkeeping: the times it returns are the same, `stats` stays at zero.
     /// Call after the loss model is attached.
     pub fn unreported(&mut self) {
-        self.fast = self.loss.is_none() && matches!(self.queue, Queue::Unlimited);
+        self.h.fast = self.loss.is_none() && matches!(self.queue, Queue::Unlimited);
     }
 
     /// Hold at most `packets` (the one being sent included) on the fast path: an arrival that
     /// would wait behind `packets` transmission times of itself is dropped (uncounted: the
     /// link is not reported). Bounds what an unresponsive sender piles up on its access link.
     pub fn cap_backlog(&mut self, packets: u32) {
-        self.cap = packets as Time;
+        self.h.cap = packets as Time;
     }
 
     /// Bytes held by this link's own buffers (its pipe's entries are in [`Pipes`]).
@@ -215,17 +217,19 @@ impl Link {
 
     #[inline]
     fn tx_ns(&mut self, bytes: u32) -> Time {
-        if self.tx_cache[0].0 == bytes {
-            return self.tx_cache[0].1;
+        let h = &mut self.h;
+        if h.tx_bytes[0] == bytes {
+            return h.tx_ns[0];
         }
-        if self.tx_cache[1].0 == bytes {
-            self.tx_cache.swap(0, 1);
-            return self.tx_cache[0].1;
+        if h.tx_bytes[1] == bytes {
+            h.tx_bytes.swap(0, 1);
+            h.tx_ns.swap(0, 1);
+            return h.tx_ns[0];
         }
         // Rounded up to whole nanoseconds.
         let t = ((bytes as f64 * self.ns_per_byte).ceil() as Time).max(1);
-        self.tx_cache[1] = self.tx_cache[0];
-        self.tx_cache[0] = (bytes, t);
+        h.tx_bytes = [bytes, h.tx_bytes[0]];
+        h.tx_ns = [t, h.tx_ns[0]];
         t
     }
 
@@ -265,14 +269,14 @@ impl Link {
     /// one). Returns when it reaches the far end, or None if it was dropped.
     #[inline]
     pub fn admit(&mut self, at: Time, pkt: &mut Packet) -> Option<Time> {
-        if self.fast {
+        if self.h.fast {
             let tx = self.tx_ns(pkt.size);
-            if self.busy_until.saturating_sub(at) >= tx.saturating_mul(self.cap) {
+            if self.h.busy_until.saturating_sub(at) >= tx.saturating_mul(self.h.cap) {
                 return None;
             }
-            let done = at.max(self.busy_until) + tx;
-            self.busy_until = done;
-            return Some(done + self.delay);
+            let done = at.max(self.h.busy_until) + tx;
+            self.h.busy_until = done;
+            return Some(done + self.h.delay);
         }
         self.stats.arrivals += 1;
         if let Some(loss) = self.loss.as_mut() {
@@ -283,7 +287,7 @@ impl Link {
             }
         }
         self.advance(at);
-        let arrival = Arrival { at, waiting: self.starts.len() as u32, busy: at < self.busy_until, busy_until: self.busy_until };
+        let arrival = Arrival { at, waiting: self.starts.len() as u32, busy: at < self.h.busy_until, busy_until: self.h.busy_until };
         let decision = self.queue.decide(&arrival, pkt);
         match decision {
             Admission::Enqueue => {}
@@ -296,12 +300,12 @@ impl Link {
                 return None;
             }
         }
-        let start = at.max(self.busy_until);
-        if start > self.busy_until {
+        let start = at.max(self.h.busy_until);
+        if start > self.h.busy_until {
             self.period_start = start;
         }
         let done = start + self.tx_ns(pkt.size);
-        self.busy_until = done;
+        self.h.busy_until = done;
         if start > at {
             self.starts.push_back((start, pkt.size));
         } else {
@@ -309,7 +313,7 @@ impl Link {
             self.stats.bytes_sent += pkt.size as u64;
         }
         self.stats.busy_ns += (done - start) as u128;
-        Some(done + self.delay)
+        Some(done + self.h.delay)
     }
 
     /// Ask the processor to fetch the head of the pipe (its next arrival) into the cache: a
@@ -317,8 +321,8 @@ impl Link {
     /// and, with thousands of links, has usually left the cache.
     #[inline]
     pub fn prefetch_head(&self, pipes: &Pipes) {
-        if let Some(c) = pipes.chunks.get(self.head as usize) {
-            prefetch(&c.e[self.hpos as usize % CHUNK]);
+        if let Some(c) = pipes.chunks.get(self.h.head as usize) {
+            prefetch(&c.e[self.h.hpos as usize % CHUNK]);
         }
     }
 
@@ -330,21 +334,21 @@ impl Link {
         if let Some(e) = ext {
             self.ext.push_back(e);
         }
-        if self.tail == NIL {
+        if self.h.tail == NIL {
             let c = pipes.alloc(arrival, wire);
-            (self.head, self.tail, self.hpos, self.tpos) = (c, c, 0, 1);
+            (self.h.head, self.h.tail, self.h.hpos, self.h.tpos) = (c, c, 0, 1);
             return true;
         }
-        let t = self.tpos as usize;
+        let t = self.h.tpos as usize;
         if t == CHUNK {
             let c = pipes.alloc(arrival, wire);
-            pipes.next[self.tail as usize] = c;
-            (self.tail, self.tpos) = (c, 1);
+            pipes.next[self.h.tail as usize] = c;
+            (self.h.tail, self.h.tpos) = (c, 1);
         } else {
-            let c = &mut pipes.chunks[self.tail as usize];
+            let c = &mut pipes.chunks[self.h.tail as usize];
             debug_assert!(c.e[t - 1].at <= arrival, "pipe out of order");
             c.e[t] = Entry { at: arrival, wire };
-            self.tpos += 1;
+            self.h.tpos += 1;
         }
         false
     }
@@ -353,15 +357,15 @@ impl Link {
     /// one, if any.
     #[inline]
     pub fn pop_arrival(&mut self, pipes: &mut Pipes) -> (Packet, Option<Time>) {
-        assert!(self.head != NIL, "arrival with an empty pipe");
-        let h = self.head;
+        assert!(self.h.head != NIL, "arrival with an empty pipe");
+        let h = self.h.head;
         let c = &pipes.chunks[h as usize];
-        let p = self.hpos as usize;
+        let p = self.h.hpos as usize;
         let wire = c.e[p].wire;
-        let next = if h == self.tail && p + 1 == self.tpos as usize {
+        let next = if h == self.h.tail && p + 1 == self.h.tpos as usize {
             None
         } else if p + 1 < CHUNK {
-            self.hpos += 1;
+            self.h.hpos += 1;
             let t = c.e[p + 1].at;
             let ext = if wire.has_ext() { self.ext.pop_front() } else { None };
             return (wire.join(ext), Some(t));
@@ -372,11 +376,11 @@ impl Link {
         let ext = if wire.has_ext() { self.ext.pop_front() } else { None };
         let t = match next {
             None => {
-                (self.head, self.tail) = (NIL, NIL);
+                (self.h.head, self.h.tail) = (NIL, NIL);
                 None
             }
             Some(n) => {
-                (self.head, self.hpos) = (n, 0);
+                (self.h.head, self.h.hpos) = (n, 0);
                 Some(pipes.chunks[n as usize].e[0].at)
             }
         };
@@ -390,7 +394,7 @@ impl Link {
     pub fn snapshot(&mut self, t: Time) -> LinkStats {
         self.advance(t);
         let mut s = self.stats.clone();
-        let after = self.busy_until.saturating_sub(t.max(self.period_start));
+        let after = self.h.busy_until.saturating_sub(t.max(self.period_start));
         s.busy_ns = s.busy_ns.saturating_sub(after as u128);
         s
     }
@@ -461,6 +465,8 @@ mod tests {
 
     #[test]
     fn pipe_is_fifo() {
+        // an access link's hot state is one cache line
+        assert_eq!((std::mem::size_of::<Hot>(), std::mem::align_of::<Link>()), (64, 64));
         // two entries to a cache line, chunks aligned to lines
         assert_eq!((std::mem::size_of::<Entry>(), std::mem::size_of::<Chunk>(), std::mem::align_of::<Chunk>()), (32, 32 * CHUNK, 64));
         let mut pipes = Pipes::new();
