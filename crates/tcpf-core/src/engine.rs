@@ -329,7 +329,8 @@ impl Simulation {
             }
             if let Ev::LinkArrival(l) = s.event {
                 // The link's next packet usually takes this entry's place.
-                let (pkt, next) = self.links[l as usize].pop_arrival(&mut self.pipes);
+                let link = &mut self.links[l as usize];
+                let (pkt, next) = if self.prefetch { link.pop_arrival::<true>(&mut self.pipes) } else { link.pop_arrival::<false>(&mut self.pipes) };
                 match next {
                     Some(t) => self.q.replace_top(t, Ev::LinkArrival(l)),
                     None => self.q.pop(),

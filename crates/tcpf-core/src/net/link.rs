@@ -24,28 +24,39 @@ const CHUNK: usize = 16;
 /// follows the packets in flight at once (plus at most two part-filled chunks a link), not
 /// the sum of each pipe's largest backlog: per-link buffers sized to each flow's largest
 /// window held 6× more than was ever in flight at 3 200 flows.
+///
+/// An entry is its arrival time beside its packet (32 bytes, two to a cache line, chunks
+/// aligned to cache lines), so that a push or a pop touches one line, not one for the times
+/// and another for the packets; the chunks' links are kept apart (`next`).
 #[derive(Default)]
 pub struct Pipes {
     chunks: Vec<Chunk>,
+    /// The chunk after each chunk in its link's FIFO (or in the free list), `NIL` if none.
+    next: Vec<u32>,
     /// First free chunk (linked through `next`), `NIL` if none.
     free: u32,
 }
 
 #[derive(Clone, Copy)]
+struct Entry {
+    at: Time,
+    wire: Wire,
+}
+
+#[derive(Clone, Copy)]
+#[repr(C, align(64))]
 struct Chunk {
-    at: [Time; CHUNK],
-    wire: [Wire; CHUNK],
-    next: u32,
+    e: [Entry; CHUNK],
 }
 
 impl Pipes {
     pub fn new() -> Self {
-        Pipes { chunks: Vec::new(), free: NIL }
+        Pipes { chunks: Vec::new(), next: Vec::new(), free: NIL }
     }
 
     /// Bytes held: every chunk ever needed at once (freed chunks are kept for reuse).
     pub fn held_bytes(&self) -> u64 {
-        (self.chunks.capacity() * std::mem::size_of::<Chunk>()) as u64
+        (self.chunks.capacity() * std::mem::size_of::<Chunk>() + self.next.capacity() * 4) as u64
     }
 
     /// A fresh chunk whose first entry is (`at`, `wire`).
@@ -53,22 +64,20 @@ impl Pipes {
     fn alloc(&mut self, at: Time, wire: Wire) -> u32 {
         if self.free != NIL {
             let i = self.free;
-            let c = &mut self.chunks[i as usize];
-            self.free = c.next;
-            c.next = NIL;
-            c.at[0] = at;
-            c.wire[0] = wire;
+            self.free = std::mem::replace(&mut self.next[i as usize], NIL);
+            self.chunks[i as usize].e[0] = Entry { at, wire };
             i
         } else {
             assert!(self.chunks.len() < NIL as usize, "too many packets in flight");
-            self.chunks.push(Chunk { at: [at; CHUNK], wire: [wire; CHUNK], next: NIL });
+            self.chunks.push(Chunk { e: [Entry { at, wire }; CHUNK] });
+            self.next.push(NIL);
             (self.chunks.len() - 1) as u32
         }
     }
 
     #[inline]
     fn release(&mut self, i: u32) {
-        self.chunks[i as usize].next = self.free;
+        self.next[i as usize] = self.free;
         self.free = i;
     }
 }
@@ -122,65 +131,67 @@ impl LinkStats {
     }
 }
 
-pub struct Link {
-    pub name: String,
-    pub from: NodeId,
-    pub to: NodeId,
-    pub rate_bps: f64,
-    pub delay: Time,
-    ns_per_byte: f64,
-    /// Transmission times of the two packet sizes seen last (data and ACKs alternate).
-    tx_cache: [(u32, Time); 2],
-    queue: Queue,
-    /// Service-start times (and sizes) of admitted packets that have not started yet.
-    starts: VecDeque<(Time, u32)>,
+/// What an access link's admission and its pipe's push and pop read and write, in one cache
+/// line: with thousands of links a link's state has left the cache between two packets,
+/// and spread over a 400-byte [`Link`] it cost two or three lines each time.
+#[derive(Clone, Copy)]
+#[repr(C, align(64))]
+struct Hot {
     /// End of the last admitted packet's transmission.
     busy_until: Time,
-    /// Start of the busy period that ends at `busy_until` (transmission is continuous in it).
-    period_start: Time,
+    delay: Time,
+    /// On the fast path: packets the link holds at most, the one being sent included
+    /// (`limits.access_queue`), counted in transmission times of the arriving packet.
+    cap: Time,
+    /// Transmission times of the two packet sizes seen last (data and ACKs alternate).
+    tx_ns: [Time; 2],
+    tx_bytes: [u32; 2],
     /// Packets in propagation: a FIFO of chunks in the shared [`Pipes`], read at `head`
-    /// from `hpos`, written at `tail` from `tpos` (`NIL` when empty); the out-of-line parts
-    /// of those that have one, in the same order.
+    /// from `hpos`, written at `tail` from `tpos` (`NIL` when empty).
     head: u32,
     tail: u32,
     hpos: u8,
     tpos: u8,
+    /// Nobody reads this link's counters, it never drops and never refuses a packet (an
+    /// unreported, lossless, unlimited access link): admission is the FIFO arithmetic alone.
+    fast: bool,
+}
+
+pub struct Link {
+    h: Hot,
+    pub name: String,
+    pub from: NodeId,
+    pub to: NodeId,
+    pub rate_bps: f64,
+    ns_per_byte: f64,
+    queue: Queue,
+    /// Service-start times (and sizes) of admitted packets that have not started yet.
+    starts: VecDeque<(Time, u32)>,
+    /// Start of the busy period that ends at `busy_until` (transmission is continuous in it).
+    period_start: Time,
+    /// The out-of-line parts of the packets in the pipe that have one, in their order.
     ext: VecDeque<Ext>,
     pub loss: Option<LossModel>,
     pub stats: LinkStats,
     q_last: Time,
-    /// Nobody reads this link's counters, it never drops and never refuses a packet (an
-    /// unreported, lossless, unlimited access link): admission is the FIFO arithmetic alone.
-    fast: bool,
-    /// On the fast path: packets the link holds at most, the one being sent included
-    /// (`limits.access_queue`), counted in transmission times of the arriving packet.
-    cap: Time,
 }
 
 impl Link {
     pub fn new(name: String, from: NodeId, to: NodeId, rate_bps: f64, delay: Time, queue: &QueueSpec, rng: Rng) -> Self {
         Link {
+            h: Hot { busy_until: 0, delay, cap: Time::MAX, tx_ns: [0; 2], tx_bytes: [0; 2], head: NIL, tail: NIL, hpos: 0, tpos: 0, fast: false },
             name,
             from,
             to,
             rate_bps,
-            delay,
             ns_per_byte: 8e9 / rate_bps,
-            tx_cache: [(0, 0); 2],
             queue: Queue::new(queue, rate_bps, rng),
             starts: VecDeque::new(),
-            busy_until: 0,
             period_start: 0,
-            head: NIL,
-            tail: NIL,
-            hpos: 0,
-            tpos: 0,
             ext: VecDeque::new(),
             loss: None,
             stats: LinkStats::default(),
             q_last: 0,
-            fast: false,
-            cap: Time::MAX,
         }
     }
 
@@ -189,14 +200,14 @@ impl Link {
     /// waiting-queue bookkeeping: the times it returns are the same, `stats` stays at zero.
     /// Call after the loss model is attached.
     pub fn unreported(&mut self) {
-        self.fast = self.loss.is_none() && matches!(self.queue, Queue::Unlimited);
+        self.h.fast = self.loss.is_none() && matches!(self.queue, Queue::Unlimited);
     }
 
     /// Hold at most `packets` (the one being sent included) on the fast path: an arrival that
     /// would wait behind `packets` transmission times of itself is dropped (uncounted: the
     /// link is not reported). Bounds what an unresponsive sender piles up on its access link.
     pub fn cap_backlog(&mut self, packets: u32) {
-        self.cap = packets as Time;
+        self.h.cap = packets as Time;
     }
 
     /// Bytes held by this link's own buffers (its pipe's entries are in [`Pipes`]).
@@ -206,17 +217,19 @@ impl Link {
 
     #[inline]
     fn tx_ns(&mut self, bytes: u32) -> Time {
-        if self.tx_cache[0].0 == bytes {
-            return self.tx_cache[0].1;
+        let h = &mut self.h;
+        if h.tx_bytes[0] == bytes {
+            return h.tx_ns[0];
         }
-        if self.tx_cache[1].0 == bytes {
-            self.tx_cache.swap(0, 1);
-            return self.tx_cache[0].1;
+        if h.tx_bytes[1] == bytes {
+            h.tx_bytes.swap(0, 1);
+            h.tx_ns.swap(0, 1);
+            return h.tx_ns[0];
         }
         // Rounded up to whole nanoseconds.
         let t = ((bytes as f64 * self.ns_per_byte).ceil() as Time).max(1);
-        self.tx_cache[1] = self.tx_cache[0];
-        self.tx_cache[0] = (bytes, t);
+        h.tx_bytes = [bytes, h.tx_bytes[0]];
+        h.tx_ns = [t, h.tx_ns[0]];
         t
     }
 
@@ -256,14 +269,14 @@ impl Link {
     /// one). Returns when it reaches the far end, or None if it was dropped.
     #[inline]
     pub fn admit(&mut self, at: Time, pkt: &mut Packet) -> Option<Time> {
-        if self.fast {
+        if self.h.fast {
             let tx = self.tx_ns(pkt.size);
-            if self.busy_until.saturating_sub(at) >= tx.saturating_mul(self.cap) {
+            if self.h.busy_until.saturating_sub(at) >= tx.saturating_mul(self.h.cap) {
                 return None;
             }
-            let done = at.max(self.busy_until) + tx;
-            self.busy_until = done;
-            return Some(done + self.delay);
+            let done = at.max(self.h.busy_until) + tx;
+            self.h.busy_until = done;
+            return Some(done + self.h.delay);
         }
         self.stats.arrivals += 1;
         if let Some(loss) = self.loss.as_mut() {
@@ -274,7 +287,7 @@ impl Link {
             }
         }
         self.advance(at);
-        let arrival = Arrival { at, waiting: self.starts.len() as u32, busy: at < self.busy_until, busy_until: self.busy_until };
+        let arrival = Arrival { at, waiting: self.starts.len() as u32, busy: at < self.h.busy_until, busy_until: self.h.busy_until };
         let decision = self.queue.decide(&arrival, pkt);
         match decision {
             Admission::Enqueue => {}
@@ -287,12 +300,12 @@ impl Link {
                 return None;
             }
         }
-        let start = at.max(self.busy_until);
-        if start > self.busy_until {
+        let start = at.max(self.h.busy_until);
+        if start > self.h.busy_until {
             self.period_start = start;
         }
         let done = start + self.tx_ns(pkt.size);
-        self.busy_until = done;
+        self.h.busy_until = done;
         if start > at {
             self.starts.push_back((start, pkt.size));
         } else {
@@ -300,7 +313,7 @@ impl Link {
             self.stats.bytes_sent += pkt.size as u64;
         }
         self.stats.busy_ns += (done - start) as u128;
-        Some(done + self.delay)
+        Some(done + self.h.delay)
     }
 
     /// Ask the processor to fetch the head of the pipe (its next arrival) into the cache: a
@@ -308,9 +321,14 @@ impl Link {
     /// and, with thousands of links, has usually left the cache.
     #[inline]
     pub fn prefetch_head(&self, pipes: &Pipes) {
-        if let Some(c) = pipes.chunks.get(self.head as usize) {
-            prefetch(&c.wire[self.hpos as usize % CHUNK]);
-            prefetch(&c.at[self.hpos as usize % CHUNK]);
+        if let Some(c) = pipes.chunks.get(self.h.head as usize) {
+            // The pop reads the head's packet and the next entry's time: with two entries to
+            // a line, the next one is in the following line half the time.
+            let p = self.h.hpos as usize % CHUNK;
+            prefetch(&c.e[p]);
+            if p % 2 == 1 && p + 1 < CHUNK {
+                prefetch(&c.e[p + 1]);
+            }
         }
     }
 
@@ -322,55 +340,61 @@ impl Link {
         if let Some(e) = ext {
             self.ext.push_back(e);
         }
-        if self.tail == NIL {
+        if self.h.tail == NIL {
             let c = pipes.alloc(arrival, wire);
-            (self.head, self.tail, self.hpos, self.tpos) = (c, c, 0, 1);
+            (self.h.head, self.h.tail, self.h.hpos, self.h.tpos) = (c, c, 0, 1);
             return true;
         }
-        let t = self.tpos as usize;
+        let t = self.h.tpos as usize;
         if t == CHUNK {
             let c = pipes.alloc(arrival, wire);
-            pipes.chunks[self.tail as usize].next = c;
-            (self.tail, self.tpos) = (c, 1);
+            pipes.next[self.h.tail as usize] = c;
+            (self.h.tail, self.h.tpos) = (c, 1);
         } else {
-            let c = &mut pipes.chunks[self.tail as usize];
-            debug_assert!(c.at[t - 1] <= arrival, "pipe out of order");
-            c.at[t] = arrival;
-            c.wire[t] = wire;
-            self.tpos += 1;
+            let c = &mut pipes.chunks[self.h.tail as usize];
+            debug_assert!(c.e[t - 1].at <= arrival, "pipe out of order");
+            c.e[t] = Entry { at: arrival, wire };
+            self.h.tpos += 1;
         }
         false
     }
 
     /// The head of the pipe reaches the far end. Returns it and the arrival time of the next
-    /// one, if any.
+    /// one, if any. With `AHEAD`, prefetch the line the link's next pop will read (worth it
+    /// only when the pipes outgrow the cache, i.e. with many links).
     #[inline]
-    pub fn pop_arrival(&mut self, pipes: &mut Pipes) -> (Packet, Option<Time>) {
-        assert!(self.head != NIL, "arrival with an empty pipe");
-        let h = self.head;
+    pub fn pop_arrival<const AHEAD: bool>(&mut self, pipes: &mut Pipes) -> (Packet, Option<Time>) {
+        assert!(self.h.head != NIL, "arrival with an empty pipe");
+        let h = self.h.head;
         let c = &pipes.chunks[h as usize];
-        let p = self.hpos as usize;
-        let wire = c.wire[p];
-        let next = if h == self.tail && p + 1 == self.tpos as usize {
+        let p = self.h.hpos as usize;
+        let wire = c.e[p].wire;
+        let next = if h == self.h.tail && p + 1 == self.h.tpos as usize {
             None
         } else if p + 1 < CHUNK {
-            self.hpos += 1;
-            let t = c.at[p + 1];
+            self.h.hpos += 1;
+            // The next pop reads entry p + 2, in another line when p is even: fetch it now,
+            // a packet spacing ahead rather than a propagation delay after it was written
+            // (a hint, no effect on results).
+            if AHEAD && p % 2 == 0 && p + 2 < CHUNK && (h != self.h.tail || p + 2 < self.h.tpos as usize) {
+                prefetch(&c.e[p + 2]);
+            }
+            let t = c.e[p + 1].at;
             let ext = if wire.has_ext() { self.ext.pop_front() } else { None };
             return (wire.join(ext), Some(t));
         } else {
-            Some(c.next)
+            Some(pipes.next[h as usize])
         };
         pipes.release(h);
         let ext = if wire.has_ext() { self.ext.pop_front() } else { None };
         let t = match next {
             None => {
-                (self.head, self.tail) = (NIL, NIL);
+                (self.h.head, self.h.tail) = (NIL, NIL);
                 None
             }
             Some(n) => {
-                (self.head, self.hpos) = (n, 0);
-                Some(pipes.chunks[n as usize].at[0])
+                (self.h.head, self.h.hpos) = (n, 0);
+                Some(pipes.chunks[n as usize].e[0].at)
             }
         };
         (wire.join(ext), t)
@@ -383,7 +407,7 @@ impl Link {
     pub fn snapshot(&mut self, t: Time) -> LinkStats {
         self.advance(t);
         let mut s = self.stats.clone();
-        let after = self.busy_until.saturating_sub(t.max(self.period_start));
+        let after = self.h.busy_until.saturating_sub(t.max(self.period_start));
         s.busy_ns = s.busy_ns.saturating_sub(after as u128);
         s
     }
@@ -454,6 +478,10 @@ mod tests {
 
     #[test]
     fn pipe_is_fifo() {
+        // an access link's hot state is one cache line
+        assert_eq!((std::mem::size_of::<Hot>(), std::mem::align_of::<Link>()), (64, 64));
+        // two entries to a cache line, chunks aligned to lines
+        assert_eq!((std::mem::size_of::<Entry>(), std::mem::size_of::<Chunk>(), std::mem::align_of::<Chunk>()), (32, 32 * CHUNK, 64));
         let mut pipes = Pipes::new();
         let mut l = Link::new("a".into(), 0, 1, 8e6, 500, &QueueSpec::Unlimited, Rng::new(1));
         let mut m = Link::new("m".into(), 0, 1, 8e6, 500, &QueueSpec::Unlimited, Rng::new(1));
@@ -463,15 +491,15 @@ mod tests {
         sacked.nsack = 1;
         assert!(m.pipe_push(&mut pipes, 1_000_600, sacked));
         assert!(!l.pipe_push(&mut pipes, 2_000_500, pkt(1)));
-        let (p, nxt) = l.pop_arrival(&mut pipes);
+        let (p, nxt) = l.pop_arrival::<false>(&mut pipes);
         assert_eq!((p.seq, nxt), (0, Some(2_000_500)));
         // each link keeps its own order
         assert!(!l.pipe_push(&mut pipes, 3_000_500, pkt(2)));
         assert_eq!(pipes.chunks.len(), 2);
-        let (a, nxt) = m.pop_arrival(&mut pipes);
+        let (a, nxt) = m.pop_arrival::<false>(&mut pipes);
         assert_eq!((a.seq, a.sack_blocks(), nxt), (5, &[(6, 8)][..], None));
-        assert_eq!(l.pop_arrival(&mut pipes).0.seq, 1);
-        let (p, nxt) = l.pop_arrival(&mut pipes);
+        assert_eq!(l.pop_arrival::<false>(&mut pipes).0.seq, 1);
+        let (p, nxt) = l.pop_arrival::<false>(&mut pipes);
         assert_eq!((p.seq, nxt), (2, None));
         // chunks are freed and reused; a long backlog spans several
         for k in 0..3 * CHUNK as u32 + 1 {
@@ -479,7 +507,8 @@ mod tests {
         }
         assert_eq!(pipes.chunks.len(), 4);
         for k in 0..3 * CHUNK as u32 + 1 {
-            let (p, nxt) = l.pop_arrival(&mut pipes);
+            // (the prefetching pop returns the same)
+            let (p, nxt) = l.pop_arrival::<true>(&mut pipes);
             assert_eq!((p.seq, nxt), (k, (k < 3 * CHUNK as u32).then_some(4_000_000 + k as Time + 1)));
         }
         assert!(l.pipe_push(&mut pipes, 5_000_000, pkt(0)));
