@@ -25,6 +25,12 @@ and the median time of each is used, so a burst of other work on the machine hit
 ratio of each round is printed too). Also printed (threads and processes): CPU seconds of
 the process and its worker processes per wall second, about 1 per busy worker when the cores
 are free, and the CPU per run in this process and in the workers.
+
+The machine's own ceiling is measured beside it (not with ``--executor dask``): the engine
+alone (no Python per run, no files) runs a slice of the same runs in one forked process, then
+the same slice in each of N forked processes at once; N x time(one) / time(N at once) is the
+speed-up the cores give to independent work. On a virtual machine whose two cores share a
+physical core or a busy host it is below N, and a sweep's speed-up cannot exceed it.
 """
 
 from __future__ import annotations
@@ -127,6 +133,58 @@ def _start_pools(args, runs: int, workload, base_seed: int) -> dict:
     return started
 
 
+def _engine_slice(runs, budget_s: float = 1.0):
+    """The first runs of the sweep that take about ``budget_s`` of engine time in this process."""
+    from tcpfriendly.scenario import _call_engine, native
+
+    chosen, spent = [], 0.0
+    for r in runs:
+        t = time.perf_counter()
+        _call_engine(native().run, r.scenario_json, int(r.seed), None)
+        spent += time.perf_counter() - t
+        chosen.append(r)
+        if spent >= budget_s:
+            break
+    return chosen
+
+
+def _forked_wall(runs, processes: int) -> float:
+    """Wall time of ``processes`` forked children each running ``runs`` with the engine alone."""
+    from tcpfriendly.scenario import _call_engine, native
+
+    start = time.perf_counter()
+    pids = []
+    for _ in range(processes):
+        pid = os.fork()
+        if pid == 0:  # the child: the engine only, then leave without Python's shutdown
+            code = 0
+            try:
+                for r in runs:
+                    _call_engine(native().run, r.scenario_json, int(r.seed), None)
+            except BaseException:
+                code = 1
+            os._exit(code)
+        pids.append(pid)
+    failed = [pid for pid in pids if os.waitpid(pid, 0)[1] != 0]
+    if failed:
+        raise SystemExit(f"sweep_scaling: {len(failed)} engine-only child process(es) failed")
+    return time.perf_counter() - start
+
+
+def machine_ceiling(runs, workers, rounds: int) -> dict:
+    """N x time(one process) / time(N processes at once) for each worker count N > 1, the
+    engine alone on the same slice of runs, alternating for ``rounds`` rounds (medians)."""
+    chosen = _engine_slice(runs)
+    counts = sorted(set([1] + [w for w in workers if w > 1]))
+    times = {n: [] for n in counts}
+    for _ in range(rounds):
+        for n in counts:
+            times[n].append(_forked_wall(chosen, n))
+    one = statistics.median(times[1])
+    return {"runs_per_process": len(chosen),
+            "speedup": {str(n): n * one / statistics.median(times[n]) for n in counts if n > 1}}
+
+
 def measure(args, workload) -> dict:
     """Time one sweep with each worker count, alternating for ``args.rounds`` rounds."""
     from tcpfriendly.sweep import Sweep, run_sweep
@@ -137,6 +195,9 @@ def measure(args, workload) -> dict:
     t0 = time.perf_counter()
     points, runs = sweep.plan()
     plan_s = time.perf_counter() - t0
+    # Before any thread or pool exists (the children are forked from this process).
+    ceiling = machine_ceiling(runs, args.workers, args.rounds) \
+        if args.executor != "dask" and hasattr(os, "fork") else None
     scratch = tempfile.mkdtemp(prefix="tcpf-sweep-scaling-")
     # Warm up (page in the engine, pyarrow with its Parquet writer, pandas) and start the
     # process pools outside the timed region.
@@ -206,6 +267,7 @@ def measure(args, workload) -> dict:
         "speedup": {str(w): median[base] / median[w] for w in args.workers if w != base},
         "round_speedups": {str(w): [a / b for a, b in zip(times[base], times[w])]
                            for w in args.workers if w != base},
+        "machine_ceiling": ceiling,
     }
 
 
@@ -244,6 +306,11 @@ def main(argv=None) -> int:
                   f"{r['wall_s'][k]:6.2f} s  {r['runs_per_s'][k]:6.1f} runs/s{load}{extra}")
         for k, v in r["pool_start_s"].items():
             print(f"    (start-up of the {k}-process pool, not timed above: {v:.2f} s)")
+        c = r["machine_ceiling"]
+        if c and c["speedup"]:
+            ups = ", ".join(f"{n} at once {x:.2f}x" for n, x in c["speedup"].items())
+            print(f"    machine ceiling (the engine alone, {c['runs_per_process']} runs per forked "
+                  f"process, no Python per run): {ups}")
     return 0
 
 
