@@ -50,6 +50,16 @@ def _tcpf_command():
     return [sys.executable, "-m", "tcpfriendly.cli"]
 
 
+def default_sigint():
+    """``preexec_fn`` for a child that a test interrupts with SIGINT: the default disposition,
+    as under a terminal. A suite started in the background by a non-interactive shell (``cmd &``,
+    ``nohup``) inherits SIGINT ignored, and an ignored SIGINT stays ignored across exec (Python
+    then installs no KeyboardInterrupt handler), so the child would never see the test's Ctrl-C."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.fixture(scope="session")
 def tcpf():
     """Run the `tcpf` console script: tcpf("run", path, "--json") -> CompletedProcess."""

@@ -17,7 +17,7 @@ from tcpfriendly import sweep as sw
 from tcpfriendly.sweep import Sweep, SweepError, run_key, set_path
 from tcpfriendly.sweep.plot import summarize, t975
 
-from conftest import REPO, _tcpf_command
+from conftest import REPO, _tcpf_command, default_sigint
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -479,7 +479,7 @@ def test_sigint_keeps_finished_runs_and_rerun_runs_only_the_missing(tmp_path, lo
     env.pop("TCPF_TRACEBACK", None)
     cmd = _tcpf_command() + ["sweep", str(spec), "--out", str(out), *local]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            cwd=str(REPO), env=env)
+                            cwd=str(REPO), env=env, preexec_fn=default_sigint)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and proc.poll() is None:
         if runs.is_dir() and len(stored(out)) >= 3:

@@ -119,7 +119,7 @@ def test_ctrl_c_with_dask_local_keeps_finished_runs(tmp_path):
     import subprocess
     import time
 
-    from conftest import REPO, _tcpf_command
+    from conftest import REPO, _tcpf_command, default_sigint
 
     (tmp_path / "slow.toml").write_text(SLOW)
     spec = tmp_path / "spec.toml"
@@ -130,7 +130,8 @@ def test_ctrl_c_with_dask_local_keeps_finished_runs(tmp_path):
     cmd = _tcpf_command() + ["sweep", str(spec), "--out", str(out), "--dask", "local",
                              "--workers", "2"]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            cwd=str(REPO), env=env, start_new_session=True)
+                            cwd=str(REPO), env=env, start_new_session=True,
+                            preexec_fn=default_sigint)
     deadline = time.monotonic() + 90
     while time.monotonic() < deadline and proc.poll() is None:
         if (out / "runs").is_dir() and len(stored(out)) >= 3:
