@@ -476,9 +476,9 @@ FLOW_METRICS: Dict[str, Tuple[Callable[[Flow, Sequence[Flow]], Any], str]] = {
     "share": (lambda f, a: share([f], a),
               "the flow's goodput / mean flow goodput of all flows of the run in its direction (1 = fair); "
               "its group mean is the group's share"),
-    "packets_sent": (_flow_count("packets_sent"), "packets sent (retransmissions included)"),
-    "packets_delivered": (_flow_count("packets_delivered"), "packets delivered to the receiver"),
-    "loss_events": (_flow_count("loss_events"), "window reductions (None for UDP)"),
+    "packets_sent": (_flow_count("packets_sent"), "packets sent over the measurement window (retransmissions included)"),
+    "packets_delivered": (_flow_count("packets_delivered"), "packets delivered over the measurement window (some sent before it)"),
+    "loss_events": (_flow_count("loss_events"), "window reductions over the measurement window (None for UDP)"),
     "loss_event_rate": (lambda f, a: loss_event_rate([f]),
                         "loss events / packets sent (the group's pooled rate over this one flow)"),
     "retransmissions": (_flow_count("retransmissions"), "packets retransmitted"),
