@@ -356,13 +356,15 @@ def plot_flows(source, x: str, y: str, where: Optional[Dict[str, str]] = None,
     labels = _group_labels(table)
     fig, ax = plt.subplots(figsize=(6.4, 4.4))
     groups = list(table.groupby("group", sort=True))
+    # each group's points a little apart (a tenth of the closest two x values; none on a log
+    # axis), so that the groups do not hide each other
+    gap = min((b - a for a, b in zip(xs, xs[1:])), default=1.0) if numeric_x else 1.0
     for i, (g, rows) in enumerate(groups):
         color = f"C{i % 10}"
-        # categories: each group's points a little apart, so that the groups do not hide each other
-        shift = 0.0 if numeric_x else 0.1 * (i - (len(groups) - 1) / 2)
+        shift = 0.0 if logx else 0.1 * gap * (i - (len(groups) - 1) / 2)
 
         def at(values):
-            return list(values) if numeric_x else [xs.index(v) + shift for v in values]
+            return [v + shift for v in values] if numeric_x else [xs.index(v) + shift for v in values]
         ax.scatter(at(rows[x]), rows[y].astype(float).tolist(), s=14, alpha=0.6, color=color,
                    edgecolors="none", label=labels[g])
         means = rows.groupby(x, sort=False)[y].mean().reindex(xs).dropna()
@@ -380,7 +382,8 @@ def plot_flows(source, x: str, y: str, where: Optional[Dict[str, str]] = None,
     ax.grid(True, alpha=0.3)
     seeds, fixed = table["seed"].nunique(), ", ".join(f"{k}={v}" for k, v in (where or {}).items())
     ax.set_title(f"{y} of each flow ({seeds} seed{'s' if seeds != 1 else ''}): points; "
-                 "line: mean per group" + (f"\n{fixed}" if fixed else ""), fontsize="medium")
+                 "line: mean per group" + (" (groups drawn apart)" if len(groups) > 1 and not logx else "")
+                 + (f"\n{fixed}" if fixed else ""), fontsize="medium")
     return _save(plt, fig, out)
 
 
