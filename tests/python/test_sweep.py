@@ -320,10 +320,10 @@ def test_cache_and_resume_only_missing_runs(tiny, tmp_path):
 def test_failed_runs_are_reported_and_retried_on_rerun(tiny, tmp_path, monkeypatch):
     real = sw.execute
 
-    def flaky(scenario_json, seed, key):
+    def flaky(scenario_json, seed, key, per_flow=False):
         if seed == 4 and '"beta":0.25' in scenario_json:
             raise RuntimeError("engine exploded")
-        return real(scenario_json, seed, key)
+        return real(scenario_json, seed, key, per_flow)
 
     from tcpfriendly.sweep import executors  # where the thread executor looks it up
     monkeypatch.setattr(executors, "execute", flaky)
@@ -636,10 +636,10 @@ def test_any_exception_of_a_run_fails_that_run_alone(tiny, monkeypatch):
 
     real = executors.execute
 
-    def poisoned(scenario_json, seed, key):
+    def poisoned(scenario_json, seed, key, per_flow=False):
         if '"beta":0.125' in scenario_json:
             raise Panic("index out of bounds")
-        return real(scenario_json, seed, key)
+        return real(scenario_json, seed, key, per_flow)
 
     monkeypatch.setattr(executors, "execute", poisoned)
     res = grid_sweep(tiny, seeds=2).run(workers=2, quiet=True, executor="threads")
@@ -657,10 +657,10 @@ def test_summaries_and_plots_leave_failed_runs_out(tiny, monkeypatch, tmp_path):
 
     real = executors.execute
 
-    def poisoned(scenario_json, seed, key):
+    def poisoned(scenario_json, seed, key, per_flow=False):
         if seed == 4 and '"beta":0.25' in scenario_json:
             raise RuntimeError("poisoned")
-        return real(scenario_json, seed, key)
+        return real(scenario_json, seed, key, per_flow)
 
     monkeypatch.setattr(executors, "execute", poisoned)
     res = grid_sweep(tiny, seeds=2).run(out=tmp_path / "o", quiet=True, executor="threads")

@@ -2,6 +2,7 @@
 
     tcpf sweep FILE.toml [--workers N] [--dask ADDRESS | --dask local] [--out DIR]
     tcpf sweep plot DIR --x AXIS --y METRIC [--hue AXIS] [--kind line|heatmap] --out FILE.png
+    tcpf sweep FILE.toml --per-flow; tcpf sweep plot DIR --per-flow --x AXIS --y METRIC --out FILE.png
 
 ``tcpf sweep FILE.toml`` is short for ``tcpf sweep run FILE.toml``. Exit codes follow the
 `tcpf` policy (cli/errors.py): 2 for a bad spec (before any run starts: a bad axis or point, a
@@ -68,6 +69,7 @@ def _root(ctx: typer.Context) -> None:
         "  scenario = \"jin2001-red-32.toml\"   # relative to FILE.toml, or an inline [scenario]\n"
         "  seeds = 10                         # base_seed .. base_seed+9, or a list\n"
         "  metrics = [\"share\", \"link.utilization\"]   # default: all\n"
+        "  per_flow = true                    # also DIR/flows.parquet, .csv (or --per-flow)\n"
         "  [set]                              # fixed overrides\n"
         "  \"flows[1].algorithm\" = \"gaimd\"\n"
         "  [axes]                             # every combination\n"
@@ -80,7 +82,9 @@ def _root(ctx: typer.Context) -> None:
         "DIR/runs/<hash>.parquet (hash of the normalized scenario, seed and tcpfriendly "
         "version) and never recomputed; DIR/results.parquet and DIR/results.csv hold the "
         "tidy table (one row per run x flow group: axis values, seed, metrics) and "
-        "DIR/sweep.json the spec. Ctrl-C stops cleanly (finished runs are kept); rerunning "
+        "DIR/sweep.json the spec; with per_flow (--per-flow) DIR/flows.parquet and "
+        "DIR/flows.csv hold one row per run x flow (throughput, goodput, share, packets, loss "
+        "events and rate, RTT, window; runs stored without per-flow rows are redone). Ctrl-C stops cleanly (finished runs are kept); rerunning "
         "runs only what is missing. A run that fails fails alone: its row has status=failed "
         "and the message in `error`, the summary lists it and the exit code is 1. A sweep has "
         "at most 100000 runs (points x seeds). DIR must be new, empty or this same study's "
@@ -91,6 +95,7 @@ def _root(ctx: typer.Context) -> None:
         "  tcpf sweep examples/sweep-gaimd-beta.toml --out out/beta\n"
         "  tcpf sweep examples/sweep-gaimd-beta.toml --dask local --workers 2\n"
         "  tcpf sweep examples/sweep-gaimd-beta.toml --processes --workers 2\n"
+        "  tcpf sweep examples/sweep-gaimd-beta.toml --per-flow --out out/beta\n"
         "  tcpf sweep examples/sweep-gaimd-beta.toml --dry-run"
     ),
 )
@@ -121,6 +126,10 @@ def run_command(
         False, "--force",
         help="Use an --out DIR that holds another spec's sweep (its table is replaced; stored "
              "runs are shared, being keyed by content) or files tcpfriendly did not write."),
+    per_flow: bool = typer.Option(
+        False, "--per-flow",
+        help="Also write DIR/flows.parquet and DIR/flows.csv, one row per run x flow (as "
+             "per_flow = true in the spec)."),
     dry_run: bool = typer.Option(
         False, "--dry-run", help="Validate the spec and print what would run; run nothing."),
     progress: Optional[bool] = typer.Option(
@@ -144,6 +153,8 @@ def run_command(
         raise SweepError("--threads: choose --processes or --threads, not both",
                          field="--threads")
     sweep = Sweep.from_toml(file)
+    if per_flow:
+        sweep.per_flow = True
     if out is None:
         out = os.path.join("out", os.path.splitext(os.path.basename(file))[0])
     if dry_run:
@@ -189,7 +200,8 @@ def _summary(result) -> None:
     done = result.cached + result.ran
     text = (f"sweep: {done}/{result.total} runs done ({result.ran} run now, {result.cached} "
             f"cached{f', {len(result.failures)} failed' if result.failures else ''}) in "
-            f"{result.elapsed:.1f} s; {len(result.table)} rows")
+            f"{result.elapsed:.1f} s; {len(result.table)} rows"
+            f"{f' (and {len(result.flows)} flow rows)' if result.flows is not None else ''}")
     files = [p for p in result.paths if not p.endswith("sweep.json")]
     if files:
         text += f" in {', '.join(files)}"
@@ -214,6 +226,10 @@ def _summary(result) -> None:
         "A's metric by group B's in the same run (the scheme under test over TCP); --paired "
         "AXIS=A/B divides the runs at AXIS = A by those at AXIS = B with the same seed and other "
         "axes (tsao2007's TCP-equivalence: the scheme and TCP under the identical loss process).\n\n"
+        "--per-flow plots the per-flow table of a sweep run with per_flow (--per-flow): each "
+        "flow of each run is a point (METRIC a per-flow metric: throughput_bps, goodput_bps, "
+        "share, loss_event_rate, ...), coloured by its group, over a line through each group's "
+        "mean (jin2001 Figs. 8-13); --hue, --kind, --ratio and --paired do not apply.\n\n"
         "\b\n"
         "Examples:\n"
         "  tcpf sweep plot out/beta --x flows[1].params.beta --y share --out share.png\n"
@@ -225,7 +241,10 @@ def _summary(result) -> None:
         "      --hue bottleneck.rate --out gaimd-over-tcp.png\n"
         "  tcpf sweep examples/sweep-tsao2007-s1.toml --out out/s1\n"
         "  tcpf sweep plot out/s1 --x bottleneck.loss.cv --y goodput_bps_mean \\\n"
-        "      --paired flows[0].algorithm=gaimd/tcp --out s1.png"
+        "      --paired flows[0].algorithm=gaimd/tcp --out s1.png\n"
+        "  tcpf sweep examples/sweep-gaimd-beta.toml --per-flow --out out/beta\n"
+        "  tcpf sweep plot out/beta --per-flow --x flows[1].params.beta --y share \\\n"
+        "      --where bottleneck.rate=15Mbps --out flows.png"
     ),
 )
 def plot_command(
@@ -245,6 +264,8 @@ def plot_command(
         None, "--ratio", metavar="A/B", help="Group A's metric over group B's, per run."),
     paired: Optional[str] = typer.Option(
         None, "--paired", metavar="AXIS=A/B", help="Runs at AXIS=A over those at AXIS=B, paired by seed."),
+    per_flow: bool = typer.Option(
+        False, "--per-flow", help="Each flow as a point (the sweep's per-flow table), over each group's mean."),
 ) -> None:
     from ..sweep.plot import plot
 
@@ -256,7 +277,8 @@ def plot_command(
         fixed[name] = value
     if not os.path.isdir(directory):
         raise ScenarioError(f"DIR: {directory} is not a directory (a sweep's --out)", field="DIR")
-    with as_flags({name: f"--{name}" for name in ("x", "y", "hue", "kind", "where", "group", "out", "ratio", "paired")}):
+    names = ("x", "y", "hue", "kind", "where", "group", "out", "ratio", "paired")
+    with as_flags({**{name: f"--{name}" for name in names}, "per_flow": "--per-flow"}):
         plot(directory, x=x, y=y, hue=hue, kind=kind, where=fixed, group=group, out=out,
-             logx=logx, logy=logy, ratio=ratio, paired=paired)
+             logx=logx, logy=logy, ratio=ratio, paired=paired, per_flow=per_flow)
     typer.echo(f"wrote {out}")

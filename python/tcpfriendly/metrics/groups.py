@@ -20,8 +20,8 @@ import math
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 __all__ = [
-    "GROUP_METRICS", "INT_METRICS", "LINK_METRICS", "VERSION", "by_group", "group_metrics", "goodputs",
-    "link_metrics",
+    "FLOW_METRICS", "GROUP_METRICS", "INT_METRICS", "LINK_METRICS", "VERSION", "by_group", "flow_metrics",
+    "group_metrics", "goodputs", "link_metrics",
     "mean", "jain", "cov", "share", "fraction", "loss_event_rate", "total", "t975",
     "window_samples", "rate_cov", "cwnd_cov", "cwnd_jain_samples",
     "aimd_law", "formula_rate_pps", "formula_ratio_cov", "window_epochs", "concave_fraction",
@@ -459,6 +459,49 @@ def cwnd_epoch_peak(group: Sequence[Flow]) -> float:
     return mean(mean(e["cwnd"][-1] for e in cwnd_epochs(f) if e["complete"]) for f in group)
 
 
+# ----- the table of per-flow metrics -------------------------------------------------------------
+def _flow_count(key: str) -> Callable[[Flow, Sequence[Flow]], Optional[int]]:
+    return lambda f, a: total([f.get(key)])
+
+
+#: Per-flow metrics of a run: ``name: (function of (flow, all flows of the run), definition)``.
+#: The one definition of each per-flow value that a group metric averages or sums
+#: (:data:`GROUP_METRICS` takes its means from here), and the columns of a sweep's per-flow
+#: table (``per_flow = true``: jin2001 Figs. 8-13 and liu2008 plot each flow as a point).
+FLOW_METRICS: Dict[str, Tuple[Callable[[Flow, Sequence[Flow]], Any], str]] = {
+    "throughput_bps": (lambda f, a: _num(f.get("throughput_bps")),
+                       "send rate over the measurement window (b/s); its group mean is throughput_bps_mean"),
+    "goodput_bps": (lambda f, a: goodputs([f])[0],
+                    "delivered rate over the measurement window (b/s); its group mean is goodput_bps_mean"),
+    "share": (lambda f, a: share([f], a),
+              "the flow's goodput / mean flow goodput of all flows of the run in its direction (1 = fair); "
+              "its group mean is the group's share"),
+    "packets_sent": (_flow_count("packets_sent"), "packets sent over the measurement window (retransmissions included)"),
+    "packets_delivered": (_flow_count("packets_delivered"), "packets delivered over the measurement window (some sent before it)"),
+    "loss_events": (_flow_count("loss_events"), "window reductions over the measurement window (None for UDP)"),
+    "loss_event_rate": (lambda f, a: loss_event_rate([f]),
+                        "loss events / packets sent (the group's pooled rate over this one flow)"),
+    "retransmissions": (_flow_count("retransmissions"), "packets retransmitted"),
+    "timeouts": (_flow_count("timeouts"), "retransmission timeouts"),
+    "mean_rtt_s": (lambda f, a: _num(f.get("mean_rtt_s")), "mean round-trip time (s)"),
+    "mean_cwnd": (lambda f, a: _num(f.get("mean_cwnd")), "time-average window (packets)"),
+    "mean_rto_s": (lambda f, a: _num(f.get("mean_rto_s")), "mean retransmission timeout (s)"),
+}
+
+
+def flow_metrics(flow: Flow, all_flows: Sequence[Flow] = (), names: Optional[Sequence[str]] = None) -> Dict[str, Any]:
+    """``{metric: value}`` of one flow (all of :data:`FLOW_METRICS`, or ``names``); ``all_flows``:
+    every flow of its run, for ``share`` (default: the flow alone)."""
+    every = list(all_flows) or [flow]
+    return {m: FLOW_METRICS[m][0](flow, every) for m in (names if names is not None else FLOW_METRICS)}
+
+
+def _per_flow(name: str) -> Callable[[Sequence[Flow], Sequence[Flow]], float]:
+    """The group mean of the per-flow metric ``name`` (:data:`FLOW_METRICS`)."""
+    fn = FLOW_METRICS[name][0]
+    return lambda g, a: mean(fn(f, a) for f in g)
+
+
 # ----- the table of group metrics ----------------------------------------------------------------
 def _good(g: Sequence[Flow], _all: Sequence[Flow]) -> List[float]:
     return goodputs(g)
@@ -485,12 +528,11 @@ def _pair(key: str) -> Callable[[Sequence[Flow], Sequence[Flow]], float]:
 # name -> (definition, one line for docs and --help).  Declarative table.
 GROUP_METRICS: Dict[str, Any] = {
     "n_flows": (lambda g, a: len(g), "flows in the group"),
-    "goodput_bps_mean": (lambda g, a: mean(goodputs(g)), "mean per-flow goodput (b/s)"),
+    "goodput_bps_mean": (_per_flow("goodput_bps"), "mean per-flow goodput (b/s)"),
     "goodput_bps_sum": (lambda g, a: math.fsum(_known(goodputs(g))), "aggregate goodput of the group (b/s)"),
     "goodput_bps_min": (lambda g, a: min(goodputs(g)), "lowest per-flow goodput (b/s)"),
     "goodput_bps_max": (lambda g, a: max(goodputs(g)), "highest per-flow goodput (b/s)"),
-    "throughput_bps_mean": (lambda g, a: mean(f.get("throughput_bps") for f in g),
-                            "mean per-flow send rate (b/s)"),
+    "throughput_bps_mean": (_per_flow("throughput_bps"), "mean per-flow send rate (b/s)"),
     "share": (share, "group mean goodput / mean flow goodput in the same direction (1 = fair)"),
     "fraction": (fraction, "group goodput / total goodput of its direction"),
     "jain": (lambda g, a: jain(goodputs(g)), "Jain's fairness index of goodput within the group"),
@@ -499,9 +541,9 @@ GROUP_METRICS: Dict[str, Any] = {
     "loss_events": (lambda g, a: total(f.get("loss_events") for f in g), "sum over the group"),
     "retransmissions": (lambda g, a: total(f.get("retransmissions") for f in g), "sum over the group"),
     "timeouts": (lambda g, a: total(f.get("timeouts") for f in g), "sum over the group"),
-    "mean_rtt_s": (lambda g, a: mean(f.get("mean_rtt_s") for f in g), "mean over the group's flows (s)"),
-    "mean_cwnd": (lambda g, a: mean(f.get("mean_cwnd") for f in g), "mean over the group's flows (packets)"),
-    "mean_rto_s": (lambda g, a: mean(f.get("mean_rto_s") for f in g), "mean over the group's flows of the mean RTO (s)"),
+    "mean_rtt_s": (_per_flow("mean_rtt_s"), "mean over the group's flows (s)"),
+    "mean_cwnd": (_per_flow("mean_cwnd"), "mean over the group's flows (packets)"),
+    "mean_rto_s": (_per_flow("mean_rto_s"), "mean over the group's flows of the mean RTO (s)"),
     "formula_rate_pps": (lambda g, a: formula_rate_pps(g),
                          "yang2000 eq. 2 at the group's mean loss rate, RTT and RTO, with its (alpha, beta) (packets/s; NaN without an AIMD law)"),
     "formula_ratio_cov": (lambda g, a: formula_ratio_cov(g),
@@ -537,8 +579,10 @@ GROUP_METRICS: Dict[str, Any] = {
     "pair_t2_rtt": (_pair("T2"),
                     "jin2001 T2: RTTs from the window's start until the two windows' 10-sample averages first differ by less than 10 packets"),
 }
-# Integer-valued metrics (sums of counters; links' drops, marks and arrivals).
-INT_METRICS = {"n_flows", "loss_events", "retransmissions", "timeouts", "drops", "marks", "arrivals"}
+# Integer-valued metrics and columns (sums of counters; a flow's counters and id; links' drops,
+# marks and arrivals).
+INT_METRICS = {"n_flows", "loss_events", "retransmissions", "timeouts", "drops", "marks", "arrivals",
+               "packets_sent", "packets_delivered", "flow"}
 
 
 def _per_arrival(link: Mapping[str, Any], count: str) -> float:

@@ -9,6 +9,7 @@
     res = sw.run(out="out/beta")        # all local cores (threads or processes: executor=)
                                         # or dask="local" / "tcp://host:8786"
     res.table                           # one row per run x flow group: axes, seed, metrics
+    # Sweep(..., per_flow=True): res.flows, one row per run x flow (the papers' scatter plots)
 
 or from a TOML spec (``Sweep.from_toml``; ``tcpf sweep FILE.toml``)::
 
@@ -16,6 +17,7 @@ or from a TOML spec (``Sweep.from_toml``; ``tcpf sweep FILE.toml``)::
     seeds = 10                          # seeds base_seed .. base_seed+9, or a list of seeds
     base_seed = 1                       # default: the scenario's `seed`, else 1
     metrics = ["goodput_bps_mean", "share", "link.utilization"]    # default: all
+    per_flow = true                     # also flows.parquet/flows.csv, one row per run x flow
 
     [set]                               # fixed overrides, applied before the axes
     "flows[1].algorithm" = "gaimd"
@@ -38,7 +40,9 @@ in batch files ``DIR/runs/batch-<digest>.parquet`` (:class:`~.store.RunStore`: w
 temporary name, then renamed, about once a second and when the sweep stops), and a stored run
 is never recomputed, so rerunning an interrupted sweep runs only what is missing.
 ``DIR/results.parquet`` and ``DIR/results.csv`` (the tidy table) are rebuilt from the run
-files at the end; ``DIR/sweep.json`` records the spec, the grid points and each run's key. A
+files at the end (with ``per_flow``, also ``DIR/flows.parquet`` and ``DIR/flows.csv``: a run
+of such a sweep stores its per-flow rows in its file, and its key differs from the same run's
+without them, so asking for per-flow rows later reruns the runs stored without); ``DIR/sweep.json`` records the spec, the grid points and each run's key. A
 run file that cannot be read back (empty, corrupt) is a missing run, redone. ``DIR`` follows
 :mod:`tcpfriendly.outfiles` (atomic files, no symlinks followed, one study per directory
 unless ``force``).
@@ -59,15 +63,15 @@ from __future__ import annotations
 import os
 from typing import Any, Mapping, Optional
 
-from .core import (GROUP_METRICS, LINK_METRICS, Run, SweepError, SweepInterrupted, run_key)
+from .core import (FLOW_METRICS, GROUP_METRICS, LINK_METRICS, Run, SweepError, SweepInterrupted, run_key)
 from .executors import Collector, Executor, ThreadExecutor, execute, run_rows
 from .runner import Progress, SweepResult, run_sweep
 from .spec import Sweep, parse_path, set_path
-from .store import RunStore, load_results, rows_table
+from .store import RunStore, load_flows, load_results, rows_table
 
 __all__ = [
     "Sweep", "SweepError", "SweepInterrupted", "SweepResult", "GROUP_METRICS", "LINK_METRICS",
-    "load_results", "run_key", "run_sweep", "sweep", "parse_path", "set_path", "Run",
+    "FLOW_METRICS", "load_flows", "load_results", "run_key", "run_sweep", "sweep", "parse_path", "set_path", "Run",
     "Executor", "ThreadExecutor", "Collector", "execute", "run_rows", "rows_table", "RunStore",
     "Progress",
 ]

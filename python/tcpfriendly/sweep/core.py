@@ -16,6 +16,8 @@ if TYPE_CHECKING:  # annotations only
 # Per-group aggregates of the flow table (one row per run x flow group): the metrics of
 # tcpfriendly.metrics, defined there once.
 GROUP_METRICS = list(_metrics.GROUP_METRICS)
+# Per-flow metrics (a sweep's per-flow table, with per_flow = true), defined there once.
+FLOW_METRICS = list(_metrics.FLOW_METRICS)
 # Per-link metrics, as columns link.<name>.<metric> on every row of the run.
 LINK_METRICS = list(_metrics.LINK_METRICS)  # the metrics layer's, in its order
 _INT_METRICS = _metrics.INT_METRICS
@@ -74,25 +76,34 @@ def _jsonable(value: Any) -> bool:
 
 
 class Run:
-    """One simulation of the sweep: grid point ``point`` with ``seed``."""
+    """One simulation of the sweep: grid point ``point`` with ``seed``; ``per_flow``: its rows
+    include one per flow (tagged with the flow's id, see :func:`~.executors.run_rows`)."""
 
-    __slots__ = ("point", "seed", "key", "scenario_json", "canonical")
+    __slots__ = ("point", "seed", "key", "scenario_json", "canonical", "per_flow")
 
-    def __init__(self, point: int, seed: int, key: str, scenario_json: str, canonical: str):
+    def __init__(self, point: int, seed: int, key: str, scenario_json: str, canonical: str,
+                 per_flow: bool = False):
         self.point, self.seed, self.key = point, seed, key
         self.scenario_json, self.canonical = scenario_json, canonical
+        self.per_flow = per_flow
 
     def __repr__(self) -> str:
         return f"Run(point={self.point}, seed={self.seed}, key={self.key[:12]}...)"
 
 
-def run_key(normalized: Mapping[str, Any], seed: int, version: Optional[str] = None) -> Tuple[str, str]:
-    """(key, canonical text): the content hash of a run and the JSON it hashes."""
+def run_key(normalized: Mapping[str, Any], seed: int, version: Optional[str] = None,
+            per_flow: bool = False) -> Tuple[str, str]:
+    """(key, canonical text): the content hash of a run's file and the JSON it hashes.
+    ``per_flow``: the file also holds one row per flow, so it is another file (another key;
+    the keys of sweeps without per-flow rows are those of earlier versions): a sweep that asks
+    for per-flow rows reruns runs stored without them."""
     if version is None:
         from ..version import __version__ as version
-    canonical = json.dumps({"scenario": normalized, "seed": int(seed), "version": version,
-                            "metrics": _metrics.VERSION},
-                           sort_keys=True, separators=(",", ":"), allow_nan=False)
+    record = {"scenario": normalized, "seed": int(seed), "version": version,
+              "metrics": _metrics.VERSION}
+    if per_flow:
+        record["per_flow"] = True
+    canonical = json.dumps(record, sort_keys=True, separators=(",", ":"), allow_nan=False)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:32], canonical
 
 

@@ -99,7 +99,7 @@ def _submit_all(todo: List[Run], client, collector: Collector, retries: int,
     futures = {}
     batch = uuid.uuid4().hex[:8]  # fresh task keys: a resubmitted run never meets a cancelled one
     for run in todo:
-        args = (run,) if task is not None else (run.scenario_json, run.seed, run.key)
+        args = (run,) if task is not None else (run.scenario_json, run.seed, run.key, run.per_flow)
         fut = client.submit(task or execute_or_failure, *args,
                             key=f"tcpf-run-{run.key}-{batch}", pure=False, retries=retries)
         futures[fut] = run

@@ -37,9 +37,36 @@ def _num(x: Any) -> float:
     return float("nan") if x is None else float(x)
 
 
-def run_rows(raw: Mapping[str, Any], key: str, seed: int) -> List[Dict[str, Any]]:
+def _identity(key: str, seed: int, group: int, flow: Mapping[str, Any]) -> Dict[str, Any]:
+    return {"run": key, "seed": int(seed), "group": group,
+            "algorithm": str(flow.get("algorithm")),
+            "recovery": flow.get("recovery"),
+            "params": json.dumps(flow.get("params") or {}, sort_keys=True, separators=(",", ":")),
+            "direction": _metrics.direction(flow)}
+
+
+def _typed(values: Mapping[str, Any]) -> Dict[str, Any]:
+    return {m: (None if v is None else int(v)) if m in _INT_METRICS else float(v)
+            for m, v in values.items()}
+
+
+def flow_rows(flows: List[Mapping[str, Any]], key: str, seed: int) -> List[Dict[str, Any]]:
+    """One row per flow of a run (result order): the identity columns of its group's row,
+    ``flow`` (its id) and :func:`tcpfriendly.metrics.flow_metrics`."""
+    rows = []
+    for f in flows:
+        row = _identity(key, seed, int(f.get("group", 0)), f)
+        row["flow"] = int(f.get("id", len(rows)))
+        row.update(_typed(_metrics.flow_metrics(f, flows)))
+        rows.append(row)
+    return rows
+
+
+def run_rows(raw: Mapping[str, Any], key: str, seed: int, per_flow: bool = False) -> List[Dict[str, Any]]:
     """The per-group rows of one engine result (dict): identity columns, the group metrics
-    (:func:`tcpfriendly.metrics.group_metrics`) and ``link.<name>.<metric>`` for every link."""
+    (:func:`tcpfriendly.metrics.group_metrics`) and ``link.<name>.<metric>`` for every link.
+    ``per_flow``: then one row per flow (:func:`flow_rows`), told apart by their ``flow``
+    column (null on the group rows; :func:`~.store.split_flows` separates them)."""
     flows = raw.get("flows") or []
     link_cols: Dict[str, Any] = {}
     for link in raw.get("links") or []:
@@ -49,26 +76,20 @@ def run_rows(raw: Mapping[str, Any], key: str, seed: int) -> List[Dict[str, Any]
     values = _metrics.group_metrics(flows, series=_metrics.window_samples(raw))
     rows = []
     for group, fs in _metrics.by_group(flows).items():
-        first = fs[0]
-        row: Dict[str, Any] = {
-            "run": key, "seed": int(seed), "group": group,
-            "algorithm": str(first.get("algorithm")),
-            "recovery": first.get("recovery"),
-            "params": json.dumps(first.get("params") or {}, sort_keys=True, separators=(",", ":")),
-            "direction": _metrics.direction(first),
-        }
-        row.update({m: (None if v is None else int(v)) if m in _INT_METRICS else float(v)
-                    for m, v in values[group].items()})
+        row: Dict[str, Any] = _identity(key, seed, group, fs[0])
+        row.update(_typed(values[group]))
         row.update(link_cols)
         rows.append(row)
+    if per_flow:
+        rows.extend(flow_rows(list(flows), key, seed))
     return rows
 
 
-def execute(scenario_json: str, seed: int, key: str) -> List[Dict[str, Any]]:
-    """Run one scenario (the GIL is released while the engine runs) and return its rows.
-    A module-level function, so Dask workers can run it."""
+def execute(scenario_json: str, seed: int, key: str, per_flow: bool = False) -> List[Dict[str, Any]]:
+    """Run one scenario (the GIL is released while the engine runs) and return its rows
+    (:func:`run_rows`). A module-level function, so Dask workers can run it."""
     text = _call_engine(native().run, scenario_json, int(seed), None)
-    return run_rows(json.loads(text), key, seed)
+    return run_rows(json.loads(text), key, seed, per_flow)
 
 
 class RunFailed:
@@ -86,11 +107,11 @@ class RunFailed:
         return self.message
 
 
-def execute_or_failure(scenario_json: str, seed: int, key: str):
+def execute_or_failure(scenario_json: str, seed: int, key: str, per_flow: bool = False):
     """:func:`execute` on a worker: its rows, or a :class:`RunFailed` when the run raised (any
     exception: an engine error, a memory guard, a panic)."""
     try:
-        return execute(scenario_json, seed, key)
+        return execute(scenario_json, seed, key, per_flow)
     except KeyboardInterrupt:
         raise
     except BaseException as exc:  # noqa: BLE001 - the run fails alone
@@ -138,7 +159,7 @@ def _error_text(exc: BaseException) -> str:
 def _run_and_store(run: Run, store: Optional[RunStore], task: Optional[Callable[[Any], Any]] = None):
     if task is not None:  # another engine user's per-run work (it stores nothing here)
         return task(run)
-    table = rows_table(execute(run.scenario_json, run.seed, run.key), run)
+    table = rows_table(execute(run.scenario_json, run.seed, run.key, run.per_flow), run)
     if store is not None:
         store.save(run.key, table)
     return table
@@ -252,8 +273,8 @@ def _warm() -> int:
     return os.getpid()
 
 
-def _execute_chunk(items: List[Tuple[str, int, str]], store_dir: Optional[str]):
-    """In a worker process: run each ``(scenario_json, seed, key)`` of a chunk and return
+def _execute_chunk(items: List[Tuple[str, int, str, bool]], store_dir: Optional[str]):
+    """In a worker process: run each ``(scenario_json, seed, key, per_flow)`` of a chunk and return
     ``(table, runs, failures, store_error, seconds)``: the rows of the chunk's successful runs as ONE
     table (:func:`~.store.runs_table`; each run's ``[key, first, rows, columns]`` in ``runs``),
     ``failures`` ``[(key, message)]``, and, with ``store_dir``, the chunk stored there as one
@@ -263,9 +284,9 @@ def _execute_chunk(items: List[Tuple[str, int, str]], store_dir: Optional[str]):
 
     start = time.perf_counter()
     results, failures = [], []
-    for scenario_json, seed, key in items:
+    for scenario_json, seed, key, per_flow in items:
         try:
-            results.append((key, execute(scenario_json, seed, key)))
+            results.append((key, execute(scenario_json, seed, key, per_flow)))
         except KeyboardInterrupt:
             raise
         except BaseException as exc:  # noqa: BLE001 - the run fails alone
@@ -435,7 +456,7 @@ class ProcessExecutor:
             while left and len(futures) < 2 * self.workers:
                 per_run = timing[0] / timing[1] if timing[1] else None
                 chunk = [left.pop() for _ in range(_chunk_size(len(left), self.workers, per_run))]
-                items = [(r.scenario_json, r.seed, r.key) for r in chunk]
+                items = [(r.scenario_json, r.seed, r.key, r.per_flow) for r in chunk]
                 try:
                     futures[pool.submit(_execute_chunk, items, store_dir)] = chunk
                 except Exception as exc:  # noqa: BLE001 - the pool broke (a worker died):

@@ -3,6 +3,7 @@
     from tcpfriendly.sweep.plot import summarize, plot
     summarize(table, ["flows[1].params.beta", "group"], "share")   # mean, ci95, std, n
     plot("out/beta", x="flows[1].params.beta", y="share", hue="group", out="share.png")
+    plot("out/beta", x="flows[1].params.beta", y="share", per_flow=True, out="flows.png")  # per_flow sweeps
 
 The interval is Student's t: mean +- t(0.975, n-1) * std / sqrt(n), over the seeds of each
 cell (n = 1 gives no interval).
@@ -18,7 +19,7 @@ from typing import Any, Dict, List, Optional, Sequence
 from ..errors import ScenarioError
 from ..metrics.groups import t975
 
-__all__ = ["summarize", "plot", "t975", "group_ratio", "paired_ratio"]
+__all__ = ["summarize", "plot", "plot_flows", "t975", "group_ratio", "paired_ratio"]
 
 def summarize(table, by: Sequence[str], metric: str):
     """Mean, 95% CI half-width, standard deviation and count of ``metric`` per ``by`` cell
@@ -39,8 +40,9 @@ def summarize(table, by: Sequence[str], metric: str):
     return pd.DataFrame(rows)
 
 
-def _load(source) -> "tuple[Any, List[str]]":
-    """(table, axis paths) from a sweep directory or a DataFrame."""
+def _load(source, flows: bool = False) -> "tuple[Any, List[str]]":
+    """(table, axis paths) from a sweep directory or a DataFrame; ``flows``: the per-flow
+    table (:func:`~.store.load_flows`) of the directory."""
     import pandas as pd
 
     if isinstance(source, pd.DataFrame):
@@ -52,10 +54,10 @@ def _load(source) -> "tuple[Any, List[str]]":
             if c not in ident:
                 axes.append(c)
         return source, axes
-    from .store import load_results
+    from .store import load_flows, load_results
 
     directory = os.fspath(source)
-    table = load_results(directory)
+    table = load_flows(directory) if flows else load_results(directory)
     axes: List[str] = []
     spec = os.path.join(directory, "sweep.json")
     if os.path.exists(spec):
@@ -175,7 +177,7 @@ def _ratios(table, axes, x, y, hue, group, ratio, paired):
 def plot(source, x: str, y: str, hue: Optional[str] = None, kind: str = "line",
          where: Optional[Dict[str, str]] = None, group: Optional[int] = None,
          out: "Optional[os.PathLike[str] | str]" = None, logx: bool = False, logy: bool = False,
-         ratio: Optional[str] = None, paired: Optional[str] = None):
+         ratio: Optional[str] = None, paired: Optional[str] = None, per_flow: bool = False):
     """Plot metric ``y`` against axis ``x`` (a line per ``hue`` value, or a heatmap of ``x``
     by ``hue``) as the mean over seeds with 95% CI error bars. ``source`` is a sweep
     directory (the ``out`` of a sweep) or its table. ``where`` fixes other axes
@@ -186,17 +188,19 @@ def plot(source, x: str, y: str, hue: Optional[str] = None, kind: str = "line",
     Ratios, per run before the mean and CI: ``ratio="A/B"``, group A's ``y`` over group B's in
     the same run (:func:`group_ratio`); ``paired="AXIS=A/B"``, runs at AXIS = A over their
     partners at AXIS = B with the same seed (:func:`paired_ratio`; AXIS is divided out).
+    ``per_flow``: each flow as a point (:func:`plot_flows`).
 
     A bad argument raises :class:`~tcpfriendly.errors.ScenarioError` whose ``field`` is the
     parameter's name (``x``, ``y``, ``hue``, ``kind``, ``where``, ``group``, ``ratio``,
-    ``paired``)."""
-    import matplotlib
-
-    if out is not None:
-        matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import pandas as pd
-
+    ``paired``, ``per_flow``)."""
+    if per_flow:
+        for name, value, default in (("hue", hue, None), ("kind", kind, "line"), ("ratio", ratio, None),
+                                     ("paired", paired, None)):
+            if value != default:
+                raise ScenarioError.at(name, "not with a per-flow plot (each flow a point, "
+                                             "coloured by its group)")
+        return plot_flows(source, x, y, where=where, group=group, out=out, logx=logx, logy=logy)
+    plt, pd = _pyplot(out)
     table, axes = _load(source)
     if "status" in table.columns:  # failed runs have a row but no metrics
         table = table[table["status"] == "ok"]
@@ -217,12 +221,7 @@ def plot(source, x: str, y: str, hue: Optional[str] = None, kind: str = "line",
         raise ScenarioError.at("hue", "a heatmap needs a second axis (hue, the rows)")
     if hue is not None and hue == x:
         raise ScenarioError.at("hue", "must differ from x")
-    for col, value in (where or {}).items():
-        if col not in columns:
-            raise ScenarioError.at("where", f"{col!r} is not a column of this sweep")
-        table = table[_match(table[col], value)]
-        if table.empty:
-            raise ScenarioError.at("where", f"no rows with {col} = {value}")
+    table = _fix(table, where)
     table, axes, label, how = _ratios(table, axes, x, y, hue, group, ratio, paired)
     if y.startswith("link."):
         table = table.drop_duplicates(subset=["point", "run"])  # one row per run
@@ -236,14 +235,7 @@ def plot(source, x: str, y: str, hue: Optional[str] = None, kind: str = "line",
         else:
             raise ScenarioError.at("group", "the sweep has several flow groups: pick one (or put "
                                    "group on x or hue)")
-    # An axis is loose if it still varies once x and hue are fixed (zipped axes do not).
-    cells = [c for c in (x, hue) if c is not None]
-    loose = [a for a in axes if a not in cells
-             and table.groupby(cells, sort=False, dropna=False)[a].nunique().max() > 1]
-    if loose:
-        values = ", ".join(f"{a} ({', '.join(map(str, _order(table[a])))})" for a in loose)
-        raise ScenarioError.at("where", f"these axes vary and are neither x nor hue: {values}; "
-                               "fix each to one value (AXIS=VALUE)")
+    _check_loose(table, axes, [c for c in (x, hue) if c is not None])
     by = [x] + ([hue] if hue is not None else [])
     stats = summarize(table, by, y)
     seeds = table["seed"].nunique()
@@ -284,6 +276,22 @@ def plot(source, x: str, y: str, hue: Optional[str] = None, kind: str = "line",
                  + (f"\nratio of {'; '.join(how)}" if how else "")
                  + (f"\n{what}{fixed_text}".rstrip(", ") if what or fixed_text else ""),
                  fontsize="medium")
+    return _save(plt, fig, out)
+
+
+def _pyplot(out):
+    """(pyplot, pandas); a file-only backend when the figure goes to ``out``."""
+    import matplotlib
+
+    if out is not None:
+        matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import pandas as pd
+
+    return plt, pd
+
+
+def _save(plt, fig, out):
     fig.tight_layout()
     if out is not None:
         directory = os.path.dirname(os.fspath(out))
@@ -292,6 +300,91 @@ def plot(source, x: str, y: str, hue: Optional[str] = None, kind: str = "line",
         fig.savefig(os.fspath(out), dpi=120)
         plt.close(fig)
     return fig
+
+
+def _fix(table, where: Optional[Dict[str, str]]):
+    """The rows of ``table`` with each column of ``where`` at its value."""
+    for col, value in (where or {}).items():
+        if col not in table.columns:
+            raise ScenarioError.at("where", f"{col!r} is not a column of this sweep")
+        table = table[_match(table[col], value)]
+        if table.empty:
+            raise ScenarioError.at("where", f"no rows with {col} = {value}")
+    return table
+
+
+def _check_loose(table, axes: Sequence[str], cells: List[str]) -> None:
+    """Refuse an axis that still varies once the ``cells`` columns are fixed (zipped axes do
+    not): its values would be mixed in one point of the plot."""
+    loose = [a for a in axes if a not in cells
+             and table.groupby(cells, sort=False, dropna=False)[a].nunique().max() > 1]
+    if loose:
+        values = ", ".join(f"{a} ({', '.join(map(str, _order(table[a])))})" for a in loose)
+        raise ScenarioError.at("where", f"these axes vary and are neither x nor hue: {values}; "
+                               "fix each to one value (AXIS=VALUE)")
+
+
+def plot_flows(source, x: str, y: str, where: Optional[Dict[str, str]] = None,
+               group: Optional[int] = None, out: "Optional[os.PathLike[str] | str]" = None,
+               logx: bool = False, logy: bool = False):
+    """Each flow of each run as a point: per-flow metric ``y`` (a column of the per-flow table
+    of a sweep with ``per_flow``, :data:`tcpfriendly.metrics.FLOW_METRICS`) against axis ``x``,
+    coloured by flow group, over a line per group through the mean of its points (over its
+    flows and seeds) at each ``x`` (jin2001 Figs. 8-13, liu2008: every flow's normalised
+    throughput). ``source``: a sweep directory or its per-flow table (``SweepResult.flows``);
+    ``where`` and ``group`` as in :func:`plot`. Writes ``out`` when given; returns the Figure."""
+    from .core import FLOW_METRICS
+
+    plt, pd = _pyplot(out)
+    if source is None:
+        from .store import NO_FLOWS
+
+        raise ScenarioError.at("per_flow", NO_FLOWS)
+    table, axes = _load(source, flows=True)
+    if x not in axes:
+        raise ScenarioError.at("x", f"{x!r} is not an axis of this sweep (axes: {', '.join(axes) or 'none'})")
+    if y not in FLOW_METRICS or y not in table.columns:
+        raise ScenarioError.at("y", f"{y!r} is not a per-flow metric (per-flow metrics: {', '.join(FLOW_METRICS)})")
+    table = _fix(table, where)
+    if group is not None:
+        table = table[table["group"] == group]
+        if table.empty:
+            raise ScenarioError.at("group", f"no flow group {group} in this sweep")
+    _check_loose(table, axes, [x])
+    xs = _order(table[x])
+    numeric_x = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in xs)
+    labels = _group_labels(table)
+    fig, ax = plt.subplots(figsize=(6.4, 4.4))
+    groups = list(table.groupby("group", sort=True))
+    # each group's points a little apart (a tenth of the closest two x values; none on a log
+    # axis), so that the groups do not hide each other
+    gap = min((b - a for a, b in zip(xs, xs[1:])), default=1.0) if numeric_x else 1.0
+    for i, (g, rows) in enumerate(groups):
+        color = f"C{i % 10}"
+        shift = 0.0 if logx else 0.1 * gap * (i - (len(groups) - 1) / 2)
+
+        def at(values):
+            return [v + shift for v in values] if numeric_x else [xs.index(v) + shift for v in values]
+        ax.scatter(at(rows[x]), rows[y].astype(float).tolist(), s=14, alpha=0.6, color=color,
+                   edgecolors="none", label=labels[g])
+        means = rows.groupby(x, sort=False)[y].mean().reindex(xs).dropna()
+        ax.plot(at(means.index), means.tolist(), color=color, linewidth=1.5)
+    if not numeric_x:
+        ax.set_xticks(range(len(xs)))
+        ax.set_xticklabels([str(v) for v in xs])
+    if logx:
+        ax.set_xscale("log")
+    if logy:
+        ax.set_yscale("log")
+    ax.set_xlabel(x)
+    ax.set_ylabel(f"{y} (per flow)")
+    ax.legend(fontsize="small")
+    ax.grid(True, alpha=0.3)
+    seeds, fixed = table["seed"].nunique(), ", ".join(f"{k}={v}" for k, v in (where or {}).items())
+    ax.set_title(f"{y} of each flow ({seeds} seed{'s' if seeds != 1 else ''}): points; "
+                 "line: mean per group" + (" (groups drawn apart)" if len(groups) > 1 and not logx else "")
+                 + (f"\n{fixed}" if fixed else ""), fontsize="medium")
+    return _save(plt, fig, out)
 
 
 def _heatmap(plt, table, stats, x: str, y: str, hue: str, xs: List[Any], show):

@@ -9,11 +9,11 @@ import sys
 import time
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
-from .core import GROUP_METRICS, Run, SweepError, SweepInterrupted, SweepOutputError, _label
+from .core import FLOW_METRICS, GROUP_METRICS, Run, SweepError, SweepInterrupted, SweepOutputError, _label
 from .executors import (Collector, Executor, ProcessExecutor, ThreadExecutor, default_workers,
                         main_is_importable, pool_is_warm)
 from ..outfiles import OutputError, claim
-from .store import RunStore, _write_outputs, _write_spec, legacy_identity
+from .store import RunStore, _write_outputs, _write_spec, legacy_identity, split_flows
 
 # ----- progress -----------------------------------------------------------------------------
 def _clock(seconds: float) -> str:
@@ -85,14 +85,21 @@ class SweepResult:
         total: distinct runs in the sweep; ``cached``: found already done; ``ran``: finished
             now; ``failures``: ``[(Run, message)]``; ``interrupted``: stopped by Ctrl-C.
         out: the output directory (or None); ``paths``: the files written there.
+        flows: with ``per_flow`` (the spec's ``per_flow = true``, ``tcpf sweep --per-flow``),
+            the per-flow table (pandas DataFrame; ``flows.parquet``/``flows.csv`` in ``out``):
+            one row per run x flow of the runs that finished, with ``point``, the axis columns
+            as in :attr:`table`, ``seed``, ``flow`` (the flow's id), ``group``, ``algorithm``,
+            ``recovery``, ``params``, ``direction``, every metric of
+            :data:`tcpfriendly.metrics.FLOW_METRICS` and ``run``. None when the sweep did not
+            ask for per-flow rows.
     """
 
     def __init__(self, table, total: int, cached: int, ran: int,
                  failures: List[Tuple[Run, str]], interrupted: bool, out: Optional[str],
-                 paths: List[str], elapsed: float, points: List[Dict[str, Any]]):
+                 paths: List[str], elapsed: float, points: List[Dict[str, Any]], flows=None):
         self.table, self.total, self.cached, self.ran = table, total, cached, ran
         self.failures, self.interrupted, self.out, self.paths = failures, interrupted, out, paths
-        self.elapsed, self.points = elapsed, points
+        self.elapsed, self.points, self.flows = elapsed, points, flows
 
     @property
     def missing(self) -> int:
@@ -131,6 +138,16 @@ def _axis_column(values: List[Any]) -> List[Any]:
             return [float(v) for v in values]
         return list(values)
     return [v if isinstance(v, str) and kinds <= {"str"} else _label(v) for v in values]
+
+
+def _axis_columns(paths: List[str], points: List[Dict[str, Any]],
+                  point_of_row: List[int]) -> Dict[str, List[Any]]:
+    """The axis columns of rows from the points ``point_of_row`` (:func:`_axis_column`)."""
+    axis_cols = {}
+    for path in paths:
+        column = _axis_column([points[i][path] for i in range(len(points))])
+        axis_cols[path] = [column[i] for i in point_of_row]
+    return axis_cols
 
 
 STATUS_COLUMNS = ["status", "error"]
@@ -173,10 +190,7 @@ def _assemble(sweep, points: List[Dict[str, Any]], runs: List[Run], tables: Mapp
     for col in ident:
         if col not in df.columns:
             df[col] = None
-    axis_cols = {}
-    for path in paths:
-        column = _axis_column([points[i][path] for i in range(len(points))])
-        axis_cols[path] = [column[i] for i in point_of_row]
+    axis_cols = _axis_columns(paths, points, point_of_row)
     keep: List[str] = []
     for m in metrics:
         if m in GROUP_METRICS:
@@ -201,6 +215,30 @@ def _assemble(sweep, points: List[Dict[str, Any]], runs: List[Run], tables: Mapp
     return out
 
 
+FLOW_ID_COLUMNS = ["seed", "flow", "group", "algorithm", "recovery", "params", "direction"]
+
+
+def _assemble_flows(sweep, points: List[Dict[str, Any]], runs: List[Run], flows: Mapping[str, Any]):
+    """The per-flow table (:attr:`SweepResult.flows`) of the runs in ``flows`` (their flow
+    rows, :func:`~.store.split_flows`), in plan order and each run's flow order."""
+    import pandas as pd
+    import pyarrow as pa
+
+    columns = FLOW_ID_COLUMNS + FLOW_METRICS + ["run"]
+    parts, point_of_row = [], []
+    for run in runs:
+        t = flows.get(run.key)
+        if t is not None:
+            parts.append(t)
+            point_of_row.extend([run.point] * t.num_rows)
+    if not parts:
+        return pd.DataFrame(columns=["point", *sweep.axis_paths, *columns])
+    df = pa.concat_tables(parts, promote_options="default").replace_schema_metadata(None).to_pandas()
+    front = pd.DataFrame({"point": pd.Series(point_of_row, dtype="int64"),
+                          **_axis_columns(sweep.axis_paths, points, point_of_row)})
+    return pd.concat([front, df[columns]], axis=1)
+
+
 def _claim(sweep, out_dir: str, force: bool):
     """The output directory of ``sweep`` (:func:`tcpfriendly.outfiles.claim`): new, empty or
     this same spec's; a directory with another spec's table is refused unless ``force``."""
@@ -216,7 +254,8 @@ def _claim(sweep, out_dir: str, force: bool):
     identity = sweep.identity()
     try:
         claimed = claim(out_dir, "sweep", identity, force=force, field="out",
-                        files=["sweep.json", "results.parquet", "results.csv"], legacy=legacy)
+                        files=["sweep.json", "results.parquet", "results.csv", "flows.parquet",
+                               "flows.csv"], legacy=legacy)
     except OutputError as exc:  # before anything runs: also a SweepError, as it always was
         raise SweepOutputError(str(exc), field=exc.field) from None
     if not force:
@@ -355,14 +394,17 @@ def run_sweep(sweep, out: "Optional[os.PathLike[str] | str]" = None, *,
     failures = sorted((f for f in collector.failures if f[0].key not in tables),
                       key=lambda f: (f[0].point, f[0].seed))
     failed = {run.key: message for run, message in failures}
-    df = _assemble(sweep, points, runs, tables, sweep.metrics, failed)
+    split = {k: split_flows(t) for k, t in tables.items()}
+    df = _assemble(sweep, points, runs, {k: g for k, (g, _) in split.items()}, sweep.metrics, failed)
+    flows = _assemble_flows(sweep, points, runs, {k: f for k, (_, f) in split.items() if f is not None}) \
+        if sweep.per_flow else None
     paths = [os.path.join(out_dir, "sweep.json")] if out_dir is not None else []
     if claimed is not None:
-        paths = _write_outputs(claimed, df) + paths
+        paths = _write_outputs(claimed, df, flows) + paths
         claimed.commit(extra=["runs/"])
     result = SweepResult(df, total=len(unique), cached=len(done_keys), ran=len(ran_keys),
                          failures=failures, interrupted=interrupted, out=out_dir,
-                         paths=paths, elapsed=time.monotonic() - start, points=points)
+                         paths=paths, elapsed=time.monotonic() - start, points=points, flows=flows)
     if interrupted:
         raise SweepInterrupted(result)
     return result

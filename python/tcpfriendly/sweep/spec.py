@@ -13,15 +13,15 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Mapping, 
 
 from ..errors import ScenarioError, ScenarioFileError
 from ..scenario import Scenario, _call_engine, _read_toml, as_scenario, native
-from .core import (GROUP_METRICS, LINK_METRICS, MAX_RUNS, Run, SweepError, _RUN_ID_COLUMNS,
+from .core import (FLOW_METRICS, GROUP_METRICS, LINK_METRICS, MAX_RUNS, Run, SweepError, _RUN_ID_COLUMNS,
                    _jsonable, _kind, _label, run_key, spec_identity)
 
 if TYPE_CHECKING:  # annotations only
     from .runner import SweepResult
 
-_SPEC_KEYS = ["scenario", "seeds", "base_seed", "metrics", "set", "axes", "zip", "name",
+_SPEC_KEYS = ["scenario", "seeds", "base_seed", "metrics", "per_flow", "set", "axes", "zip", "name",
               "description"]
-_RESERVED_COLUMNS = set(["point"] + _RUN_ID_COLUMNS + GROUP_METRICS)
+_RESERVED_COLUMNS = set(["point", "flow"] + _RUN_ID_COLUMNS + GROUP_METRICS + FLOW_METRICS)
 
 Value = Any
 PathToken = Union[str, int]
@@ -148,13 +148,17 @@ class Sweep:
             else 1).
         metrics: the metric columns of the result table (default: all of
             :data:`GROUP_METRICS` and ``link.<name>.<metric>`` for :data:`LINK_METRICS`).
+        per_flow: also a per-flow table (one row per run x flow, every metric of
+            :data:`~tcpfriendly.metrics.FLOW_METRICS`): :attr:`SweepResult.flows`,
+            ``flows.parquet``/``flows.csv`` in ``out`` (default: False).
     """
 
     def __init__(self, scenario: Any, axes: Optional[Mapping[str, Sequence[Any]]] = None, *,
                  zip: Optional[Sequence[Mapping[str, Sequence[Any]]]] = None,  # noqa: A002
                  set: Optional[Mapping[str, Any]] = None,  # noqa: A002
                  seeds: Union[int, Sequence[int]] = 1, base_seed: Optional[int] = None,
-                 metrics: Optional[Sequence[str]] = None, name: Optional[str] = None):
+                 metrics: Optional[Sequence[str]] = None, name: Optional[str] = None,
+                 per_flow: bool = False):
         try:
             base = as_scenario(scenario)
         except TypeError as exc:
@@ -215,6 +219,22 @@ class Sweep:
             raise SweepError(f"seeds: must be a count or a list of seeds, got {seeds!r}", field="seeds")
         self.metrics = _resolve_metrics(metrics)
         self._plan: Optional[Tuple[List[Dict[str, Any]], List[Run]]] = None
+        self.per_flow = per_flow
+
+    @property
+    def per_flow(self) -> bool:
+        """Whether the sweep also makes a per-flow table (its runs' keys depend on it)."""
+        return self._per_flow
+
+    @per_flow.setter
+    def per_flow(self, value: bool) -> None:
+        if hasattr(value, "item") and not isinstance(value, (bool, int, float, str)):
+            value = value.item()
+        if not isinstance(value, bool):
+            raise SweepError(f"per_flow: must be true or false, got "
+                             f"{_label(value) if _jsonable(value) else repr(value)}", field="per_flow")
+        self._per_flow = value
+        self._plan = None  # the run keys change with it
 
     # ----- size ---------------------------------------------------------------------------
     def _factors(self) -> List[Tuple[str, int]]:
@@ -278,7 +298,8 @@ class Sweep:
         name = spec.get("name")
         return cls(scenario, spec.get("axes"), zip=spec.get("zip"), set=spec.get("set"),
                    seeds=spec.get("seeds", 1), base_seed=spec.get("base_seed"),
-                   metrics=spec.get("metrics"), name=name if isinstance(name, str) else None)
+                   metrics=spec.get("metrics"), name=name if isinstance(name, str) else None,
+                   per_flow=spec.get("per_flow", False))
 
     @classmethod
     def from_toml_string(cls, text: str, source: str = "<string>", base_dir: str = ".") -> "Sweep":
@@ -366,8 +387,8 @@ class Sweep:
                     bad.append(label)
                     first_error = first_error or f"point {label}: {exc}"
                     break
-                key, canonical = run_key(normalized, seed, __version__)
-                runs.append(Run(i, seed, key, text, canonical))
+                key, canonical = run_key(normalized, seed, __version__, self.per_flow)
+                runs.append(Run(i, seed, key, text, canonical, self.per_flow))
         if bad:
             more = f" ({len(bad)} of {len(points)} points are invalid)" if len(bad) > 1 else ""
             raise SweepError(first_error + more)
@@ -375,9 +396,13 @@ class Sweep:
         return self._plan
 
     def spec(self) -> Dict[str, Any]:
-        """The sweep as a plain dict (what ``OUT/sweep.json`` records)."""
-        return {"name": self.name, "scenario": self.scenario, "set": self.set, "axes": self.axes,
+        """The sweep as a plain dict (what ``OUT/sweep.json`` records; ``per_flow`` only when
+        true, so that the record of a sweep without it is unchanged)."""
+        spec = {"name": self.name, "scenario": self.scenario, "set": self.set, "axes": self.axes,
                 "zip": self.zip, "seeds": self.seeds, "metrics": self.metrics}
+        if self.per_flow:
+            spec["per_flow"] = True
+        return spec
 
     # ----- running ------------------------------------------------------------------------
     def run(self, out: "Optional[os.PathLike[str] | str]" = None, *, workers: Optional[int] = None,

@@ -11,15 +11,25 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from ..errors import ScenarioFileError
 from ..outfiles import OutDir, OutputError, atomic_write, stale_temp_pid
-from .core import _INT_METRICS, Run, spec_identity
+from .core import _INT_METRICS, FLOW_METRICS, Run, spec_identity
 
 _ID_FIELDS = ("run", "seed", "group", "algorithm", "recovery", "params", "direction")
 
 
+def _keys(rows: List[Dict[str, Any]]) -> List[str]:
+    """Every key of ``rows`` in first-appearance order (a run's group rows all have the first
+    row's keys; its per-flow rows add ``flow`` and the per-flow metrics after them)."""
+    keys = dict.fromkeys(rows[0]) if rows else {}
+    for row in rows[1:]:
+        if len(row) != len(keys) or any(c not in keys for c in row):
+            keys.update(dict.fromkeys(row))
+    return list(keys)
+
+
 def _column_names(rows: List[Dict[str, Any]]) -> List[str]:
     """The column names of a run's table (:func:`rows_table`): the identity columns, then the
-    first row's other keys in order."""
-    return [*_ID_FIELDS, *(c for c in (rows[0] if rows else ()) if c not in _ID_FIELDS)]
+    rows' other keys in first-appearance order."""
+    return [*_ID_FIELDS, *(c for c in _keys(rows) if c not in _ID_FIELDS)]
 
 
 def _schema_for(rows: List[Dict[str, Any]]):
@@ -30,8 +40,7 @@ def _schema_for(rows: List[Dict[str, Any]]):
               pa.field("recovery", pa.string()), pa.field("params", pa.string()),
               pa.field("direction", pa.string())]
     names = {f.name for f in fields}
-    columns = list(rows[0]) if rows else []
-    for name in columns:
+    for name in _keys(rows):
         if name in names:
             continue
         metric = name.rsplit(".", 1)[-1]
@@ -302,6 +311,23 @@ def runs_table(results: List[Tuple[str, List[Dict[str, Any]]]]):
         return sorted(self._scan())
 
 
+def split_flows(table) -> Tuple[Any, Any]:
+    """``(group rows, flow rows)`` of a run's table: a run of a sweep with ``per_flow`` stores
+    both in one table (:func:`~.executors.run_rows`), its per-flow rows tagged by a non-null
+    ``flow`` column. The group rows keep the columns a run without per-flow rows has (same
+    order), the flow rows the identity columns, ``flow`` and the per-flow metrics; flow rows is
+    None for a run stored without them."""
+    import pyarrow.compute as pc
+
+    if "flow" not in table.column_names:
+        return table, None
+    tagged = pc.is_valid(table.column("flow"))
+    first = table.column_names.index("flow")
+    groups = table.filter(pc.invert(tagged)).select(table.column_names[:first])
+    flows = table.filter(tagged).select([*_ID_FIELDS, "flow", *FLOW_METRICS])
+    return groups, flows
+
+
 def load_results(out: "os.PathLike[str] | str"):
     """The tidy table a sweep wrote to ``out`` (``results.parquet``) as a DataFrame."""
     import pandas as pd
@@ -313,13 +339,34 @@ def load_results(out: "os.PathLike[str] | str"):
     return pd.read_parquet(path)
 
 
-def _write_outputs(out: OutDir, df) -> List[str]:
+NO_FLOWS = ("no per-flow table: the sweep did not ask for one (per_flow = true in its spec, "
+            "or tcpf sweep --per-flow; its runs are then redone with per-flow rows)")
+
+
+def load_flows(out: "os.PathLike[str] | str"):
+    """The per-flow table a sweep with ``per_flow`` wrote to ``out`` (``flows.parquet``): one
+    row per run x flow. A :class:`~tcpfriendly.errors.ScenarioFileError` when there is none."""
+    import pandas as pd
+
+    path = os.path.join(os.fspath(out), "flows.parquet")
+    if not os.path.exists(path):
+        if os.path.exists(os.path.join(os.fspath(out), "results.parquet")):
+            raise ScenarioFileError(f"{path}: {NO_FLOWS}")
+        raise ScenarioFileError(f"{path}: no sweep results here (not a sweep's output directory, "
+                                "or its sweep has not finished)")
+    return pd.read_parquet(path)
+
+
+def _write_outputs(out: OutDir, df, flows=None) -> List[str]:
     from ..results import _csv_ready
 
     written = []
-    written.append(out.write_with("results.parquet",
-                                  lambda f: df.to_parquet(f, index=False, engine="pyarrow")))
-    written.append(out.write_text("results.csv", _csv_ready(df).to_csv(index=False)))
+    for name, table in (("results", df), ("flows", flows)):
+        if table is None:
+            continue
+        written.append(out.write_with(f"{name}.parquet",
+                                      lambda f, t=table: t.to_parquet(f, index=False, engine="pyarrow")))
+        written.append(out.write_text(f"{name}.csv", _csv_ready(table).to_csv(index=False)))
     return written
 
 
