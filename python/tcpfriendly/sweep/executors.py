@@ -6,6 +6,7 @@ Python work matters) live here, :class:`~.dask_executor.DaskExecutor` is their s
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import queue
@@ -414,10 +415,16 @@ def _drop_pool_locked(workers: int, kill: bool) -> None:
 
 
 def shutdown_pools() -> None:
-    """Stop the warm worker processes (they also stop when Python exits)."""
+    """Stop the warm worker processes (also called when Python exits)."""
     with _POOL_LOCK:
         for workers in list(_POOLS):
             _drop_pool_locked(workers, kill=False)
+
+
+# At exit, while every module is still there: a pool left for the interpreter's teardown to
+# collect runs its shutdown callback after ``multiprocessing.util`` is gone, and Python
+# prints "Exception ignored in ... weakref_cb" (seen at the end of a full test run).
+atexit.register(shutdown_pools)
 
 
 class ProcessExecutor:
