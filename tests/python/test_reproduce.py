@@ -281,6 +281,94 @@ def test_a_sweep_input_matching_no_row_is_empty_not_an_error():
         assert math.isnan(evaluate_expr("mean(s)", {"s": s}))
         assert math.isnan(_sweep_input(t, {"metric": "x", "where": where, "group": 0}, "w"))
 
+def test_a_per_flow_input_reduces_each_run_then_averages_the_runs():
+    """`table = "flows"` reads the per-flow table; `per_run = "cov"` is the CoV (population)
+    over each run's selected flows, then the mean over the runs at each x; a run of one flow
+    has no spread (NaN, left out of the mean); `per_run = "mean"` the mean over each run's flows."""
+    import pandas as pd
+
+    from tcpfriendly.errors import ScenarioError
+    from tcpfriendly.reproduce.run import _sweep_input
+    rows = []  # (run, seed, n, group, throughput): runs a, b at n = 2; c, d at n = 3; e at n = 1
+    for run, seed, n, xs in (("a", 1, 2, [1.0, 3.0]), ("b", 2, 2, [2.0, 2.0]),
+                             ("c", 1, 3, [1.0, 2.0, 3.0]), ("d", 2, 3, [4.0, 4.0, 1.0]),
+                             ("e", 1, 1, [5.0])):
+        rows += [(run, seed, n, 0, x) for x in xs] + [(run, seed, n, 1, 100.0 * x) for x in xs[:1]]
+    flows = pd.DataFrame(rows, columns=["run", "seed", "n", "group", "thr"])
+    groups = pd.DataFrame({"run": ["a"], "seed": [1], "n": [2], "group": [0], "thr": [7.0]})
+    spec = {"table": "flows", "metric": "thr", "per_run": "cov", "group": 0, "x": "n"}
+    s = _sweep_input(groups, spec, "w", flows)
+    cov_c = math.sqrt(2 / 3) / 2
+    cov_d = math.sqrt(2.0) / 3  # mean 3, deviations 1, 1, -2
+    assert set(s) == {1.0, 2.0, 3.0} and math.isnan(s[1.0])
+    assert s[2.0] == pytest.approx((0.5 + 0.0) / 2, rel=1e-12)
+    assert s[3.0] == pytest.approx((cov_c + cov_d) / 2, rel=1e-12)
+    assert evaluate_expr("mean(s)", {"s": s}) == pytest.approx((0.25 + (cov_c + cov_d) / 2) / 2, rel=1e-12)
+    one = _sweep_input(groups, {**spec, "where": {"seed": 2}, "x": None}, "w", flows)
+    assert one == pytest.approx((0.0 + cov_d) / 2, rel=1e-12)  # no x: every selected run
+    means = _sweep_input(groups, {**spec, "per_run": "mean"}, "w", flows)
+    assert means[3.0] == pytest.approx((2.0 + 3.0) / 2, rel=1e-12)
+    # the group table stays the default
+    assert _sweep_input(groups, {"metric": "thr", "group": 0, "x": "n"}, "w", flows) == {2.0: 7.0}
+    with pytest.raises(ScenarioError, match="per_flow = true"):
+        _sweep_input(groups, spec, "w", None)
+    with pytest.raises(ScenarioError, match="per_run: must be one of mean, cov, jain"):
+        _sweep_input(groups, {**spec, "per_run": "std"}, "w", flows)
+    with pytest.raises(ScenarioError, match="table: must be groups or flows"):
+        _sweep_input(groups, {**spec, "table": "flow"}, "w", flows)
+
+
+def test_a_per_flow_sweep_experiment_reads_its_flows_and_others_keep_their_keys(tmp_path):
+    """A tiny sweep experiment with `per_flow = true`: the per-flow CoV of goodput within the
+    group, per run then over seeds, is the group table's `cov` (CoV of goodput within the
+    group) averaged over seeds, and the result carries the flows for the figure. Experiments
+    that do not ask for per-flow rows keep their run keys (no per_flow in what is hashed);
+    jin2001 Figs. 8-13 asks for them."""
+    from tcpfriendly.reproduce.run import Options, _sweep_spec, run_experiment
+    from tcpfriendly.reproduce.spec import load_experiment, load_paper
+    from tcpfriendly.sweep import Sweep
+
+    from conftest import REPO
+    d = tmp_path / "tiny"
+    d.mkdir()
+    (d / "sweep.toml").write_text(
+        f'scenario = "{REPO / "examples" / "quickstart.toml"}"\nper_flow = true\n'
+        '[set]\nduration = 4\nmeasure = { from = 1, to = 4 }\n[axes]\n"flows[0].count" = [2, 3]\n')
+    where = '{ "flows[0].count" = 2 }'
+    (d / "experiment.toml").write_text(
+        '[experiment]\npaper = "jin2001"\nid = "tiny"\nkind = "sweep"\nsweep = "sweep.toml"\nseeds = 2\n'
+        '[inputs.fcov]\ntable = "flows"\nmetric = "goodput_bps"\nper_run = "cov"\ngroup = 0\nx = "flows[0].count"\n'
+        '[inputs.gcov]\nmetric = "cov"\ngroup = 0\nx = "flows[0].count"\n'
+        f'[inputs.fmean]\ntable = "flows"\nmetric = "goodput_bps"\ngroup = 1\nwhere = {where}\n'
+        f'[inputs.gmean]\nmetric = "goodput_bps_mean"\ngroup = 1\nwhere = {where}\n'
+        '[figure]\nseries = { "cov" = "fcov" }\n[figure.flows]\nx = "flows[0].count"\ny = "share"\n'
+        f'panels = [{{ title = "n = 2", where = {where} }}, {{ title = "none", where = {{ seed = 9 }} }}]\n')
+    (d / "published.toml").write_text("")
+    ex = load_experiment(str(d))
+    r = run_experiment(ex, Options(out=str(tmp_path / "o"), workers=2, quiet=True, progress=False))
+    fcov, gcov = r.names["fcov"], r.names["gcov"]
+    assert set(fcov) == {2.0, 3.0} and all(v > 0 for v in fcov.values())
+    for n in (2.0, 3.0):
+        assert fcov[n] == pytest.approx(gcov[n], rel=1e-9)
+    assert r.names["fmean"] == pytest.approx(r.names["gmean"], rel=1e-9)
+    assert len(r.flows) == 2 * (6 + 7)  # 2 seeds x (2 + 4 and 3 + 4 flows)
+    assert "flows" not in r.to_json()
+    from tcpfriendly.reproduce.report import experiment_figure
+    fig = experiment_figure(r)  # the curves, then one scatter panel per [figure.flows] panel
+    curves, scatter, empty = fig.axes
+    assert scatter.get_title() == "n = 2" and not empty.axison
+    points = [c for c in scatter.collections if len(c.get_offsets())]
+    assert sorted(len(c.get_offsets()) for c in points) == [2 * 2, 2 * 4]  # 2 seeds x flows per group
+    assert [ln.get_linestyle() for ln in scatter.get_lines()] == ["--", "--"]
+    for paper, exp, per_flow in (("jin2001", "fig7-bernoulli", False),
+                                 ("jin2001", "figs8-13-compatibility", True)):
+        e, = load_paper(paper, [exp])
+        spec = _sweep_spec(e, Options(), e.sweep)
+        _, runs = Sweep.from_dict(spec, str(REPO / "experiments" / paper / exp)).plan()
+        assert all(run.per_flow is per_flow for run in runs)
+        assert all(('"per_flow":true' in run.canonical) is per_flow for run in runs)
+
+
 # ----- the CLI ---------------------------------------------------------------------------------
 def test_cli_quick_subset_end_to_end(tcpf, tmp_path):
     out = tmp_path / "rep"

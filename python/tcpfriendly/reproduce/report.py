@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import math
 import os
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence
 
+from ..errors import ScenarioError
 from .expr import Series, evaluate_expr
 from .inventory import RowStatus, counts_text, row_counts, rows_markdown
 from .rules import difference, rule_text
@@ -145,8 +146,14 @@ def experiment_figure(r: ExperimentResult):
         return None
     ex = r.experiment
     spec = ex.figure
-    fig = Figure(figsize=(6.4, 4.4))
-    ax = fig.add_subplot()
+    fspec = spec.get("flows") or {}
+    panels = list(fspec.get("panels") or []) if r.flows is not None else []
+    cols = 2 if panels else 1
+    nrows = -(-(1 + len(panels)) // cols)
+    fig = Figure(figsize=(6.4 * cols, 4.4 * nrows))
+    ax = fig.add_subplot(nrows, cols, 1)
+    for i, panel in enumerate(panels):
+        _flow_panel(fig.add_subplot(nrows, cols, i + 2), r, fspec, panel, f"{ex.name}: figure.flows.panels[{i}]")
     if spec.get("kind") == "bar" and spec.get("series"):
         curves = [(label, evaluate_expr(str(text), r.names, f"{ex.name}: figure.series.{label}"))
                   for label, text in spec["series"].items()]
@@ -210,6 +217,38 @@ def experiment_figure(r: ExperimentResult):
     ax.grid(alpha=0.3)
     fig.tight_layout()
     return fig
+
+
+def _flow_panel(ax, r: ExperimentResult, fspec: Mapping[str, Any], panel: Mapping[str, Any],
+                where: str) -> None:
+    """One scatter panel of the experiment's per-flow table (``[figure.flows]``, the sweep's
+    ``per_flow = true``): each flow of each run that matches the panel's ``where`` (and
+    ``groups``) a point of ``y`` against ``x``, coloured by group, the groups' means dashed
+    (jin2001 Figs. 8-13). The x values are drawn evenly spaced, in order (n = 1, 2, 4, ...)."""
+    from ..sweep.plot import draw_flows
+    from .tables import select_rows
+
+    x, y = str(fspec.get("x", "")), str(fspec.get("y", ""))
+    rows = select_rows(r.flows, panel.get("where") or {}, where, "flows")
+    if fspec.get("groups") is not None:
+        rows = rows[rows["group"].isin([int(g) for g in fspec["groups"]])]
+    for col in (x, y):
+        if col not in rows.columns:
+            raise ScenarioError(f"{where}: no column {col!r} in the sweep's flows table", field=where)
+    if rows.empty:
+        ax.set_axis_off()
+        return
+    rows = rows.sort_values(x, kind="stable")
+    rows = rows.assign(**{x: [fmt(v) for v in rows[x]]})   # evenly spaced, groups drawn apart
+    labels = {int(k): str(v) for k, v in (fspec.get("labels") or {}).items()}
+    draw_flows(ax, rows, x, y, labels=labels, linestyle="--")
+    for h in fspec.get("hlines") or []:
+        ax.axhline(float(h), color="grey", ls=":", lw=0.8)
+    ax.set_xlabel(fspec.get("xlabel", x))
+    ax.set_ylabel(fspec.get("ylabel", y))
+    ax.set_title(str(panel.get("title", "")), fontsize=10)
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3)
 
 
 def write_figure(r: ExperimentResult, out_dir: str) -> List[str]:

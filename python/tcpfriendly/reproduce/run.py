@@ -4,7 +4,6 @@ values, and each claim's verdict."""
 from __future__ import annotations
 
 import copy
-import json
 import math
 import os
 import time
@@ -20,6 +19,7 @@ from ..errors import ScenarioError
 from .expr import Series, evaluate_expr
 from .rules import compare, difference, rule_text
 from .spec import INCONSISTENT, Claim, Experiment
+from .tables import select_rows
 
 __all__ = ["Options", "ClaimResult", "ExperimentResult", "Reproduction", "run_experiment",
            "INCONSISTENT"]
@@ -70,6 +70,7 @@ class ExperimentResult:
     wall_s: float
     runs: Dict[str, int] = field(default_factory=dict)
     extra: Dict[str, Any] = field(default_factory=dict)
+    flows: Any = None   # the sweep's per-flow table (per_flow = true), for the figure; not in JSON
 
     @property
     def matched(self) -> int:
@@ -203,59 +204,78 @@ def _sweep_spec(ex: Experiment, opts: Options, path: str) -> Dict[str, Any]:
     return spec
 
 
-def _matches(cell: Any, want: Any) -> bool:
-    if isinstance(want, (Mapping, list)):
-        if isinstance(cell, str):
-            try:
-                cell = json.loads(cell)
-            except ValueError:
-                return False
-        return cell == want
-    if isinstance(want, float) or isinstance(cell, float):
-        try:
-            return math.isclose(float(cell), float(want), rel_tol=1e-9, abs_tol=1e-15)
-        except (TypeError, ValueError):
-            return False
-    return cell == want
+# How ``per_run`` reduces the selected rows of one run (its flows, with ``table = "flows"``)
+# to one number before the mean over runs. A spread needs two flows: NaN for fewer.
+PER_RUN = ("mean", "cov", "jain")
 
 
-def _sweep_input(table, spec: Mapping[str, Any], where: str) -> Any:
-    import pandas as pd
+def _per_run_fn(name: Any, where: str):
+    from .. import metrics
 
-    rows = table
-    for col, want in (spec.get("where") or {}).items():
-        if col not in rows.columns:
-            raise ScenarioError(f"{where}.where: no column {col!r} in the sweep table", field=where)
-        # a boolean mask even when no row is left (an empty list would select columns)
-        rows = rows[pd.Series([_matches(c, want) for c in rows[col]], index=rows.index, dtype=bool)]
+    if name not in PER_RUN:
+        raise ScenarioError(f"{where}.per_run: must be one of {', '.join(PER_RUN)}, got {name!r}",
+                            field=where)
+    fn = getattr(metrics, name)
+    if name == "mean":
+        return fn
+    return lambda xs: fn(xs) if sum(1 for a in xs if a is not None and not math.isnan(float(a))) >= 2 \
+        else float("nan")
+
+
+def _sweep_input(table, spec: Mapping[str, Any], where: str, flows=None) -> Any:
+    """A sweep input: the rows of the sweep table (``table = "groups"``, the default) or of
+    its per-flow table (``table = "flows"``: one row per run x flow, the sweep's spec sets
+    ``per_flow = true``) that match ``where`` and ``group``; ``metric`` reduced per value of
+    ``x`` (a curve) or over all of them (one number): the mean over the rows, or with
+    ``per_run`` (mean, cov, jain) that reduction over each run's rows (e.g. the CoV of
+    throughput across a group's flows), then the mean over the runs (seeds)."""
+    which = spec.get("table", "groups")
+    if which not in ("groups", "flows"):
+        raise ScenarioError(f"{where}.table: must be groups or flows, got {which!r}", field=where)
+    if which == "flows":
+        if flows is None:
+            raise ScenarioError(f"{where}.table: the sweep has no per-flow table (set per_flow = "
+                                "true in its sweep spec)", field=where)
+        table = flows
+    per_run = _per_run_fn(spec["per_run"], where) if "per_run" in spec else None
+    rows = select_rows(table, spec.get("where") or {}, where, which)
     if "group" in spec:
         rows = rows[rows["group"] == int(spec["group"])]
     metric = spec["metric"]
     if metric not in rows.columns:
-        raise ScenarioError(f"{where}.metric: no column {metric!r} in the sweep table", field=where)
+        raise ScenarioError(f"{where}.metric: no column {metric!r} in the sweep's {which} table",
+                            field=where)
     x = spec.get("x")
 
     def reduce(vals) -> float:
         v = [float(a) for a in vals if a is not None and not math.isnan(float(a))]
         return sum(v) / len(v) if v else float("nan")
 
+    def point(part) -> float:
+        if per_run is None:
+            return reduce(part[metric])
+        return reduce([per_run([float(a) for a in run[metric] if a is not None])
+                       for _, run in part.groupby("run", sort=True)])
+
     if not x:
-        return reduce(rows[metric])
+        return point(rows)
     out = Series()
     for xv, part in rows.groupby(x, sort=True):
-        out[float(xv)] = reduce(part[metric])
+        out[float(xv)] = point(part)
     return out
 
 
 def _run_sweep(ex: Experiment, opts: Options):
     """Run the experiment's sweep (or sweeps: ``sweep = {label = "file"}``, their tables
-    concatenated with a ``sweep`` column holding the label). Returns (table, runs, seeds)."""
+    concatenated with a ``sweep`` column holding the label). Returns (table, flows, runs,
+    seeds): flows the per-flow tables of the sweeps whose spec sets ``per_flow = true``
+    (concatenated likewise), None when none does."""
     import pandas as pd
 
     from ..sweep import Sweep, run_sweep
 
     specs = ex.sweep if isinstance(ex.sweep, dict) else {"": ex.sweep}
-    tables, runs, seeds = [], {"total": 0, "cached": 0, "ran": 0}, None
+    tables, flow_tables, runs, seeds = [], [], {"total": 0, "cached": 0, "ran": 0}, None
     for label, path in specs.items():
         spec = _sweep_spec(ex, opts, path)
         sw = Sweep.from_dict(spec, os.path.dirname(os.path.abspath(path)))
@@ -266,15 +286,22 @@ def _run_sweep(ex: Experiment, opts: Options):
         if res.failures:
             raise RuntimeError(f"{ex.name}: {len(res.failures)} run(s) failed: {res.failure_label(0)}")
         t = res.table.copy()
+        f = res.flows.copy() if res.flows is not None else None
         if label:
             t["sweep"] = label
+            if f is not None:
+                f["sweep"] = label
         tables.append(t)
+        if f is not None:
+            flow_tables.append(f)
         runs["total"] += res.total
         runs["cached"] += res.cached
         runs["ran"] += res.ran
         seeds = len(sw.seeds)
     table = tables[0] if len(tables) == 1 else pd.concat(tables, ignore_index=True)
-    return table, runs, seeds
+    flows = (None if not flow_tables else flow_tables[0] if len(flow_tables) == 1
+             else pd.concat(flow_tables, ignore_index=True))
+    return table, flows, runs, seeds
 
 
 # ----- one experiment --------------------------------------------------------------------------
@@ -286,8 +313,9 @@ def run_experiment(ex: Experiment, opts: Options) -> ExperimentResult:
     runs: Dict[str, int] = {}
     seeds: Optional[int] = None
     extra: Dict[str, Any] = {}
+    flows = None
     if ex.kind == "sweep":
-        table, runs, seeds = _run_sweep(ex, opts)
+        table, flows, runs, seeds = _run_sweep(ex, opts)
     elif ex.kind == "evaluate":
         from .evaluated import run_evaluations
         names_ev, extra, seeds = run_evaluations(ex, opts)
@@ -308,7 +336,7 @@ def run_experiment(ex: Experiment, opts: Options) -> ExperimentResult:
         elif "metric" in spec:
             if table is None:
                 raise ScenarioError(f"{where}: a sweep metric in a {ex.kind} experiment", field=where)
-            names[name] = _sweep_input(table, spec, where)
+            names[name] = _sweep_input(table, spec, where, flows)
         else:
             raise ScenarioError(f"{where}: needs model, metric, expr or algorithm", field=where)
     results = []
@@ -320,4 +348,5 @@ def run_experiment(ex: Experiment, opts: Options) -> ExperimentResult:
             ours = float(ours)
         ok, why = compare(c.rule, c.value, ours)
         results.append(ClaimResult(c, ours, ok, why))
-    return ExperimentResult(ex, results, names, opts.quick, seeds, time.monotonic() - t0, runs, extra)
+    return ExperimentResult(ex, results, names, opts.quick, seeds, time.monotonic() - t0, runs, extra,
+                            flows)

@@ -19,7 +19,7 @@ from typing import Any, Dict, List, Optional, Sequence
 from ..errors import ScenarioError
 from ..metrics.groups import t975
 
-__all__ = ["summarize", "plot", "plot_flows", "t975", "group_ratio", "paired_ratio"]
+__all__ = ["summarize", "plot", "plot_flows", "draw_flows", "t975", "group_ratio", "paired_ratio"]
 
 def summarize(table, by: Sequence[str], metric: str):
     """Mean, 95% CI half-width, standard deviation and count of ``metric`` per ``by`` cell
@@ -351,10 +351,33 @@ def plot_flows(source, x: str, y: str, where: Optional[Dict[str, str]] = None,
         if table.empty:
             raise ScenarioError.at("group", f"no flow group {group} in this sweep")
     _check_loose(table, axes, [x])
+    fig, ax = plt.subplots(figsize=(6.4, 4.4))
+    groups = draw_flows(ax, table, x, y, logx=logx)
+    if logx:
+        ax.set_xscale("log")
+    if logy:
+        ax.set_yscale("log")
+    ax.set_xlabel(x)
+    ax.set_ylabel(f"{y} (per flow)")
+    ax.legend(fontsize="small")
+    ax.grid(True, alpha=0.3)
+    seeds, fixed = table["seed"].nunique(), ", ".join(f"{k}={v}" for k, v in (where or {}).items())
+    ax.set_title(f"{y} of each flow ({seeds} seed{'s' if seeds != 1 else ''}): points; "
+                 "line: mean per group" + (" (groups drawn apart)" if groups > 1 and not logx else "")
+                 + (f"\n{fixed}" if fixed else ""), fontsize="medium")
+    return _save(plt, fig, out)
+
+
+def draw_flows(ax, table, x: str, y: str, logx: bool = False, labels: Optional[Dict[Any, str]] = None,
+               linestyle: str = "-") -> int:
+    """Draw per-flow rows ``table`` on ``ax``: each row's ``y`` as a point at its ``x``,
+    coloured by flow group, and a line (``linestyle``) per group through the mean of its
+    points at each ``x``; ``labels``: the legend label of each group (default "group G
+    (algorithm)"). The groups are drawn a little apart on a linear axis. Returns the number
+    of groups. :func:`plot_flows` and ``tcpf reproduce``'s scatter panels draw with it."""
     xs = _order(table[x])
     numeric_x = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in xs)
-    labels = _group_labels(table)
-    fig, ax = plt.subplots(figsize=(6.4, 4.4))
+    labels = {**_group_labels(table), **(labels or {})}
     groups = list(table.groupby("group", sort=True))
     # each group's points a little apart (a tenth of the closest two x values; none on a log
     # axis), so that the groups do not hide each other
@@ -368,23 +391,11 @@ def plot_flows(source, x: str, y: str, where: Optional[Dict[str, str]] = None,
         ax.scatter(at(rows[x]), rows[y].astype(float).tolist(), s=14, alpha=0.6, color=color,
                    edgecolors="none", label=labels[g])
         means = rows.groupby(x, sort=False)[y].mean().reindex(xs).dropna()
-        ax.plot(at(means.index), means.tolist(), color=color, linewidth=1.5)
+        ax.plot(at(means.index), means.tolist(), color=color, linewidth=1.5, linestyle=linestyle)
     if not numeric_x:
         ax.set_xticks(range(len(xs)))
         ax.set_xticklabels([str(v) for v in xs])
-    if logx:
-        ax.set_xscale("log")
-    if logy:
-        ax.set_yscale("log")
-    ax.set_xlabel(x)
-    ax.set_ylabel(f"{y} (per flow)")
-    ax.legend(fontsize="small")
-    ax.grid(True, alpha=0.3)
-    seeds, fixed = table["seed"].nunique(), ", ".join(f"{k}={v}" for k, v in (where or {}).items())
-    ax.set_title(f"{y} of each flow ({seeds} seed{'s' if seeds != 1 else ''}): points; "
-                 "line: mean per group" + (" (groups drawn apart)" if len(groups) > 1 and not logx else "")
-                 + (f"\n{fixed}" if fixed else ""), fontsize="medium")
-    return _save(plt, fig, out)
+    return len(groups)
 
 
 def _heatmap(plt, table, stats, x: str, y: str, hue: str, xs: List[Any], show):
