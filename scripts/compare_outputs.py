@@ -9,7 +9,8 @@ both and compares the bytes:
 - every scenario of the ns-2 bank (`validation/ns2/*.toml`),
 - every scenario in `examples/` (sweep specs are skipped: their runs are these scenarios),
 - the mixes in `scripts/identity/` (TFRC, TFRCP, TEAR, TCP with every recovery mode, CBR,
-  Pareto, a formula controller, a graph, the loss log and time series on),
+  Pareto, a formula controller, a graph, the history spectrum with SIMD/period, the loss log
+  and time series on),
 - and the controller registry (`tcpf algorithms --json`).
 
     python3 scripts/compare_outputs.py HEAD~3            # HEAD~3 against the working tree

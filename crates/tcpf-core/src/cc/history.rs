@@ -27,15 +27,15 @@ use super::params::{AlgorithmInfo, ParamError, ParamKind, ParamSpec, Params, Tax
 use super::{Ack, Controller, LossEvent, Timeout, Window};
 
 /// jin2001's α with β divided by `g`: Γ(u+1) for random losses (eq. 4), 1 for periodic ones
-/// (the α of Appendix A eq. 10's c, by footnote 3).
+/// (the α of Appendix A eq. 10's c, by footnote 3): the model's formula
+/// (`models::spectrum::alpha_form`) evaluated with `libm::pow`, the same bits on every platform.
 fn alpha_over(k: f64, l: f64, beta: f64, w_max: f64, exact: bool, g: f64) -> f64 {
-    let corr = if exact { 1.0 - beta * libm::pow(w_max, l - 1.0) / (k + 2.0) } else { 1.0 };
-    3.0 / (2.0 * (k + 1.0) * corr) * libm::pow(beta / g, k + 1.0) * libm::pow(w_max, k * l + l - 1.0)
+    crate::models::spectrum::alpha_form(k, l, beta, w_max, exact, g, libm::pow)
 }
 
 /// TCP-friendly α of jin2001 eq. 4 (`exact`) or eq. 6 (small-β approximation): random losses.
 pub fn history_alpha(k: f64, l: f64, beta: f64, w_max: f64, exact: bool) -> f64 {
-    alpha_over(k, l, beta, w_max, exact, libm::tgamma(1.0 / (k + 1.0) + 1.0))
+    alpha_over(k, l, beta, w_max, exact, crate::models::spectrum::gamma_factor(k))
 }
 
 /// The α of periodic losses, jin2001 Appendix A eq. 10 (`exact`; without its correction

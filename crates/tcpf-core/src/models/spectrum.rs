@@ -22,10 +22,19 @@ pub fn gamma_factor(k: f64) -> f64 {
     libm::tgamma(1.0 / (k + 1.0) + 1.0)
 }
 
-/// α for the c of `c_with` (footnote 3: `α = c^(k+1)/(k+1)`), with β divided by `g`.
+/// jin2001's α with β divided by `g` (Γ(u+1): eq. 4, random losses; 1: the α of eq. 10's c,
+/// periodic losses, by footnote 3 `α = c^(k+1)/(k+1)`); `exact` keeps the correction
+/// `1 − β·w_max^(l−1)/(k+2)`, without it eq. 6. The one definition of the formula, with the
+/// power function a parameter: the model's printed numbers use `f64::powf`, the controller
+/// (`cc::history`) `libm::pow` (the two can differ in the last bit).
+pub fn alpha_form(k: f64, l: f64, beta: f64, w_max: f64, exact: bool, g: f64, pow: fn(f64, f64) -> f64) -> f64 {
+    let corr = if exact { 1.0 - beta * pow(w_max, l - 1.0) / (k + 2.0) } else { 1.0 };
+    3.0 / (2.0 * (k + 1.0) * corr) * pow(beta / g, k + 1.0) * pow(w_max, k * l + l - 1.0)
+}
+
+/// α for the c of `c_with`, with β divided by `g` (`alpha_form` with `f64::powf`).
 fn alpha_with(k: f64, l: f64, beta: f64, wmax: f64, approx: bool, g: f64) -> f64 {
-    let corr = if approx { 1.0 } else { 1.0 - beta * wmax.powf(l - 1.0) / (k + 2.0) };
-    3.0 / (2.0 * (k + 1.0) * corr) * (beta / g).powf(k + 1.0) * wmax.powf(k * l + l - 1.0)
+    alpha_form(k, l, beta, wmax, !approx, g, f64::powf)
 }
 
 /// Eq. 10 with β divided by `g`: `g = 1` is eq. 10 itself (periodic losses), `g = Γ(u+1)` is
@@ -440,3 +449,4 @@ mod tests {
         assert!(!in_convergence_region(1.0, -1.0));
     }
 }
+
