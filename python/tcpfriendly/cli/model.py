@@ -533,7 +533,7 @@ def _flow_params(items: Optional[List[str]], n_algs: int) -> Any:
     bad = [i for i in numbered if i < 1]
     if bad or (n_algs > 1 and max(numbered) > n_algs):
         raise ScenarioError(f"--param: flow {(bad or [max(numbered)])[0]} does not exist: flows are numbered "
-                            f"1..{max(n_algs, 1) if n_algs > 1 else 'N'}")
+                            f"1..{n_algs if n_algs > 1 else 'N'}")
     return [_params(shared + numbered.get(i, [])) or {} for i in range(1, n + 1)]
 
 

@@ -289,7 +289,7 @@ def cwnd_p10(group: Sequence[Flow]) -> float:
     measurement window (the window is at least this 90 % of the time), mean over the group's
     flows (sastry2005 §VI-C: SIGMOID's decrease "leaves the window size virtually unchanged"
     below its knee, so "a minimum throughput is guaranteed"); NaN without samples."""
-    return mean(_p10(_samples(f, "cwnd")) if _samples(f, "cwnd") else NAN for f in group)
+    return mean(_p10(_samples(f, "cwnd")) for f in group)
 
 
 def epoch_spans(w: Sequence[float]) -> List[Tuple[int, int, bool, str]]:
@@ -502,6 +502,12 @@ def _per_flow(name: str) -> Callable[[Sequence[Flow], Sequence[Flow]], float]:
     return lambda g, a: mean(fn(f, a) for f in g)
 
 
+def _per_flow_total(name: str) -> Callable[[Sequence[Flow], Sequence[Flow]], Optional[int]]:
+    """The group sum of the per-flow counter ``name`` (:data:`FLOW_METRICS`)."""
+    fn = FLOW_METRICS[name][0]
+    return lambda g, a: total(fn(f, a) for f in g)
+
+
 # ----- the table of group metrics ----------------------------------------------------------------
 def _good(g: Sequence[Flow], _all: Sequence[Flow]) -> List[float]:
     return goodputs(g)
@@ -538,9 +544,9 @@ GROUP_METRICS: Dict[str, Any] = {
     "jain": (lambda g, a: jain(goodputs(g)), "Jain's fairness index of goodput within the group"),
     "cov": (lambda g, a: cov(goodputs(g)), "coefficient of variation of goodput within the group"),
     "loss_event_rate": (lambda g, a: loss_event_rate(g), "pooled: loss events / packets sent"),
-    "loss_events": (lambda g, a: total(f.get("loss_events") for f in g), "sum over the group"),
-    "retransmissions": (lambda g, a: total(f.get("retransmissions") for f in g), "sum over the group"),
-    "timeouts": (lambda g, a: total(f.get("timeouts") for f in g), "sum over the group"),
+    "loss_events": (_per_flow_total("loss_events"), "sum over the group"),
+    "retransmissions": (_per_flow_total("retransmissions"), "sum over the group"),
+    "timeouts": (_per_flow_total("timeouts"), "sum over the group"),
     "mean_rtt_s": (_per_flow("mean_rtt_s"), "mean over the group's flows (s)"),
     "mean_cwnd": (_per_flow("mean_cwnd"), "mean over the group's flows (packets)"),
     "mean_rto_s": (_per_flow("mean_rto_s"), "mean over the group's flows of the mean RTO (s)"),

@@ -286,12 +286,11 @@ def _execute_chunk(items: List[Tuple[str, int, str, bool]], store_dir: Optional[
     start = time.perf_counter()
     results, failures = [], []
     for scenario_json, seed, key, per_flow in items:
-        try:
-            results.append((key, execute(scenario_json, seed, key, per_flow)))
-        except KeyboardInterrupt:
-            raise
-        except BaseException as exc:  # noqa: BLE001 - the run fails alone
-            failures.append((key, _error_text(exc)))
+        rows = execute_or_failure(scenario_json, seed, key, per_flow)
+        if isinstance(rows, RunFailed):
+            failures.append((key, rows.message))
+        else:
+            results.append((key, rows))
     table, runs = runs_table(results)
     store_error = None
     if store_dir is not None and table is not None and any(r[2] for r in runs):
@@ -501,19 +500,17 @@ class ProcessExecutor:
                         continue
                 collector.ok(run, t)
 
-        def drain() -> None:
+        def drain(refill: bool) -> None:
             while futures:
                 done, _ = wait(list(futures), return_when=FIRST_COMPLETED)
                 for fut in done:
                     take(fut)
+                if refill:
+                    submit()
 
         try:
             submit()
-            while futures:
-                done, _ = wait(list(futures), return_when=FIRST_COMPLETED)
-                for fut in done:
-                    take(fut)
-                submit()
+            drain(refill=True)
             return False
         except KeyboardInterrupt:
             left.clear()
@@ -526,7 +523,7 @@ class ProcessExecutor:
                 self.log(f"interrupted: finishing the {busy} run{'s' if busy != 1 else ''} in "
                          "progress (Ctrl-C again to abandon)")
             try:
-                drain()
+                drain(refill=False)
             except KeyboardInterrupt:
                 abandoned = True
                 self.log("abandoned the runs in progress")

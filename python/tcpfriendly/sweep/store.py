@@ -291,7 +291,6 @@ def runs_table(results: List[Tuple[str, List[Dict[str, Any]]]]):
         if columns is not None:
             parts.append(pa.Table.from_pylist(group, schema=_schema_for(group)))
 
-
     for key, rows in results:
         cols = _column_names(rows)
         if cols != columns:
@@ -305,10 +304,6 @@ def runs_table(results: List[Tuple[str, List[Dict[str, Any]]]]):
         return None, runs
     table = parts[0] if len(parts) == 1 else pa.concat_tables(parts, promote_options="default")
     return table, runs
-
-    def stored_keys(self) -> List[str]:
-        """Every run key some file in the store lists (footers only), sorted."""
-        return sorted(self._scan())
 
 
 def split_flows(table) -> Tuple[Any, Any]:
