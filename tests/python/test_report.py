@@ -207,6 +207,41 @@ def test_sweep_report(tcpf, sweep_dir, tmp_path):
     check_in_browser(page, tmp_path, n_figures=5)
 
 
+def test_sweep_report_per_flow(tcpf, tmp_path):
+    """A sweep run with --per-flow gets a "Per flow" section: per point and group the spread of
+    each flow's share (min, median, max over every seed's flows) and a scatter panel per value
+    of the axis that still varies once x is fixed; a sweep without it has no such section."""
+    (tmp_path / "base.toml").write_text(SMALL_TOML)
+    (tmp_path / "sw.toml").write_text(SWEEP.format(base=str(tmp_path / "base.toml")))
+    out = tmp_path / "out"
+    r = subprocess.run([*_tcpf(), "sweep", str(tmp_path / "sw.toml"), "--workers", "1", "--per-flow",
+                        "--out", str(out)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    page = tmp_path / "sweep.html"
+    p = tcpf("report", out, "-o", page)
+    assert p.returncode == 0, p.stderr
+    text = page.read_text(encoding="utf-8")
+    check_static(text)
+    section = text[text.index("<section id=\"flows\">"):]
+    section = section[:section.index("</section>")]
+    table = section[section.index("<table>"):section.index("</table>")]
+    assert table.count("<tr>") == 1 + 8  # 4 points x 2 groups
+    flows = pd.read_parquet(out / "flows.parquet")
+    assert len(flows) == 4 * 2 * 4  # points x seeds x flows
+    # the first row: point alpha = 0.2, 2 Mb/s, group 0: its 2 flows x 2 seeds
+    first = flows[(flows["flows[1].params.alpha"] == 0.2) & (flows["bottleneck.rate"] == "2Mbps") & (flows["group"] == 0)]
+    cells = re.findall(r"<td[^>]*>(.*?)</td>", table[table.index("<tbody>"):])[:8]
+    assert cells[:5] == ["0.2", "2Mbps", "0", "2", "4"], cells  # the point, group, runs, flows
+    assert float(cells[5]) == pytest.approx(first["share"].min(), rel=1e-3)
+    assert float(cells[6]) == pytest.approx(first["share"].median(), rel=1e-3)
+    assert float(cells[7]) == pytest.approx(first["share"].max(), rel=1e-3)
+    # x = alpha (the first numeric axis); the rate still varies: one panel per rate
+    assert section.count("<svg") == 2
+    assert "bottleneck.rate=2Mbps" in section and "bottleneck.rate=5Mbps" in section
+    # 5 group-metric figures before it, as without per_flow
+    assert text.count("<svg") == 5 + 2
+
+
 def test_big_sweep_report_stays_small_and_fast(sweep_dir, tmp_path):
     """A sweep of 400 points x 30 seeds (synthesised from the small one's rows) gives a page of
     the same order of size: an aggregated table cut at MAX_ROWS, at most MAX_SERIES lines a figure."""
