@@ -33,6 +33,11 @@ BAD_SCENARIOS = {
                       ["bottleneck", "rate"]),
     "missing bottleneck rate": (SMALL_TOML.replace('rate = "5Mbps"\n', ""),
                                 ["bottleneck", "rate"]),
+    "UDP packet size out of range": (
+        SMALL_TOML + '\n[[flows]]\nalgorithm = "pareto"\nrate = "500kbps"\npacket_size = 20\n',
+        ["flows[2].packet_size", "[40, 65535]"]),
+    "packet size on a window flow": (SMALL_TOML + "packet_size = 210\n",  # into flows[1], gaimd
+                                     ["flows[1].packet_size", "UDP sources"]),
     "malformed TOML": (SMALL_TOML.replace("duration = 10", "duration = [", 1),
                        ["malformed TOML in", "s.toml", "line "]),
 }

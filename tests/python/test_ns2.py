@@ -180,6 +180,36 @@ def test_export_mirrors_a_scenario_s_access_queue_limit(tmp_path):
     assert "$ns queue-limit $S(0) $R1 100" in s and "$ns queue-limit $R2 $D(0) 100" in s
 
 
+def test_export_carries_a_udp_group_s_own_packet_size(tmp_path):
+    """`flows[i].packet_size` of a UDP group reaches ns-2: packetSize_ of the application and
+    of its Agent/UDP; TCP flows and a UDP group without it keep the scenario's size."""
+    path = tmp_path / "udp.toml"
+    path.write_text('duration = 5\npacket_size = 1000\n[bottleneck]\nrate = "15Mbps"\ndelay = "50ms"\n'
+                    '[[flows]]\nalgorithm = "tcp"\n'
+                    '[[flows]]\nalgorithm = "pareto"\nrate = "500kbps"\npacket_size = 210\n'
+                    '[[flows]]\nalgorithm = "cbr"\nrate = "1Mbps"\npacket_size = 200\n'
+                    '[[flows]]\nalgorithm = "cbr"\nrate = "1Mbps"\n')
+    e = tf.expand(path)
+    assert [f.get(f["kind"], {}).get("packet_size") for f in e["flows"]] == [None, 210, 200, 1000]
+    s = export_tcl(e)
+    for line in ["$tcp(0) set packetSize_ 1000", "set app(1) [new Application/Traffic/Pareto]",
+                 "$app(1) set packetSize_ 210", "$udp(1) set packetSize_ 210",
+                 "$app(2) set packetSize_ 200", "$udp(2) set packetSize_ 200",
+                 "$app(3) set packetSize_ 1000", "$udp(3) set packetSize_ 1000"]:
+        assert line in s, line
+    # ns-2's packet counts become bits/s with each flow's own size
+    out = ("FLOW id=0 group=0 kind=tcp sent=100 rexmit=0 delivered=100 ncwndcuts=0 ncwndcuts1=0 "
+           "ntimeouts=0 necn=0 mean_cwnd=null mean_srtt=null\n"
+           "FLOW id=1 group=1 kind=pareto sent=500 delivered=400\n"
+           "FLOW id=2 group=2 kind=cbr sent=3125 delivered=3125\n"
+           "FLOW id=3 group=3 kind=cbr sent=625 delivered=625\n"
+           "TOTAL delivered_pkts=4250 t=5\n")
+    r = ns2_run._results(e, ns2.parse_output(out), 1.0)
+    bps = [f["throughput_bps"] for f in r["flows"]]
+    assert bps == pytest.approx([100 * 1000 * 8 / 5, 500 * 210 * 8 / 5, 1e6, 1e6])
+    assert r["flows"][1]["goodput_bps"] == pytest.approx(400 * 210 * 8 / 5)
+
+
 def test_droptail_ecn_loss_reverse_and_cbr():
     e = expanded_sample(queue="droptail", red=None, limit_pkts=281,
                         loss={"model": "bernoulli", "p": 0.01})

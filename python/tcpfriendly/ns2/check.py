@@ -11,6 +11,13 @@ def _group_label(flow: Dict[str, Any], index: int) -> str:
     return f"flows[{flow.get('group', index)}]"
 
 
+def _udp_packet_size(flow: Dict[str, Any], default: int) -> int:
+    """Bytes per datagram of a UDP flow of the expanded scenario: its group's own
+    ``packet_size`` (under ``cbr`` / ``pareto``), else the scenario's (`default`)."""
+    own = (flow.get(flow.get("kind")) or {}).get("packet_size")
+    return int(own) if own is not None else default
+
+
 # Fields of the expanded scenario this exporter understands.  Anything else that is set
 # (not null/false/zero/empty) is refused by name rather than silently dropped: a new engine
 # feature must be mapped here before a cross-check can claim to simulate it.
@@ -30,8 +37,8 @@ _KNOWN = {
     "flow": {"id", "group", "kind", "algorithm", "params", "recovery", "cbr", "pareto",
              "direction", "path", "access_delay_s", "receiver_delay_s", "access_rate_bps",
              "start_s", "stop_s", "ecn", "rtt_noise_s"},
-    "flow.cbr": {"rate_bps", "on_s", "off_s", "phase_s"},
-    "flow.pareto": {"rate_bps", "mean_on_s", "mean_off_s", "shape"},
+    "flow.cbr": {"rate_bps", "on_s", "off_s", "phase_s", "packet_size"},
+    "flow.pareto": {"rate_bps", "mean_on_s", "mean_off_s", "shape", "packet_size"},
 }
 
 # Loss models of the engine that ns-2 cannot express here, with the reason.

@@ -8,7 +8,7 @@ from importlib import resources
 from typing import Any, Dict, List, Optional, Tuple
 
 from .agents import RECOVERY, Ns2Unsupported, Setting, _agent_for, _rate_agent_for
-from .check import _check, _group_label
+from .check import _check, _group_label, _udp_packet_size
 from .network import _DLink, _Net, _network, _prop_rtt, _queue_lines, _Route, _tfrc_min_rto
 from .tcl import _num, _rng_seed, tcl_quote
 
@@ -310,7 +310,8 @@ def _udp_lines(ctx: _Ctx, f: Dict[str, Any], fid: int, kind: str, where: str, st
                stop: Optional[float]) -> List[str]:
     L: List[str] = []
     a = L.append
-    pkt, seed, duration = ctx.pkt, ctx.seed, ctx.duration
+    seed, duration = ctx.seed, ctx.duration
+    pkt = _udp_packet_size(f, ctx.pkt)
     a(f"set udp({fid}) [new Agent/UDP]")
     a(f"$udp({fid}) set fid_ {fid + 1}")
     a(f"$udp({fid}) set packetSize_ {pkt}")

@@ -12,6 +12,7 @@ import time
 from typing import Any, Dict, List, Optional, Tuple
 
 from .export import DEFAULT_SAMPLE_INTERVAL_S, DROP_TRACE_FILE, TCP_HEADER_BYTES, export_tcl
+from .check import _udp_packet_size
 from .network import _network, _prop_rtt
 
 def ns2_available(ns_binary: str = "ns") -> bool:
@@ -129,12 +130,13 @@ def _results(expanded: Dict[str, Any], parsed: Dict[str, Any], wall_s: float,
     for r in parsed["flows"]:
         spec = by_id[int(r["id"])]
         sent, dlv = r["sent"], r["delivered"]
+        size = _udp_packet_size(spec, pkt) if r["kind"] not in ("tcp", "rate") else pkt
         base = {
             "id": int(r["id"]), "group": int(r["group"]),
             "algorithm": spec.get("algorithm"), "params": spec.get("params") or {},
             "direction": spec.get("direction", "forward"),
-            "throughput_bps": sent * pkt * 8.0 / window,
-            "goodput_bps": dlv * pkt * 8.0 / window,
+            "throughput_bps": sent * size * 8.0 / window,
+            "goodput_bps": dlv * size * 8.0 / window,
             "packets_sent": sent, "packets_delivered": dlv,
         }
         if r["kind"] == "tcp":

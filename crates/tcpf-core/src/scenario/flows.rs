@@ -86,7 +86,8 @@ pub enum GroupKind {
     Tcp { params: Params, recovery: Recovery, external: Option<Value> },
     /// A rate-based sender (TFRC, TFRCP, TEAR).
     Rate { params: Params },
-    Udp { pattern: UdpPattern },
+    /// `packet_size`: the group's own bytes per datagram, None for the scenario's.
+    Udp { pattern: UdpPattern, packet_size: Option<u32> },
 }
 
 #[derive(Clone, Debug)]
@@ -115,7 +116,7 @@ pub struct Group {
 
 const FLOW_KEYS: &[&str] = &[
     "count", "algorithm", "recovery", "params", "access_delay", "access_rate", "receiver_delay", "start", "stop",
-    "direction", "rate", "on", "off", "phase", "steps", "repeat", "shape", "path", "from", "to", "rtt_noise",
+    "direction", "rate", "on", "off", "phase", "steps", "repeat", "shape", "path", "from", "to", "rtt_noise", "packet_size",
 ];
 
 /// Parse group `gi`. `graph` is the topology when it is not a dumbbell; `ref_rate` gives the
@@ -206,6 +207,11 @@ fn group_kind(t: &Table, path: &str, algorithm: String, ref_rate: f64, external:
         Some(other) => err(t.field("params"), format!("must be a table of parameters; got {other}")),
     };
     let params_error = |e: ParamError| e.under(&format!("{path}.params"));
+    if t.get("packet_size").is_some() && entry.map(Entry::kind) != Some(Kind::Udp) {
+        // Window and rate-based senders share the scenario's size: the buffer's BDP, RED's
+        // mean packet size and the formulas' packets/s all read it.
+        return err(t.field("packet_size"), format!("applies to UDP sources ({}) only; '{algorithm}' sends the scenario's packet_size", registry::names(Kind::Udp).join(", ")));
+    }
     Ok(match entry.map(Entry::kind) {
         Some(Kind::Rate) => {
             for k in ["recovery", "rtt_noise", "rate", "on", "off", "phase", "steps", "repeat", "shape"] {
@@ -223,7 +229,8 @@ fn group_kind(t: &Table, path: &str, algorithm: String, ref_rate: f64, external:
                 }
             }
             let pattern = udp_pattern(t, &algorithm, ref_rate)?;
-            (algorithm, GroupKind::Udp { pattern })
+            let packet_size = t.get("packet_size").map(|_| super::packet_size(t, None)).transpose()?;
+            (algorithm, GroupKind::Udp { pattern, packet_size })
         }
         _ => {
             for k in ["rate", "on", "off", "phase", "steps", "repeat", "shape"] {
@@ -378,27 +385,32 @@ impl Group {
             GroupKind::Rate { params } => {
                 m.insert("params".into(), params.to_json());
             }
-            GroupKind::Udp { pattern } => match pattern {
-                UdpPattern::Constant { rate } => {
-                    m.insert("rate".into(), json!(rate));
+            GroupKind::Udp { pattern, packet_size } => {
+                if let Some(size) = packet_size {
+                    m.insert("packet_size".into(), json!(size));
                 }
-                UdpPattern::SquareWave { rate, wave } => {
-                    m.insert("rate".into(), json!(rate));
-                    m.insert("on".into(), json!(wave.on));
-                    m.insert("off".into(), json!(wave.off));
-                    m.insert("phase".into(), json!(wave.phase));
+                match pattern {
+                    UdpPattern::Constant { rate } => {
+                        m.insert("rate".into(), json!(rate));
+                    }
+                    UdpPattern::SquareWave { rate, wave } => {
+                        m.insert("rate".into(), json!(rate));
+                        m.insert("on".into(), json!(wave.on));
+                        m.insert("off".into(), json!(wave.off));
+                        m.insert("phase".into(), json!(wave.phase));
+                    }
+                    UdpPattern::Steps { steps, repeat } => {
+                        m.insert("steps".into(), json!(steps.iter().map(|(t, r)| json!([t, r])).collect::<Vec<_>>()));
+                        m.insert("repeat".into(), json!(repeat));
+                    }
+                    UdpPattern::ParetoOnOff { rate, mean_on, mean_off, shape } => {
+                        m.insert("rate".into(), json!(rate));
+                        m.insert("on".into(), json!(mean_on));
+                        m.insert("off".into(), json!(mean_off));
+                        m.insert("shape".into(), json!(shape));
+                    }
                 }
-                UdpPattern::Steps { steps, repeat } => {
-                    m.insert("steps".into(), json!(steps.iter().map(|(t, r)| json!([t, r])).collect::<Vec<_>>()));
-                    m.insert("repeat".into(), json!(repeat));
-                }
-                UdpPattern::ParetoOnOff { rate, mean_on, mean_off, shape } => {
-                    m.insert("rate".into(), json!(rate));
-                    m.insert("on".into(), json!(mean_on));
-                    m.insert("off".into(), json!(mean_off));
-                    m.insert("shape".into(), json!(shape));
-                }
-            },
+            }
         }
         if let (RouteDef::Path(p), Some(g)) = (&self.route, graph) {
             // The resolved path, in the data direction as given (before `direction`).

@@ -105,7 +105,7 @@ impl Scenario {
             if d > 0.0 && d <= 1e7 { Ok(d) } else { Err(format!("must be in (0, 1e7] seconds; got {d}")) }
         })?;
         let seed = top.integer("seed", Some(1), 0, u64::MAX >> 11, "random seed")?;
-        let packet_size = top.integer("packet_size", Some(1000), 40, 65_535, "bytes of payload per data packet")? as u32;
+        let packet_size = packet_size(&top, Some(1000))?;
         let max_window = match top.get("max_window") {
             None => None,
             Some(_) => Some(top.integer("max_window", None, 1, Limits::MAX_PACKETS as u64, "packets, receiver window cap")? as u32),
@@ -379,7 +379,7 @@ impl Scenario {
                         delack_timeout: secs(t.delack_timeout),
                     },
                     GroupKind::Rate { params } => FlowKind::Rate { params: params.clone(), size: self.packet_size + t.header_size, payload: self.packet_size, ack_size: t.ack_size },
-                    GroupKind::Udp { pattern } => FlowKind::Udp { size: self.packet_size, pattern: pattern.clone() },
+                    GroupKind::Udp { pattern, packet_size } => FlowKind::Udp { size: packet_size.unwrap_or(self.packet_size), pattern: pattern.clone() },
                 };
                 FlowSpec {
                     group: f.group,
@@ -477,7 +477,7 @@ impl Scenario {
                         m.insert("algorithm".into(), json!(g.algorithm));
                         m.insert("params".into(), params.to_json());
                     }
-                    GroupKind::Udp { pattern } => {
+                    GroupKind::Udp { pattern, packet_size } => {
                         m.insert("kind".into(), json!(g.algorithm));
                         m.insert("algorithm".into(), json!(g.algorithm));
                         m.insert("params".into(), json!({}));
@@ -487,6 +487,8 @@ impl Scenario {
                             crate::transport::UdpPattern::Steps { steps, repeat } => json!({"steps": steps, "repeat_s": repeat}),
                             crate::transport::UdpPattern::ParetoOnOff { rate, mean_on, mean_off, shape } => json!({"rate_bps": rate, "mean_on_s": mean_on, "mean_off_s": mean_off, "shape": shape}),
                         };
+                        let mut udp = udp;
+                        udp["packet_size"] = json!(packet_size.unwrap_or(self.packet_size));
                         m.insert(g.algorithm.clone(), udp);
                     }
                 }
@@ -600,6 +602,12 @@ fn graph_bdp(def: &GraphDef, groups: &[Group], li: usize, reversed: bool, packet
     let l = &def.links[li];
     let rtt = mean(reversed).or_else(|| mean(!reversed)).unwrap_or(2.0 * l.delay);
     l.rate * rtt / (8.0 * packet_size as f64)
+}
+
+/// `packet_size` of table `t`: the scenario's (bytes of payload of every data packet) or a UDP
+/// group's own (bytes of each of its datagrams); one range for both.
+fn packet_size(t: &Table, default: Option<u64>) -> Result<u32, ScenarioError> {
+    Ok(t.integer("packet_size", default, 40, 65_535, "bytes per data packet")? as u32)
 }
 
 fn tcp_table(v: Option<&Value>) -> Result<TcpTable, ScenarioError> {

@@ -241,3 +241,70 @@ fn a_link_name_may_not_collide_with_a_reverse_direction() {
     unique.dedup();
     assert_eq!(names.len(), unique.len(), "{names:?}");
 }
+
+/// A UDP group's own `packet_size`: a CBR of rate R with N-byte datagrams sends R/(8N)
+/// packets/s; the scenario's size stays every other flow's (and the default).
+#[test]
+fn udp_groups_may_have_their_own_packet_size() {
+    let v = json!({
+        "duration": 10, "packet_size": 1000,
+        "bottleneck": {"rate": "10Mbps", "delay": "10ms"},
+        "flows": [
+            {"algorithm": "tcp", "count": 1},
+            {"algorithm": "cbr", "rate": "1Mbps"},
+            {"algorithm": "cbr", "rate": "1Mbps", "packet_size": 200},
+            {"algorithm": "pareto", "rate": "500kbps", "packet_size": 210},
+        ]
+    });
+    let s = Scenario::from_value(&v).unwrap();
+    let sizes: Vec<Option<u32>> = s.to_config().flows.iter().map(|f| if let FlowKind::Udp { size, .. } = f.kind { Some(size) } else { None }).collect();
+    assert_eq!(sizes, vec![None, Some(1000), Some(200), Some(210)]);
+    // Normalised: shown only where given (a scenario without it normalises as before), and
+    // normalising again keeps it.
+    let n = s.normalized();
+    assert!(n["flows"][1].get("packet_size").is_none());
+    assert_eq!(n["flows"][2]["packet_size"], json!(200));
+    assert_eq!(Scenario::from_value(&n).unwrap().normalized(), n);
+    // Expanded (what the ns-2 exporter reads): every UDP flow's resolved size.
+    let x = s.expanded();
+    assert_eq!(x["flows"][1]["cbr"]["packet_size"], json!(1000));
+    assert_eq!(x["flows"][2]["cbr"]["packet_size"], json!(200));
+    assert_eq!(x["flows"][3]["pareto"]["packet_size"], json!(210));
+
+    let out = crate::api::run_scenario(&s).unwrap();
+    let sent = |i: usize| out["flows"][i]["packets_sent"].as_u64().unwrap();
+    // 1 Mb/s for 10 s: 1250 packets of 1000 bytes, 6250 of 200 bytes (± the first/last one)
+    assert!(sent(1).abs_diff(1250) <= 1, "{}", sent(1));
+    assert!(sent(2).abs_diff(6250) <= 1, "{}", sent(2));
+    // Same bit rate: the same throughput in bits/s, counted with each flow's own size.
+    let bps = |i: usize| out["flows"][i]["throughput_bps"].as_f64().unwrap();
+    assert!((bps(2) / bps(1) - 1.0).abs() < 0.01, "{} {}", bps(1), bps(2));
+}
+
+#[test]
+fn a_udp_packet_size_is_checked_and_refused_elsewhere() {
+    let mut v = base();
+    v["flows"].as_array_mut().unwrap().push(json!({"algorithm": "cbr", "rate": "1Mbps", "packet_size": 20}));
+    let e = error_of(v.clone());
+    assert_eq!(e.field, "flows[2].packet_size");
+    assert!(e.message.contains("[40, 65535]"), "{}", e.message);
+    v["flows"][2]["packet_size"] = json!(210.5);
+    assert_eq!(error_of(v.clone()).field, "flows[2].packet_size");
+    // The scenario's own packet_size has the same range (one check).
+    let mut w = base();
+    w["packet_size"] = json!(20);
+    let g = error_of(w);
+    assert_eq!(g.field, "packet_size");
+    assert_eq!(g.message, e.message);
+    // Window-based and rate-based flows send the scenario's size.
+    for (gi, algorithm) in [(0, "tcp"), (1, "gaimd")] {
+        let mut v = base();
+        v["flows"][gi]["packet_size"] = json!(500);
+        let e = error_of(v);
+        assert_eq!(e.field, format!("flows[{gi}].packet_size"));
+        assert!(e.message.contains("UDP sources") && e.message.contains(algorithm), "{}", e.message);
+    }
+    let mut v = base();
+    v["flows"][1] = json!({"algorithm": "tfrc", "packet_size": 500});
+    assert_eq!(error_of(v).field, "flows[1].packet_size");
+}
