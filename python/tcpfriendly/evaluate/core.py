@@ -384,7 +384,8 @@ def _transient(series: Mapping[str, Any], change: float, until: float, target: f
                vals: Mapping[str, Any]) -> Dict[str, Any]:
     """Seconds after ``change`` until the throughput (moving average over ``average_s``) is
     within ``tol`` of ``target`` (the new steady level from the reference run), searched up to
-    ``until``; the flow's window reductions during that time (tsao2007 Fig. 4(c)); and
+    ``until``; the flow's loss events during that time (tsao2007 Fig. 4(c): the loss log's
+    window reductions, or a rate-based flow's receiver loss events); and
     ``late_cov``, the coefficient of variation of the binned rate over the second half of the
     phase, (change + until)/2 to ``until`` (tsao2007 Fig. 4(b), Obs. 4: how much a scheme
     oscillates once it has had time to settle; defined whether or not it reached ``target``,
@@ -496,7 +497,7 @@ def _agg_s4(exp, vals, rows, th):
         "X's time / TCP's (paired runs, same CBR) to come within tol of the steady throughput "
         "of the free state (reference run, CBR held at 9 Mb/s) after the CBR drops 14 -> 9 Mb/s",
         "the same after the CBR rises 9 -> 14 Mb/s (target: reference run with the CBR held at "
-        "14 Mb/s); loss_ratio: X's window reductions during convergence / TCP's (Fig. 4(c))", False)
+        "14 Mb/s); loss_ratio: X's loss events during convergence / TCP's (Fig. 4(c))", False)
 
 
 def _agg_impulse(exp, vals, rows, th):
