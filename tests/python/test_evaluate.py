@@ -190,3 +190,35 @@ def test_rate_based_responsiveness_is_not_measured_and_json_is_strict():
     assert m["inv_responsiveness_losses"]["n"] == 0 and m["inv_responsiveness_losses"]["mean"] is None
     assert m["inv_aggressiveness_rtt"]["n"] > 0 and m["inv_aggressiveness_rtt"]["mean"] > 1
     assert m["inv_responsiveness_s"]["n"] > 0
+
+
+def test_a_time_not_reached_in_the_phase_is_censored_at_phase_end_minus_change():
+    # S3 from fabricated series: seed 1 reaches the new level (1 Mb/s) 20 s after the change at
+    # 100 s, seed 2 never does before the phase ends at 800 s: its time is censored at 700 s.
+    # x_s stays NaN (the grade of a scheme that never converged is unchanged); the bound is
+    # the mean with 700 s for seed 2, and the report prints it as a lower bound.
+    from types import SimpleNamespace
+
+    from tcpfriendly.evaluate.core import _agg_s3
+    from tcpfriendly.evaluate.report import _cell_detail
+
+    t = [float(i) for i in range(0, 1001)]
+    def ser(reach):  # 0.2 Mb/s, then 1 Mb/s from `reach` (None: never) until 800 s, then 0.2
+        return {"time": t, "rate_bps": [1e6 if reach is not None and reach <= x < 800 else 2e5 for x in t],
+                "loss_times": [], "goodput_bps": 5e5}
+    rows = []
+    for seed, reach in ((1, 120.0), (2, None)):
+        j = SimpleNamespace(seed=seed)
+        rows += [(None, "x", j, ser(reach)), (None, "tcp", j, ser(110.0)),
+                 (None, "x@slow", j, {"level_bps": 1e6}), (None, "x@fast", j, {"level_bps": 2e5}),
+                 (None, "tcp@slow", j, {"level_bps": 1e6}), (None, "tcp@fast", j, {"level_bps": 2e5})]
+    vals = {"low_from": 100, "low_to": 800, "duration": 1000, "tol": 0.1, "average_s": 10}
+    m, grades, nums, _ = _agg_s3(None, vals, rows, TH)
+    up = nums["S3 up"]
+    assert math.isnan(up["x_s"]) and up["x_censored"] == 1 and up["runs"] == 2 and up["runs_are"] == "seeds"
+    reached = 120.0 + 5.0 - 100.0  # the 10-s centred average is within 10 % of 1 Mb/s 5 s after the rise
+    assert up["x_s_bound"] == pytest.approx((reached + 700.0) / 2, abs=1.0)
+    assert up["tcp_censored"] == 0 and up["tcp_s_bound"] == pytest.approx(up["tcp_s"])
+    assert grades["S3 up"].startswith(G.X)          # unchanged: never converged -> X
+    assert m["up_censored"] == 1 and nums["S3 down"]["x_censored"] == 0
+    assert _cell_detail(SimpleNamespace(numbers=nums), "S3 up").startswith(f"- (> {up['x_s_bound']:.1f} s / TCP")

@@ -434,3 +434,71 @@ def test_analytic_claims_keep_their_verdicts():
                 elif not c.claim.reason:
                     assert c.matched, (r.experiment.name, c.claim.claim, c.ours)
     assert n >= 50
+
+
+# ----- right-censored convergence times (docs/evaluate.md, "Convergence time") ---------------------
+def test_a_censored_time_is_a_lower_bound_in_rules_and_orders():
+    from tcpfriendly.metrics.transients import LowerBound, censored_mean, censored_time
+    from tcpfriendly.reproduce.expr import Undecided
+
+    assert censored_mean([100.0, float("nan")], [700.0, 700.0]) == (400.0, 1)
+    assert type(censored_time(400.0, 0, 5)) is float      # nothing censored: a plain number
+    a = censored_time(652.0, 1, 5, label="iiad S3 up")     # > 652 s
+    assert isinstance(a, LowerBound) and "1 of 5 seeds" in a.note and a.text().startswith("> 652")
+    # a lower bound meets "≥ r" when the bound does, never "≤ r", "≈ r" or an interval
+    assert compare({"min": 400}, 700, a)[0] and not compare({"min": 700}, 700, a)[0]
+    assert not compare({"max": 800}, 700, a)[0] and not compare({"abs": 100}, 700, a)[0]
+    assert not compare({"rel": 0.1}, 700, a)[0] and not compare({"interval": [600, 900]}, 700, a)[0]
+    b = censored_time(300.0, 2, 15, "steps", label="tear S4 up")
+    names = {"a": a, "b": b, "x": 100.0, "y": 800.0}
+    # a censored time beats every exact time at or below its bound ...
+    assert evaluate_expr("a > x", names) is True and evaluate_expr("x >= a", names) is False
+    assert evaluate_expr("a <= x", names) is False
+    # ... and two censored times, or a bound below the exact time, leave the order undecided
+    for e in ("a > b", "b >= a", "a > y", "y > a", "not (a > b)", "a > x and a > b"):
+        assert isinstance(evaluate_expr(e, names), Undecided), e
+    assert evaluate_expr("a > x or a > b", names) is True
+    ok, why = compare({"equals": True}, True, evaluate_expr("a >= max(series(x, b))", names))
+    assert not ok and why.startswith("undecided") and "tear S4 up" in why
+    # the largest of a set with a censored time and a mean over one are lower bounds; the
+    # smallest is exact when an exact value is at or below every bound
+    assert isinstance(evaluate_expr("max(series(x, b))", names), LowerBound)
+    assert float(evaluate_expr("max(series(x, b))", names)) == 300.0
+    assert isinstance(evaluate_expr("mean(series(x, a))", names), LowerBound)
+    assert evaluate_expr("min(series(x, b))", names) == 100.0
+    assert isinstance(evaluate_expr("a / x", names), LowerBound) and math.isnan(evaluate_expr("x / a", names))
+
+
+def test_a_censored_claim_shows_its_bound_in_table_and_json(monkeypatch, tmp_path):
+    """Read from an evaluation's numbers (x_s NaN with a bound and a count, as tcpf evaluate
+    writes them): the claim table shows "> bound (...)", the JSON's our_value is the bound and
+    the verdict says it is one; an order the censoring cannot decide differs, saying why."""
+    from tcpfriendly.reproduce.evaluated import evaluation_names
+    from tcpfriendly.reproduce.report import claim_rows
+    from tcpfriendly.reproduce.run import ClaimResult, ExperimentResult
+    from tcpfriendly.reproduce.spec import Claim
+
+    def ev(alg, x_s, bound, k):
+        return {"algorithm": alg, "grades": {}, "metrics": {}, "numbers": {"S3 up": {
+            "x_s": x_s, "x_s_bound": bound, "x_censored": k, "tcp_s": 40.0, "tcp_s_bound": 40.0,
+            "tcp_censored": 0, "runs": 5, "runs_are": "seeds"}}}
+    names = {"iiad": evaluation_names(ev("iiad", None, 652.0, 1)),
+             "aiad_h": evaluation_names(ev("aiad_h", None, 700.0, 5)),
+             "gaimd": evaluation_names(ev("gaimd", 60.0, 60.0, 0))}
+    assert names["gaimd"]["numbers"]["S3 up"]["x_s"] == 60.0
+    out = []
+    for text, rule, value in (('iiad.numbers["S3 up"].x_s', {"min": 400}, 700),
+                              ('iiad.numbers["S3 up"].x_s', {"max": 800}, 700),
+                              ('aiad_h.numbers["S3 up"].x_s > iiad.numbers["S3 up"].x_s', {"equals": True}, True),
+                              ('iiad.numbers["S3 up"].x_s > gaimd.numbers["S3 up"].x_s', {"equals": True}, True)):
+        c = Claim(claim=text, where="w", quote="", value=value, ours=text, rule=rule, reason="r")
+        ours = evaluate_expr(text, names)
+        out.append(ClaimResult(c, ours, *compare(rule, value, ours)))
+    ge, le, order, beats = out
+    assert ge.matched and ge.to_json()["our_value"] == 652.0 and "lower bound" in ge.verdict
+    assert not le.matched and le.verdict.startswith("differs: a lower bound cannot show ≤ 800")
+    assert not order.matched and "undecided" in order.verdict and order.to_json()["our_value"] is None
+    assert beats.matched and beats.ours is True
+    rows = claim_rows(ExperimentResult(None, out, names, True, 5, 0.0))
+    assert rows[0][2].startswith("> 652 (iiad S3 up: 1 of 5 seeds") and rows[2][2] == "undecided"
+    json.dumps([c.to_json() for c in out], allow_nan=False)

@@ -53,6 +53,9 @@ pub struct SimConfig {
     pub limits: Limits,
     /// The packet trace to record, if any.
     pub trace: Option<crate::trace::TraceSpec>,
+    /// The scenario's `loss_log`: record every window reduction (TCP flows, `TcpParams::
+    /// log_losses`) and every loss event of a rate-based flow's receiver.
+    pub loss_log: bool,
 }
 
 /// A run's resource limits (the scenario's `[limits]` table; docs/scenario.md, "Resource

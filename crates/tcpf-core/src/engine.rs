@@ -9,7 +9,7 @@ use crate::sim::{to_secs, EventQueue, Rng, Time};
 use crate::transport::tcp::TcpStats;
 use crate::registry;
 use crate::transport::rate::{Feedback, RateReceiver, RateSender};
-use crate::transport::tcp::LossRecord;
+use crate::transport::tcp::{LossKind, LossRecord};
 use std::collections::VecDeque;
 use crate::transport::{TcpSender, TcpSink, UdpSource};
 use crate::trace::{FlowInfo, LinkInfo, TraceSpec, Tracer};
@@ -60,7 +60,8 @@ impl FlowCounters {
 enum Endpoint {
     Tcp { snd: Box<TcpSender>, rcv: Box<TcpSink> },
     Udp { src: UdpSource, sent: u64, received: u64 },
-    Rate { snd: Box<dyn RateSender>, rcv: Box<dyn RateReceiver>, sent: u64, feedback: VecDeque<(u32, Feedback)>, next_fb: u32, rtt_sum: f64, rtt_n: u64 },
+    /// `log`: the receiver's loss events (the scenario's `loss_log`), in time order.
+    Rate { snd: Box<dyn RateSender>, rcv: Box<dyn RateReceiver>, sent: u64, feedback: VecDeque<(u32, Feedback)>, next_fb: u32, rtt_sum: f64, rtt_n: u64, log: Vec<LossRecord> },
 }
 
 impl Endpoint {
@@ -264,7 +265,7 @@ impl Simulation {
                 }
                 FlowKind::Rate { params, size, .. } => {
                     let (snd, rcv) = registry::build_rate(params, *size).map_err(|e| format!("flow {id}: {e}"))?;
-                    Endpoint::Rate { snd, rcv, sent: 0, feedback: VecDeque::new(), next_fb: 0, rtt_sum: 0.0, rtt_n: 0 }
+                    Endpoint::Rate { snd, rcv, sent: 0, feedback: VecDeque::new(), next_fb: 0, rtt_sum: 0.0, rtt_n: 0, log: vec![] }
                 }
                 FlowKind::Udp { size, pattern } => {
                     Endpoint::Udp { src: UdpSource::new(id, *size, pattern.clone(), Rng::stream(cfg.seed, "udp", i as u64)), sent: 0, received: 0 }
@@ -373,7 +374,11 @@ impl Simulation {
     /// than that in packets (queued and in flight), senders' per-packet state and samples.
     fn check_memory(&self) -> Result<(), FieldError> {
         let packets = self.pipes.held_bytes() + self.links.iter().map(|l| l.held_bytes()).sum::<u64>();
-        let senders: u64 = self.flows.iter().map(|f| if let Endpoint::Tcp { snd, .. } = &f.ep { snd.held_bytes() } else { 0 }).sum();
+        let senders: u64 = self.flows.iter().map(|f| match &f.ep {
+            Endpoint::Tcp { snd, .. } => snd.held_bytes(),
+            Endpoint::Rate { log, .. } => (log.capacity() * std::mem::size_of::<LossRecord>()) as u64,
+            _ => 0,
+        }).sum();
         let samples = self.ts.as_ref().map_or(0, |t| t.held_bytes()) + self.trace.as_ref().map_or(0, |t| t.held_bytes());
         let held = packets + senders + samples;
         let limit = self.cfg.limits.memory;
@@ -565,7 +570,8 @@ impl Simulation {
         let f = pkt.flow;
         let FlowKind::Rate { ack_size, .. } = self.cfg.flows[f as usize].kind else { return };
         let mut out = None;
-        if let Endpoint::Rate { snd, rcv, feedback, next_fb, rtt_sum, rtt_n, .. } = &mut self.flows[f as usize].ep {
+        let log_losses = self.cfg.loss_log;
+        if let Endpoint::Rate { snd, rcv, feedback, next_fb, rtt_sum, rtt_n, log, .. } = &mut self.flows[f as usize].ep {
             if pkt.kind == PacketKind::Ack {
                 // Feedback arrives in order; reports lost on the way are skipped.
                 while let Some((id, fb)) = feedback.pop_front() {
@@ -578,8 +584,17 @@ impl Simulation {
                         break;
                     }
                 }
-            } else if let Some(fb) = rcv.on_data(now, &pkt, pkt.aux as f64 * 1e-6) {
-                out = Some(Self::feedback_packet(f, ack_size, fb, feedback, next_fb));
+            } else {
+                let events = rcv.loss_events();
+                if let Some(fb) = rcv.on_data(now, &pkt, pkt.aux as f64 * 1e-6) {
+                    out = Some(Self::feedback_packet(f, ack_size, fb, feedback, next_fb));
+                }
+                // the loss events this arrival revealed (at most one in practice), when logged
+                if log_losses {
+                    for _ in events..rcv.loss_events() {
+                        log.push(LossRecord { time: now, kind: LossKind::RateLossEvent, window_before: f64::NAN, window_after: f64::NAN });
+                    }
+                }
             }
         }
         if let Some(p) = out {
@@ -739,6 +754,8 @@ impl Simulation {
         for (i, fs) in self.flows.iter_mut().enumerate() {
             if let Some(snd) = fs.ep.tcp() {
                 losses.extend(snd.take_log().into_iter().map(|r| (i as u32, r)));
+            } else if let Endpoint::Rate { log, .. } = &mut fs.ep {
+                losses.extend(std::mem::take(log).into_iter().map(|r| (i as u32, r)));
             }
         }
         let loss_log = if losses.is_empty() && !self.cfg.flows.iter().any(|f| matches!(&f.kind, FlowKind::Tcp { tcp, .. } if tcp.log_losses)) {

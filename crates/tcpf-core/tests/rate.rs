@@ -45,3 +45,26 @@ fn rate_based_schemes_share_a_red_bottleneck_with_tcp() {
         assert!((0.2..=0.8).contains(&share), "{alg}: share {share}");
     }
 }
+
+#[test]
+fn a_rate_based_receivers_loss_events_are_in_the_loss_log() {
+    // With `loss_log`, every loss event a rate-based receiver counts is a record of kind
+    // "rate_loss_event" (no window: null), in time order; without it there is no log.
+    for alg in ["tfrc", "tfrcp", "tear"] {
+        let mut s = lossy(alg, 0.02, 1);
+        s["duration"] = json!(60);
+        s["measure"] = json!({"from": 0, "to": 60});
+        s["loss_log"] = json!(true);
+        let r = run(&s);
+        let log = &r["loss_events"];
+        let times: Vec<f64> = log["time"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+        let counted = r["flows"][0]["loss_events"].as_u64().unwrap();
+        assert!(counted > 10, "{alg}: {counted} loss events");
+        assert_eq!(times.len() as u64, counted, "{alg}: the log has every loss event the receiver counted");
+        assert!(times.windows(2).all(|w| w[0] <= w[1]) && times.iter().all(|&t| t > 0.0 && t <= 60.0));
+        assert!(log["kind"].as_array().unwrap().iter().all(|k| k == "rate_loss_event"));
+        assert!(log["window_before"].as_array().unwrap().iter().all(Value::is_null));
+        s["loss_log"] = json!(false);
+        assert!(run(&s).get("loss_events").is_none(), "{alg}: no log unless asked");
+    }
+}

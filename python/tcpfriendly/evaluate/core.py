@@ -10,6 +10,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 import numpy as np
 
 from ..metrics import dynamics as dyn
+from ..metrics.transients import censored_mean
 from ..errors import ScenarioError
 from . import grades as G
 from .runner import Job, execute
@@ -383,7 +384,8 @@ def _transient(series: Mapping[str, Any], change: float, until: float, target: f
                vals: Mapping[str, Any]) -> Dict[str, Any]:
     """Seconds after ``change`` until the throughput (moving average over ``average_s``) is
     within ``tol`` of ``target`` (the new steady level from the reference run), searched up to
-    ``until``; the flow's window reductions during that time (tsao2007 Fig. 4(c)); and
+    ``until``; the flow's loss events during that time (tsao2007 Fig. 4(c): the loss log's
+    window reductions, or a rate-based flow's receiver loss events); and
     ``late_cov``, the coefficient of variation of the binned rate over the second half of the
     phase, (change + until)/2 to ``until`` (tsao2007 Fig. 4(b), Obs. 4: how much a scheme
     oscillates once it has had time to settle; defined whether or not it reached ``target``,
@@ -408,6 +410,9 @@ def _agg_transients(exp, vals, rows, th, changes, up_col, down_col, rule_up, rul
     floor = float(vals["average_s"])
     m: Dict[str, Any] = {"per_seed": []}
     acc = {(who, d): [] for who in ("x", "tcp") for d in ("up", "down")}
+    # each change's censoring bound (phase end − change): a time not reached in the phase
+    bnd = {(who, d): [] for who in ("x", "tcp") for d in ("up", "down")}
+    per_seed = {d: sum(1 for c in changes if c[2] == d) for d in ("up", "down")}
     loss = {(who, d): [] for who in ("x", "tcp") for d in ("up", "down")}
     late = {(who, d): [] for who in ("x", "tcp") for d in ("up", "down")}
     for seed in sorted(by.get("x", {})):
@@ -418,6 +423,7 @@ def _agg_transients(exp, vals, rows, th, changes, up_col, down_col, rule_up, rul
                 target = by[f"{who}@{ref}"][seed]["level_bps"]
                 tr = _transient(ser, change, until, target, vals)
                 acc[(who, d)].append(tr["seconds"])
+                bnd[(who, d)].append(until - change)
                 if tr["losses"] is not None:
                     loss[(who, d)].append(tr["losses"])
                 if tr["late_cov"] is not None and math.isfinite(tr["late_cov"]):
@@ -429,6 +435,12 @@ def _agg_transients(exp, vals, rows, th, changes, up_col, down_col, rule_up, rul
         m[f"{d}_seconds"] = _mean(xs) if xs and all(math.isfinite(v) for v in xs) else float("nan")
         m[f"{d}_unconverged"] = sum(1 for v in xs if not math.isfinite(v))
         m[f"tcp_{d}_seconds"] = _mean(ts) if ts and all(math.isfinite(v) for v in ts) else float("nan")
+        # right-censored means (docs/evaluate.md, "Convergence time"): a change not reached
+        # before its phase ended counts with its bound; a lower bound when any was
+        for who, pre in (("x", ""), ("tcp", "tcp_")):
+            b, k = censored_mean(acc[(who, d)], bnd[(who, d)])
+            m[f"{pre}{d}_seconds_bound"], m[f"{pre}{d}_censored"] = b, k
+        m[f"{d}_runs"] = len(xs)
         m[f"{d}_ratio"] = G.time_ratio(m[f"{d}_seconds"], m[f"tcp_{d}_seconds"], floor)
         m[f"{d}_loss_events"] = _mean(loss[("x", d)])
         m[f"tcp_{d}_loss_events"] = _mean(loss[("tcp", d)])
@@ -442,10 +454,17 @@ def _agg_transients(exp, vals, rows, th, changes, up_col, down_col, rule_up, rul
     down = G.grade_transient(m["down_ratio"], th)
     grades = {up_col: f"{up}({G.O})" if compat else up,
               down_col: f"{down}({down})" if compat else down}
+    def censoring(d: str) -> Dict[str, Any]:
+        # x_s / tcp_s stay NaN when a change was not reached; the bound and the count make
+        # them a lower bound (tcpfriendly.metrics.transients.censored_time)
+        return {"x_s_bound": m[f"{d}_seconds_bound"], "x_censored": m[f"{d}_censored"],
+                "tcp_s_bound": m[f"tcp_{d}_seconds_bound"], "tcp_censored": m[f"tcp_{d}_censored"],
+                "runs": m[f"{d}_runs"], "runs_are": "seeds" if per_seed[d] == 1 else "steps (seeds × phases)"}
+
     nums = {up_col: {"time_ratio": m["up_ratio"], "x_s": m["up_seconds"], "tcp_s": m["tcp_up_seconds"],
-                     "rule": rule_up},
+                     **censoring("up"), "rule": rule_up},
             down_col: {"time_ratio": m["down_ratio"], "x_s": m["down_seconds"], "tcp_s": m["tcp_down_seconds"],
-                       "loss_ratio": m["down_loss_ratio"], "rule": rule_down}}
+                       "loss_ratio": m["down_loss_ratio"], **censoring("down"), "rule": rule_down}}
     first = min(by["x"])
     raw = {"x_series": {k: by["x"][first][k] for k in ("time", "rate_bps")},
            "tcp_series": {k: by["tcp"][first][k] for k in ("time", "rate_bps")}}
@@ -478,7 +497,7 @@ def _agg_s4(exp, vals, rows, th):
         "X's time / TCP's (paired runs, same CBR) to come within tol of the steady throughput "
         "of the free state (reference run, CBR held at 9 Mb/s) after the CBR drops 14 -> 9 Mb/s",
         "the same after the CBR rises 9 -> 14 Mb/s (target: reference run with the CBR held at "
-        "14 Mb/s); loss_ratio: X's window reductions during convergence / TCP's (Fig. 4(c))", False)
+        "14 Mb/s); loss_ratio: X's loss events during convergence / TCP's (Fig. 4(c))", False)
 
 
 def _agg_impulse(exp, vals, rows, th):

@@ -21,6 +21,26 @@ def _f(v, d=2) -> str:
     return f"{v:.{d}f}" if math.isfinite(v) else "-"
 
 
+def _secs(v, bound, censored) -> str:
+    """A mean convergence time in seconds; ``> bound`` when some runs did not reach the new
+    level before their phase ended (a lower bound, tcpfriendly.metrics.transients.LowerBound)."""
+    if censored and isinstance(bound, (int, float)) and math.isfinite(bound):
+        return f"> {_f(bound, 1)}"
+    return _f(v, 1)
+
+
+def _n_secs(n: Dict[str, Any], who: str) -> str:
+    """:func:`_secs` of a Table-4 number (``who``: ``x`` or ``tcp``)."""
+    return _secs(n.get(f"{who}_s"), n.get(f"{who}_s_bound"), n.get(f"{who}_censored"))
+
+
+def _m_secs(s: Dict[str, Any], key: str) -> str:
+    """:func:`_secs` of an S3/S4 metric (``key``: ``up_seconds``, ``tcp_down_seconds``, ...)."""
+    p = "tcp_" if key.startswith("tcp_") else ""
+    d = key[len(p):].split("_")[0]
+    return _secs(s.get(key), s.get(f"{p}{d}_seconds_bound"), s.get(f"{p}{d}_censored"))
+
+
 def _params(p: Dict[str, Any]) -> str:
     return ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in (p or {}).items()) or "-"
 
@@ -69,8 +89,8 @@ def text_report(ev) -> str:
     for key, name in (("tsao2007/s3-two-state", "S3 two-state losses"), ("tsao2007/s4-bursty", "S4 bursty losses")):
         s = m.get(key)
         if s:
-            lines.append(f"{name}: up {_f(s['up_seconds'], 1)} s (TCP {_f(s['tcp_up_seconds'], 1)} s), "
-                         f"down {_f(s['down_seconds'], 1)} s (TCP {_f(s['tcp_down_seconds'], 1)} s) "
+            lines.append(f"{name}: up {_m_secs(s, 'up_seconds')} s (TCP {_m_secs(s, 'tcp_up_seconds')} s), "
+                         f"down {_m_secs(s, 'down_seconds')} s (TCP {_m_secs(s, 'tcp_down_seconds')} s) "
                          f"to within tol of the new steady level (stationary reference runs); "
                          f"loss events while converging down X/TCP {_f(s['down_loss_ratio'])}")
     j = m.get("jin2001/impulse-response")
@@ -151,7 +171,7 @@ def _cell_detail(ev, col: str) -> str:
         return f"{_f(n.get('equivalence'))} (max {_f(n.get('compatibility'))})"
     if col.startswith("S2"):
         return _f(n.get("equal_share"))
-    return f"{_f(n.get('time_ratio'))} ({_f(n.get('x_s'), 1)} s / TCP {_f(n.get('tcp_s'), 1)} s)"
+    return f"{_f(n.get('time_ratio'))} ({_n_secs(n, 'x')} s / TCP {_n_secs(n, 'tcp')} s)"
 
 
 def _implied(grade: str, th) -> str:
@@ -183,7 +203,8 @@ def _reason(ev, col: str, ours: str, paper: str) -> str:
                 f"implies {_implied_share(paper, th)}")
     x, t = n.get("x_s"), n.get("tcp_s")
     if not (isinstance(x, (int, float)) and math.isfinite(x)):
-        return f"X does not reach its new steady level in the phase (TCP: {_f(t, 1)} s); paper {paper}"
+        return (f"X does not reach its new steady level in the phase ({_n_secs(n, 'x')} s; "
+                f"TCP: {_n_secs(n, 'tcp')} s); paper {paper}")
     return (f"X needs {_f(x, 1)} s vs TCP's {_f(t, 1)} s (ratio {_f(n.get('time_ratio'))}); tsao2007 gives "
             f"no TCP time, its grade implies a ratio {_implied(paper, th)}")
 

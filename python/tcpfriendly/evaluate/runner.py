@@ -77,7 +77,8 @@ def _rate_1s(ts, flow: int, bin_s: float = 1.0):
 
 
 def reduce_series(res, ctx) -> Dict[str, Any]:
-    """Flow 0's delivered rate binned to ``bin_s`` and its window reductions (the loss log):
+    """Flow 0's delivered rate binned to ``bin_s`` and its loss events (the loss log: window
+    reductions, or a rate-based flow's receiver loss events, kind ``rate_loss_event``):
     tsao2007 S3/S4 measure the throughput of the one flow under test against time (Figs. 3-4);
     the convergence times are computed from this in the aggregation, against targets from the
     reference runs (:func:`reduce_steady_level`)."""
@@ -202,8 +203,9 @@ def reduce_impulse(res, ctx) -> Dict[str, Any]:
             sc["packet_size"] + sc["tcp"]["header_size"])
     agg = dyn.aggressiveness(t, w, rises, rounds, eps=ctx["eps"], period_s=off)
     rsp = dyn.responsiveness(t, w, falls, lt, eps=ctx["eps"], period_s=on)
-    # 1/responsiveness in loss events counts window reductions; a rate-based flow logs none,
-    # so the count is not measured for it (its seconds are)
+    # 1/responsiveness in loss events counts window reductions; a rate-based flow has none
+    # (its log holds its receiver's loss events), so the count is not measured for it (its
+    # seconds are)
     resp_losses = rsp["samples"] if window_based else []
     # smoothness after reaching steady state (jin2001 Fig. 19): the window's CoV over the same
     # tail of each phase that gives the targets above, the high (CBR off) and low (on) levels

@@ -12,7 +12,9 @@ simulation. The inputs are:
   and drops over the interval ending at ``time``).
 - ``Result.raw["loss_events"]`` (when the scenario sets ``loss_log = true``): columns ``time,
   flow, kind, window_before, window_after`` -- every window reduction of a window-based flow
-  (``kind`` is ``"loss"``, ``"ecn"`` or ``"timeout"``). :func:`loss_log` turns it into a DataFrame.
+  (``kind`` is ``"fast_retransmit"``, ``"ecn"`` or ``"timeout"``) and every loss event a
+  rate-based flow's receiver detects (``"rate_loss_event"``, no window: NaN). :func:`loss_log`
+  turns it into a DataFrame.
 
 RTT counting: the time series' ``srtt_s`` is the RTO-clock estimator (coarse: it is rounded to
 the ``tcp.tick`` granularity and biased up), so every function below that counts round-trip

@@ -18,7 +18,8 @@ from typing import Any, Dict, Mapping, Optional, Sequence, Tuple
 import numpy as np
 import pandas as pd
 
-__all__ = ["convergence_time", "cwnd_settle_s", "convergence_t1_delta_t2", "pair_convergence"]
+__all__ = ["convergence_time", "cwnd_settle_s", "convergence_t1_delta_t2", "pair_convergence",
+           "LowerBound", "censored_mean", "censored_time", "compare_censored"]
 
 
 def _first_time(times: np.ndarray, cond: np.ndarray) -> float:
@@ -67,6 +68,80 @@ def convergence_time(t: Sequence[float], x: Sequence[float], change: float, stea
     hit = _first_time(tt[win], np.abs(avg[win] - target) <= tol * abs(target))
     secs = hit - change if math.isfinite(hit) else float("nan")
     return {"seconds": secs, "target": target, "start_level": start_level}
+
+
+# ----- a time not reached before the phase ended: a right-censored observation ------------------
+class LowerBound(float):
+    """A right-censored time: the true value is greater than this number. A flow that has not
+    reached its new level by the end of the phase (``convergence_time`` is NaN) needed more
+    than ``phase end − change``; a mean over runs where some did not reach it, taken with that
+    bound for them, is again a lower bound (:func:`censored_mean`). ``note`` says why (``1 of
+    5 seeds did not reach the new level before the phase ended``).
+
+    The one rule for comparing such a value (:func:`compare_censored`, used by ``tcpf
+    reproduce``'s expressions and rules): ``> b`` / ``≥ b`` hold when the bound is at least
+    ``b``; ``< b``, ``≤ b`` and ``≈ b`` never hold once the bound reaches ``b``; anything the
+    unknown excess could still change (two censored times, or a bound below the other
+    number) is undecided."""
+
+    note: str
+
+    def __new__(cls, bound: float, note: str = "") -> "LowerBound":
+        self = float.__new__(cls, bound)
+        self.note = str(note)
+        return self
+
+    def __reduce__(self):
+        return (LowerBound, (float(self), self.note))
+
+    def text(self, digits: int = 4) -> str:
+        """``> 700 (1 of 5 seeds did not reach ...)``"""
+        return f"> {float(self):.{digits}g}" + (f" ({self.note})" if self.note else "")
+
+    def __repr__(self) -> str:
+        return f"LowerBound({float(self)!r}, {self.note!r})"
+
+    __str__ = text
+
+
+def censored_mean(times: Sequence[float], bounds: Sequence[float]) -> Tuple[float, int]:
+    """(mean, censored): the mean of ``times`` with each NaN (a run that did not reach the
+    level before its phase ended) replaced by its ``bounds`` entry (``phase end − change``),
+    and how many were replaced. With ``censored`` > 0 the mean is a lower bound of the true
+    mean; NaN without any time."""
+    vals = [float(b) if not math.isfinite(float(t)) else float(t) for t, b in zip(times, bounds)]
+    if not vals:
+        return float("nan"), 0
+    return float(np.mean(vals)), sum(1 for t in times if not math.isfinite(float(t)))
+
+
+def censored_time(bound: float, censored: int, runs: int, what: str = "seeds", label: str = "") -> float:
+    """The mean time as a value: the plain number when no run was censored, a
+    :class:`LowerBound` (``> bound (label: k of n seeds did not reach ...)``) when some were."""
+    if not censored or not math.isfinite(bound):
+        return float(bound)
+    return LowerBound(bound, (f"{label}: " if label else "") + f"{censored} of {runs} {what} did not "
+                             f"reach the new level before the phase ended")
+
+
+def compare_censored(op: str, a: Any, b: Any) -> Optional[bool]:
+    """``a op b`` (``op`` one of ``< <= > >= == !=``) when either side may be a
+    :class:`LowerBound`: True or False when it holds or fails whatever the censored values
+    are, None when undecided. A NaN side gives False (True for ``!=``), as for floats."""
+    la, lb = isinstance(a, LowerBound), isinstance(b, LowerBound)
+    if not (la or lb):
+        return {"<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b, "==": a == b, "!=": a != b}[op]
+    if math.isnan(float(a)) or math.isnan(float(b)):
+        return op == "!="
+    if la and lb:
+        return None
+    if la:   # a in (α, ∞), b exact
+        if float(a) < float(b):
+            return None
+        return op in (">", ">=", "!=")
+    if float(a) > float(b):   # b in (β, ∞), a exact
+        return None
+    return op in ("<", "<=", "!=")
 
 
 # ----- a transient as a group metric of the sweep table --------------------------------------------

@@ -72,13 +72,35 @@ def _with_curves(m: Any) -> Any:
     return dict(m, points=curves)
 
 
+def _censored(numbers: Mapping[str, Any], alg: str = "") -> Dict[str, Any]:
+    """The numbers behind the grades with each S3/S4 convergence time that some seed (or step)
+    did not reach before its phase ended as a lower bound (``x_s`` / ``tcp_s`` a
+    :class:`tcpfriendly.metrics.transients.LowerBound`: the mean with the bound ``phase end −
+    change`` for those runs), so claims compare it by the censoring rule (docs/evaluate.md)."""
+    from ..metrics.transients import censored_time
+
+    out: Dict[str, Any] = {}
+    for col, n in numbers.items():
+        if isinstance(n, Mapping) and "x_s_bound" in n:
+            n = dict(n)
+            for who in ("x", "tcp"):
+                k = n.get(f"{who}_censored") or 0
+                if k:
+                    label = f"{alg}{' ' if alg else ''}{col}" + (" (its TCP)" if who == "tcp" else "")
+                    n[f"{who}_s"] = censored_time(float(n[f"{who}_s_bound"]), int(k), int(n.get("runs") or 0),
+                                                  str(n.get("runs_are") or "seeds"), label)
+        out[col] = n
+    return out
+
+
 def evaluation_names(ev: Any) -> Dict[str, Any]:
     """The name of one evaluated scheme in the expressions of an evaluate experiment's
     ``published.toml``, from an :class:`tcpfriendly.evaluate.Evaluation` or its JSON
     (``tcpf evaluate ALG --json``; null reads as NaN):
 
     - ``grades``: Table 4's cells (``gaimd.grades["S1"]`` is ``"Δ(O)"``);
-    - ``numbers``: the numbers behind them (``gaimd.numbers["S3 up"].x_s``);
+    - ``numbers``: the numbers behind them (``gaimd.numbers["S3 up"].x_s``; a convergence
+      time some run did not reach is a lower bound, :func:`_censored`);
     - ``metrics``: per experiment, as in the JSON, with each ``points`` list a table of curves
       over the axis (``gaimd.metrics["tsao2007/s1-nonperiodic"].points.norm_identical[1]``);
     - ``tally``: how many of the Table-4 columns graded have each symbol, the parenthesised
@@ -88,10 +110,11 @@ def evaluation_names(ev: Any) -> Dict[str, Any]:
     def get(k: str) -> Any:
         return ev.get(k) if isinstance(ev, Mapping) else getattr(ev, k)
 
+    alg = str((ev.get("algorithm") if isinstance(ev, Mapping) else getattr(ev, "algorithm", "")) or "")
     grades = {str(k): str(v) for k, v in (get("grades") or {}).items()}
     metrics = {k: _with_curves(_nan(m)) for k, m in (get("metrics") or {}).items()}
     tally = {s: sum(1 for c in COLUMNS if grades.get(c, "").startswith(s)) for s in (O, D, X)}
-    return {"grades": grades, "numbers": _nan(get("numbers") or {}), "metrics": metrics,
+    return {"grades": grades, "numbers": _censored(_nan(get("numbers") or {}), alg), "metrics": metrics,
             "tally": tally}
 
 

@@ -11,8 +11,50 @@ import operator
 from typing import Any, Callable, Dict, Mapping
 
 from ..errors import ScenarioError
+from ..metrics.transients import LowerBound, compare_censored
 
-__all__ = ["evaluate_expr", "FUNCTIONS", "Series"]
+__all__ = ["evaluate_expr", "FUNCTIONS", "Series", "Undecided"]
+
+
+class Undecided:
+    """A yes/no value the data cannot decide: a comparison of right-censored times
+    (:class:`LowerBound`) that the unknown excess could still turn (two censored times, or a
+    bound below the other number). Falsy; ``reason`` says which comparison; ``not`` keeps it
+    undecided. A claim whose value is undecided differs, with the reason stated."""
+
+    def __init__(self, reason: str):
+        self.reason = reason
+
+    def __bool__(self) -> bool:
+        return False
+
+    def __repr__(self) -> str:
+        return f"undecided: {self.reason}"
+
+    __str__ = __repr__
+
+
+def _text(v: Any) -> str:
+    if isinstance(v, LowerBound):
+        return f"(above {float(v):.4g}: {v.note})" if v.note else f"(above {float(v):.4g})"
+    return f"{v:.4g}" if isinstance(v, float) else str(v)
+
+
+def _censored_op(name: str, fn: Callable[[float, float], float]) -> Callable[[Any, Any], float]:
+    """``fn`` on numbers where either may be a :class:`LowerBound`: a lower bound plus or
+    minus an exact number, or times or over a positive one, is a lower bound; anything else
+    with a censored operand (a difference of two, a censored divisor) has no value (NaN)."""
+    def op(a, b):
+        la, lb = isinstance(a, LowerBound), isinstance(b, LowerBound)
+        if not (la or lb):
+            return fn(a, b)
+        ok = (la and not lb and (name in ("+", "-") or name in ("*", "/") and b > 0)) or \
+             (lb and not la and name == "+") or (lb and not la and name == "*" and a > 0)
+        if not ok:
+            return float("nan")
+        v = fn(float(a), float(b))
+        return LowerBound(v, (a if la else b).note) if math.isfinite(v) else v
+    return op
 
 
 class Series(dict):
@@ -41,11 +83,39 @@ def _div(a: float, b: float) -> float:
     return a / b if b != 0 else float("nan")
 
 
-_BIN = {ast.Add: _series_op(operator.add), ast.Sub: _series_op(operator.sub),
-        ast.Mult: _series_op(operator.mul), ast.Div: _series_op(_div),
-        ast.Pow: _series_op(operator.pow)}
-_CMP = {ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
-        ast.Eq: operator.eq, ast.NotEq: operator.ne}
+_BIN = {ast.Add: _series_op(_censored_op("+", operator.add)),
+        ast.Sub: _series_op(_censored_op("-", operator.sub)),
+        ast.Mult: _series_op(_censored_op("*", operator.mul)),
+        ast.Div: _series_op(_censored_op("/", _div)),
+        ast.Pow: _series_op(_censored_op("**", operator.pow))}
+_CMP = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
+
+
+def _compare(op: str, a: Any, b: Any) -> Any:
+    """``a op b``; with a censored time on either side, by the censoring rule
+    (:func:`compare_censored`): an :class:`Undecided` when the excess could turn it."""
+    if isinstance(a, LowerBound) or isinstance(b, LowerBound):
+        r = compare_censored(op, a, b)
+        return Undecided(f"cannot tell whether {_text(a)} {op} {_text(b)}") if r is None else r
+    return {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
+            "==": operator.eq, "!=": operator.ne}[op](a, b)
+
+
+def _censored_extreme(vals, hi: bool) -> Any:
+    """The largest (``hi``) or smallest of values some of which may be censored. The largest
+    of a set holding a censored time is a lower bound (the largest number, bounds included);
+    the smallest is exact when an exact value is at most every bound, else a lower bound."""
+    vals = list(vals)
+    cens = [v for v in vals if isinstance(v, LowerBound)]
+    if not cens:
+        return max(vals) if hi else min(vals)
+    nums = [float(v) for v in vals]
+    exact = [v for v in vals if not isinstance(v, LowerBound)]
+    if not hi and exact and min(exact) <= min(float(c) for c in cens):
+        return min(exact)
+    note = "; ".join(dict.fromkeys(c.note for c in cens))
+    return LowerBound(max(nums) if hi else min(nums),
+                      f"{len(cens)} of {len(vals)} values censored: {note}" if len(vals) > 1 else note)
 
 
 def _values(s: Any):
@@ -141,14 +211,26 @@ def _xs(s: Series) -> Series:
 
 def _mean(s: Any) -> float:
     v = [x for x in _values(s) if not math.isnan(x)]
-    return sum(v) / len(v) if v else float("nan")
+    m = sum(float(x) for x in v) / len(v) if v else float("nan")
+    cens = [x for x in v if isinstance(x, LowerBound)]
+    if cens:  # a mean over censored times is a lower bound
+        return LowerBound(m, f"{len(cens)} of {len(v)} values censored: "
+                             + "; ".join(dict.fromkeys(c.note for c in cens)))
+    return m
+
+
+def _extreme(hi: bool) -> Callable[..., Any]:
+    def fn(*a):
+        vals = _values(a[0]) if len(a) == 1 and not isinstance(a[0], (int, float)) else list(a)
+        return _censored_extreme(vals, hi)
+    return fn
 
 
 #: Functions callable from an expression.
 FUNCTIONS: Dict[str, Callable[..., Any]] = {
     "abs": lambda x: _series_op(lambda a, _b: abs(a))(x, 0) if isinstance(x, Series) else abs(x),
-    "min": lambda *a: min(_values(a[0])) if len(a) == 1 and not isinstance(a[0], (int, float)) else min(a),
-    "max": lambda *a: max(_values(a[0])) if len(a) == 1 and not isinstance(a[0], (int, float)) else max(a),
+    "min": _extreme(False),
+    "max": _extreme(True),
     "mean": _mean, "at": _at, "argmin": _argmin, "argmax": _argmax, "frac_in": _frac_in,
     "increasing": _increasing, "nondecreasing": _nondecreasing, "ordered": _ordered,
     "crossing": _crossing, "curve": _curve, "below": _below, "series": lambda *v: Series({float(i): x for i, x in enumerate(v)}), "when": _when, "above": _above, "diff": _diff, "xs": _xs, "loglog_slope": _loglog_slope, "sqrt": math.sqrt, "log": math.log, "exp": math.exp,
@@ -200,18 +282,29 @@ def evaluate_expr(text: str, names: Mapping[str, Any], where: str = "ours") -> A
             if isinstance(node.op, ast.UAdd):
                 return v
             if isinstance(node.op, ast.Not):
-                return not v
+                return v if isinstance(v, Undecided) else not v
         if isinstance(node, ast.BoolOp):
+            # three-valued: an undecided part decides nothing the others do not
             vals = [ev(v) for v in node.values]
-            return all(vals) if isinstance(node.op, ast.And) else any(vals)
+            und = [v for v in vals if isinstance(v, Undecided)]
+            known = [v for v in vals if not isinstance(v, Undecided)]
+            if isinstance(node.op, ast.And):
+                return False if not all(known) else und[0] if und else True
+            return True if any(known) else und[0] if und else False
         if isinstance(node, ast.Compare):
             left = ev(node.left)
+            undecided = None
             for op, right_node in zip(node.ops, node.comparators):
                 right = ev(right_node)
-                if type(op) not in _CMP or not _CMP[type(op)](left, right):
+                if type(op) not in _CMP:
+                    return False
+                r = _compare(_CMP[type(op)], left, right)
+                if isinstance(r, Undecided):
+                    undecided = undecided or r
+                elif not r:
                     return False
                 left = right
-            return True
+            return undecided if undecided is not None else True
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and not node.keywords:
             fn = FUNCTIONS.get(node.func.id)
             if fn is None:

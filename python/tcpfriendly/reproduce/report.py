@@ -9,9 +9,10 @@ import os
 from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence
 
 from ..errors import ScenarioError
-from .expr import Series, evaluate_expr
+from .expr import Series, Undecided, evaluate_expr
 from .inventory import RowStatus, counts_text, row_counts, rows_markdown
 from .rules import difference, rule_text
+from ..metrics.transients import LowerBound
 
 if TYPE_CHECKING:  # annotations only: run.py's displays draw with experiment_figure
     from .run import ExperimentResult
@@ -22,6 +23,10 @@ __all__ = ["fmt", "claim_rows", "table_text", "paper_markdown", "experiment_figu
 def fmt(v: Any) -> str:
     if isinstance(v, bool):
         return "yes" if v else "no"
+    if isinstance(v, LowerBound):
+        return v.text()
+    if isinstance(v, Undecided):
+        return "undecided"
     if isinstance(v, float):
         if math.isnan(v):
             return "n/a"

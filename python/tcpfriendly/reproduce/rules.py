@@ -8,7 +8,13 @@
   as a boolean by the ``ours`` expression;
 - ``{ same = true }``: ours is the paper's value exactly (a grade such as tsao2007's "Δ(O)").
 
-A rule is written before comparing and never widened to make a case pass."""
+A rule is written before comparing and never widened to make a case pass.
+
+A right-censored value (:class:`tcpfriendly.metrics.transients.LowerBound`: a convergence time
+some run did not reach before its phase ended; docs/evaluate.md) is a lower bound: it meets
+``min`` when the bound does, and never meets ``max``, ``rel``, ``abs`` or ``interval`` (the true
+value is unknown above the bound); a yes/no claim the censoring leaves undecided
+(:class:`tcpfriendly.reproduce.expr.Undecided`) does not hold."""
 
 from __future__ import annotations
 
@@ -16,6 +22,7 @@ import math
 from typing import Any, Mapping, Optional, Tuple
 
 from ..errors import ScenarioError
+from ..metrics.transients import LowerBound
 
 __all__ = ["check_rule", "compare", "rule_text", "difference"]
 
@@ -74,6 +81,8 @@ def difference(paper: Any, ours: Any) -> Optional[str]:
     if math.isnan(ours):
         return "n/a"
     d = ours - paper
+    if isinstance(ours, LowerBound):  # ours is above the bound: so is the difference
+        return f"> {d:+.4g}" + (f" ({d / abs(paper) * 100:+.1f} %)" if paper != 0 else "")
     if abs(d) <= 1e-12 * max(1.0, abs(paper)):
         return "0"
     if paper != 0:
@@ -86,6 +95,9 @@ def compare(rule: Mapping[str, Any], paper: Any, ours: Any) -> Tuple[bool, str]:
     if "same" in rule:
         return ours == paper, "same" if ours == paper else "not the same"
     if "equals" in rule:
+        from .expr import Undecided
+        if isinstance(ours, Undecided):
+            return False, f"undecided: {ours.reason}"
         ok = isinstance(ours, bool) and ours == rule["equals"]
         return ok, ("holds" if ours else "does not hold") if isinstance(ours, bool) else \
             f"not a yes/no value: {ours!r}"
@@ -93,6 +105,11 @@ def compare(rule: Mapping[str, Any], paper: Any, ours: Any) -> Tuple[bool, str]:
         return False, f"not a number: {ours!r}"
     if math.isnan(ours):
         return False, "no value (NaN)"
+    if isinstance(ours, LowerBound):
+        if "min" in rule and float(ours) >= rule["min"]:
+            return True, f"the lower bound {float(ours):.4g} meets {rule_text(rule)}: {ours.note}"
+        return False, (f"undecided: the lower bound is below {rule['min']:g}" if "min" in rule else
+                       "a lower bound cannot show " + rule_text(rule)) + f" (ours {ours.text()})"
     if "rel" in rule:
         ok = abs(ours - paper) <= rule["rel"] * abs(paper) + 1e-12
     elif "abs" in rule:

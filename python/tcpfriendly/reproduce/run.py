@@ -16,8 +16,9 @@ except ModuleNotFoundError:  # Python < 3.11
     import tomli as tomllib  # type: ignore[no-redef]
 
 from ..errors import ScenarioError
-from .expr import Series, evaluate_expr
+from .expr import Series, Undecided, evaluate_expr
 from .rules import compare, difference, rule_text
+from ..metrics.transients import LowerBound
 from .spec import INCONSISTENT, Claim, Experiment
 from .tables import select_rows
 
@@ -45,12 +46,19 @@ class ClaimResult:
     why: str
 
     @property
+    def censored(self) -> bool:
+        """Whether our value is a censored time or an order the censoring leaves undecided
+        (docs/evaluate.md, "Convergence time"): the verdict then says so."""
+        return isinstance(self.ours, (LowerBound, Undecided))
+
+    @property
     def verdict(self) -> str:
         if self.matched:
-            return "matched"
+            return f"matched ({self.why})" if self.censored else "matched"
         if self.claim.inconsistent:
             return f"{INCONSISTENT}: {self.claim.inconsistent}"
-        return f"differs: {self.claim.reason or 'no hypothesis recorded yet'}"
+        return ("differs: " + (f"{self.why}; " if self.censored else "")
+                + (self.claim.reason or 'no hypothesis recorded yet'))
 
     def to_json(self) -> Dict[str, Any]:
         c = self.claim
@@ -106,6 +114,10 @@ class Reproduction(list):
 
 
 def _plain(v: Any) -> Any:
+    if isinstance(v, LowerBound):   # the bound; the verdict says it is one
+        return float(v)
+    if isinstance(v, Undecided):
+        return None
     if isinstance(v, Series):
         return {str(k): _plain(x) for k, x in sorted(v.items())}
     if isinstance(v, float) and not math.isfinite(v):
@@ -344,7 +356,7 @@ def run_experiment(ex: Experiment, opts: Options) -> ExperimentResult:
         if opts.quick and not c.quick:
             continue
         ours = evaluate_expr(c.ours, names, f"{ex.name}: values[{i}].ours")
-        if isinstance(ours, (int, float)) and not isinstance(ours, bool):
+        if isinstance(ours, (int, float)) and not isinstance(ours, (bool, LowerBound)):
             ours = float(ours)
         ok, why = compare(c.rule, c.value, ours)
         results.append(ClaimResult(c, ours, ok, why))

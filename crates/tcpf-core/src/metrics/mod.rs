@@ -150,7 +150,8 @@ impl TimeSeries {
     }
 }
 
-/// Every window reduction, in time order (columnar).
+/// Every window reduction, in time order (columnar), and every loss event a rate-based flow's
+/// receiver detects (`kind` "rate_loss_event", windows NaN: null in the JSON).
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct LossLog {
     pub time: Vec<f64>,

@@ -405,6 +405,7 @@ impl Scenario {
             timeseries: self.timeseries.map(secs),
             limits: self.limits,
             trace,
+            loss_log: self.loss_log,
         }
     }
 

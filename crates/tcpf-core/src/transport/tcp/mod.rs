@@ -86,12 +86,15 @@ pub struct TcpParams {
     pub log_losses: bool,
 }
 
-/// Why the window was reduced.
+/// Why the window was reduced (or, for a rate-based flow, that its receiver saw a loss event).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LossKind {
     FastRetransmit,
     Timeout,
     Ecn,
+    /// A loss event detected by a rate-based flow's receiver (TFRC, TEAR, TFRCP: the events
+    /// its `loss_events()` counts); the flow has no window, so the record's windows are NaN.
+    RateLossEvent,
 }
 
 impl LossKind {
@@ -100,6 +103,7 @@ impl LossKind {
             LossKind::FastRetransmit => "fast_retransmit",
             LossKind::Timeout => "timeout",
             LossKind::Ecn => "ecn",
+            LossKind::RateLossEvent => "rate_loss_event",
         }
     }
 }
