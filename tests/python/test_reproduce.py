@@ -92,6 +92,28 @@ def test_every_claim_has_a_source_a_rule_and_a_reason_where_it_can_differ():
     assert n >= 60
 
 
+
+def test_tsao2007_multi_bottleneck_runs_table4s_schemes_over_one_k_grid():
+    """One transcription of Table 2's parameters (table4's [evaluate.schemes]): the multi-
+    bottleneck sweeps' scheme zips repeat it exactly, and their k zips are the same."""
+    import os
+    import tomllib
+
+    exps = {ex.id: ex for ex in plan("tsao2007")["tsao2007"]}
+    schemes = exps["table4"].evaluate["schemes"]
+    ex = exps["multi-bottleneck"]
+    specs = {}
+    for label, path in ex.sweep.items():
+        with open(path if os.path.isabs(path) else os.path.join(ex.path, path), "rb") as f:
+            specs[label] = tomllib.load(f)
+    seen = {}
+    for spec in specs.values():
+        algs, params = spec["zip"][0]["flows[0].algorithm"], spec["zip"][0]["flows[0].params"]
+        seen.update(zip(algs, params))
+    assert seen == schemes
+    assert specs["window"]["zip"][1] == specs["rate"]["zip"][1]
+    assert set(specs["window"]["zip"][0]["flows[0].algorithm"]) == {"gaimd", "iiad", "sqrt", "simd", "aiad_h"}
+
 def _fake_evaluation(alg, s1_at_1, up_s, grades):
     """An Evaluation as ``tcpf evaluate ALG --json`` prints it (null: not measured)."""
     return {"algorithm": alg, "params": {}, "quick": True, "grades": grades,
