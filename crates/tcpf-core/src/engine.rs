@@ -585,12 +585,13 @@ impl Simulation {
                     }
                 }
             } else {
-                let events = rcv.loss_events();
+                // the receiver's count before this arrival, read only when the log is kept
+                let before = log_losses.then(|| rcv.loss_events());
                 if let Some(fb) = rcv.on_data(now, &pkt, pkt.aux as f64 * 1e-6) {
                     out = Some(Self::feedback_packet(f, ack_size, fb, feedback, next_fb));
                 }
-                // the loss events this arrival revealed (at most one in practice), when logged
-                if log_losses {
+                // the loss events this arrival revealed (at most one in practice)
+                if let Some(events) = before {
                     for _ in events..rcv.loss_events() {
                         log.push(LossRecord { time: now, kind: LossKind::RateLossEvent, window_before: f64::NAN, window_after: f64::NAN });
                     }
