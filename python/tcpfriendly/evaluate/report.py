@@ -34,11 +34,10 @@ def _n_secs(n: Dict[str, Any], who: str) -> str:
     return _secs(n.get(f"{who}_s"), n.get(f"{who}_s_bound"), n.get(f"{who}_censored"))
 
 
-def _m_secs(s: Dict[str, Any], key: str) -> str:
-    """:func:`_secs` of an S3/S4 metric (``key``: ``up_seconds``, ``tcp_down_seconds``, ...)."""
-    p = "tcp_" if key.startswith("tcp_") else ""
-    d = key[len(p):].split("_")[0]
-    return _secs(s.get(key), s.get(f"{p}{d}_seconds_bound"), s.get(f"{p}{d}_censored"))
+def _m_secs(s: Dict[str, Any], d: str, who: str = "") -> str:
+    """:func:`_secs` of an S3/S4 metric: direction ``d`` (``up``/``down``), X's or (``who`` =
+    ``"tcp_"``) its TCP's."""
+    return _secs(s.get(f"{who}{d}_seconds"), s.get(f"{who}{d}_seconds_bound"), s.get(f"{who}{d}_censored"))
 
 
 def _params(p: Dict[str, Any]) -> str:
@@ -89,8 +88,8 @@ def text_report(ev) -> str:
     for key, name in (("tsao2007/s3-two-state", "S3 two-state losses"), ("tsao2007/s4-bursty", "S4 bursty losses")):
         s = m.get(key)
         if s:
-            lines.append(f"{name}: up {_m_secs(s, 'up_seconds')} s (TCP {_m_secs(s, 'tcp_up_seconds')} s), "
-                         f"down {_m_secs(s, 'down_seconds')} s (TCP {_m_secs(s, 'tcp_down_seconds')} s) "
+            lines.append(f"{name}: up {_m_secs(s, 'up')} s (TCP {_m_secs(s, 'up', 'tcp_')} s), "
+                         f"down {_m_secs(s, 'down')} s (TCP {_m_secs(s, 'down', 'tcp_')} s) "
                          f"to within tol of the new steady level (stationary reference runs); "
                          f"loss events while converging down X/TCP {_f(s['down_loss_ratio'])}")
     j = m.get("jin2001/impulse-response")

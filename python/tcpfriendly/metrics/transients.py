@@ -13,6 +13,7 @@ the metrics layer, so both can build on it without an import cycle.
 from __future__ import annotations
 
 import math
+import operator
 from typing import Any, Dict, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
@@ -124,13 +125,18 @@ def censored_time(bound: float, censored: int, runs: int, what: str = "seeds", l
                              f"reach the new level before the phase ended")
 
 
+#: The comparisons :func:`compare_censored` knows, by their operator.
+COMPARISONS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
+               "==": operator.eq, "!=": operator.ne}
+
+
 def compare_censored(op: str, a: Any, b: Any) -> Optional[bool]:
     """``a op b`` (``op`` one of ``< <= > >= == !=``) when either side may be a
     :class:`LowerBound`: True or False when it holds or fails whatever the censored values
     are, None when undecided. A NaN side gives False (True for ``!=``), as for floats."""
     la, lb = isinstance(a, LowerBound), isinstance(b, LowerBound)
     if not (la or lb):
-        return {"<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b, "==": a == b, "!=": a != b}[op]
+        return COMPARISONS[op](a, b)
     if math.isnan(float(a)) or math.isnan(float(b)):
         return op == "!="
     if la and lb:

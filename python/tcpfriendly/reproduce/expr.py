@@ -94,11 +94,8 @@ _CMP = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", as
 def _compare(op: str, a: Any, b: Any) -> Any:
     """``a op b``; with a censored time on either side, by the censoring rule
     (:func:`compare_censored`): an :class:`Undecided` when the excess could turn it."""
-    if isinstance(a, LowerBound) or isinstance(b, LowerBound):
-        r = compare_censored(op, a, b)
-        return Undecided(f"cannot tell whether {_text(a)} {op} {_text(b)}") if r is None else r
-    return {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
-            "==": operator.eq, "!=": operator.ne}[op](a, b)
+    r = compare_censored(op, a, b)
+    return Undecided(f"cannot tell whether {_text(a)} {op} {_text(b)}") if r is None else r
 
 
 def _censored_extreme(vals, hi: bool) -> Any:
