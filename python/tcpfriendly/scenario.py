@@ -234,6 +234,9 @@ class Scenario:
         ``access_rate``, ``receiver_delay``, ``start``, ``stop``, ``direction``, ``path``,
         ``from_``/``to``, ``rtt_noise``, and ``rate``/``on``/``off``/``phase``/``steps`` for
         UDP sources, ...); ``None`` values are left out so the engine fills its default.
+        ``access_delay`` and ``receiver_delay`` each take a time (``"5ms"``), a range spread
+        evenly over the group's flows (``"1ms..10ms"``) or a list of one time per flow; the
+        per-flow values are ``access_delay_s``/``receiver_delay_s`` of :meth:`expand`.
         """
         if "from_" in fields:
             fields["from"] = fields.pop("from_")

@@ -103,9 +103,11 @@ pub struct Group {
     pub count: u32,
     pub algorithm: String,
     pub kind: GroupKind,
+    /// One-way delay of each flow's sender-side access link.
     pub access_delay: Spread,
     pub access_rate: f64,
-    pub receiver_delay: f64,
+    /// One-way delay of each flow's receiver-side access link.
+    pub receiver_delay: Spread,
     pub start: Spread,
     pub stop: Option<Spread>,
     pub route: RouteDef,
@@ -131,12 +133,30 @@ pub fn group(gi: usize, v: &Value, graph: Option<&GraphDef>, dumbbell_rate: f64,
 
     let (route, ref_rate) = group_route(&t, &path, graph, dumbbell_rate, reverse)?;
     let (algorithm, kind) = group_kind(&t, &path, algorithm, ref_rate, external)?;
-    let access_delay = t.with("access_delay", Some(Spread::Fixed(0.001)), |v| Spread::parse(v, count))?;
+    let access_delay = delay(&t, "access_delay", 0.001, count)?;
     let access_rate = t.with("access_rate", Some(10.0 * ref_rate), |v| units::rate_or_multiple(v, ref_rate))?;
-    let receiver_delay = t.with("receiver_delay", Some(0.0), units::seconds)?;
+    let receiver_delay = delay(&t, "receiver_delay", 0.0, count)?;
     let (start, stop) = start_stop(&t, count, duration)?;
     let rtt_noise = t.with("rtt_noise", Some(0.0), units::seconds)?;
     Ok(Group { count, algorithm, kind, access_delay, access_rate, receiver_delay, start, stop, route, reverse, rtt_noise })
+}
+
+/// A per-flow propagation delay (`access_delay`, `receiver_delay`): a time, a range spread
+/// evenly over the group's `count` flows, or a list of one time per flow.
+fn delay(t: &Table, key: &str, default: f64, count: u32) -> Result<Spread, ScenarioError> {
+    t.with(key, Some(Spread::Fixed(default)), |v| {
+        Spread::parse(v, count).map_err(|m| {
+            format!("{m}; a delay is a time in [0, 1e7] s (\"5ms\"), a range spread evenly over the group's flows (\"1ms..10ms\") or a list of one time per flow")
+        })
+    })
+}
+
+impl Group {
+    /// Flow k's one-way access and receiver delays, seconds: every use of the group's delays
+    /// (links, BDP, the expanded scenario) reads them here.
+    pub fn delays(&self, k: u32) -> (f64, f64) {
+        (self.access_delay.evenly(k, self.count), self.receiver_delay.evenly(k, self.count))
+    }
 }
 
 /// Where the group's flows go: the route and the rate that "Nx" multiples refer to (the
@@ -422,7 +442,7 @@ impl Group {
         }
         m.insert("access_delay".into(), self.access_delay.normalized());
         m.insert("access_rate".into(), json!(self.access_rate));
-        m.insert("receiver_delay".into(), json!(self.receiver_delay));
+        m.insert("receiver_delay".into(), self.receiver_delay.normalized());
         m.insert("start".into(), self.start.normalized());
         m.insert("stop".into(), self.stop.as_ref().map_or(Value::Null, Spread::normalized));
         m.insert("direction".into(), json!(if self.reverse { "reverse" } else { "forward" }));

@@ -85,6 +85,7 @@ struct ResolvedFlow {
     id: u32,
     group: u32,
     access_delay: f64,
+    receiver_delay: f64,
     start: f64,
     stop: Option<f64>,
 }
@@ -306,7 +307,8 @@ impl Scenario {
                 let mut rng = Rng::stream(self.seed, "start", id as u64);
                 let start = g.start.random(k, &mut rng);
                 let stop = g.stop.as_ref().map(|s| s.random(k, &mut Rng::stream(self.seed, "stop", id as u64)));
-                out.push(ResolvedFlow { id, group: gi as u32, access_delay: g.access_delay.evenly(k, g.count), start, stop });
+                let (access_delay, receiver_delay) = g.delays(k);
+                out.push(ResolvedFlow { id, group: gi as u32, access_delay, receiver_delay, start, stop });
                 id += 1;
             }
         }
@@ -338,7 +340,7 @@ impl Scenario {
                     .iter()
                     .map(|f| {
                         let g = &self.groups[f.group as usize];
-                        DumbbellFlow { access_delay: secs(f.access_delay), receiver_delay: secs(g.receiver_delay), access_rate_bps: g.access_rate, reverse: g.reverse }
+                        DumbbellFlow { access_delay: secs(f.access_delay), receiver_delay: secs(f.receiver_delay), access_rate_bps: g.access_rate, reverse: g.reverse }
                     })
                     .collect();
                 db.build(&attach)
@@ -435,8 +437,8 @@ impl Scenario {
             let d = t.add_node(format!("d{}", f.id));
             let s_up = t.add_link(format!("s{}_up", f.id), s, first, g.access_rate, secs(f.access_delay), QueueSpec::Unlimited, false);
             let s_down = t.add_link(format!("s{}_down", f.id), first, s, g.access_rate, secs(f.access_delay), QueueSpec::Unlimited, false);
-            let d_down = t.add_link(format!("d{}_down", f.id), last, d, g.access_rate, secs(g.receiver_delay), QueueSpec::Unlimited, false);
-            let d_up = t.add_link(format!("d{}_up", f.id), d, last, g.access_rate, secs(g.receiver_delay), QueueSpec::Unlimited, false);
+            let d_down = t.add_link(format!("d{}_down", f.id), last, d, g.access_rate, secs(f.receiver_delay), QueueSpec::Unlimited, false);
+            let d_up = t.add_link(format!("d{}_up", f.id), d, last, g.access_rate, secs(f.receiver_delay), QueueSpec::Unlimited, false);
             let mut fwd = vec![s_up];
             fwd.extend(p.windows(2).map(|w| hop(w[0], w[1])));
             fwd.push(d_down);
@@ -498,7 +500,7 @@ impl Scenario {
                     m.insert("path".into(), json!(p.iter().map(|&i| gr.nodes[i].clone()).collect::<Vec<_>>()));
                 }
                 m.insert("access_delay_s".into(), json!(f.access_delay));
-                m.insert("receiver_delay_s".into(), json!(g.receiver_delay));
+                m.insert("receiver_delay_s".into(), json!(f.receiver_delay));
                 m.insert("access_rate_bps".into(), json!(g.access_rate));
                 m.insert("start_s".into(), json!(f.start));
                 m.insert("stop_s".into(), json!(f.stop));
@@ -569,7 +571,8 @@ fn check_loss_groups(field: &str, q: &QueueDef, ngroups: u32) -> Result<(), Scen
 
 /// Round-trip propagation delay of flow k of a group, excluding the routers' links.
 fn edge_rtt(g: &Group, k: u32) -> f64 {
-    2.0 * (g.access_delay.evenly(k, g.count) + g.receiver_delay)
+    let (access, receiver) = g.delays(k);
+    2.0 * (access + receiver)
 }
 
 /// BDP (packets) of the dumbbell: rate × mean round-trip propagation delay of the forward TCP

@@ -308,3 +308,91 @@ fn a_udp_packet_size_is_checked_and_refused_elsewhere() {
     v["flows"][1] = json!({"algorithm": "tfrc", "packet_size": 500});
     assert_eq!(error_of(v).field, "flows[1].packet_size");
 }
+
+/// `access_delay` and `receiver_delay` take the same forms through the same parser.
+const DELAY_KEYS: [&str; 2] = ["access_delay", "receiver_delay"];
+
+fn delays_of(s: &Scenario, key: &str, group: usize) -> Vec<f64> {
+    let e = s.expanded();
+    e["flows"].as_array().unwrap().iter().filter(|f| f["group"] == json!(group)).map(|f| f[format!("{key}_s").as_str()].as_f64().unwrap()).collect()
+}
+
+#[test]
+fn delays_take_a_time_a_range_or_a_list() {
+    for key in DELAY_KEYS {
+        let mut v = base();
+        v["flows"][1][key] = json!("3ms");
+        let s = Scenario::from_value(&v).unwrap();
+        assert_eq!(delays_of(&s, key, 1), vec![0.003; 4], "{key}");
+        assert_eq!(s.normalized()["flows"][1][key], json!(0.003), "{key}");
+
+        v["flows"][1][key] = json!("0ms..30ms");
+        let s = Scenario::from_value(&v).unwrap();
+        let d = delays_of(&s, key, 1);
+        let want = [0.0, 0.01, 0.02, 0.03];
+        assert!(d.iter().zip(want).all(|(a, b)| (a - b).abs() < 1e-12), "{key}: {d:?}");
+        let n = s.normalized();
+        assert_eq!(n["flows"][1][key], json!("0..0.03"), "{key}");
+        assert_eq!(Scenario::from_value(&n).unwrap().normalized(), n, "{key}");
+
+        v["flows"][1][key] = json!(["4ms", 0.001, "2ms", "0ms"]);
+        let s = Scenario::from_value(&v).unwrap();
+        assert_eq!(delays_of(&s, key, 1), vec![0.004, 0.001, 0.002, 0.0], "{key}");
+        assert_eq!(s.normalized()["flows"][1][key], json!([0.004, 0.001, 0.002, 0.0]), "{key}");
+
+        // One flow of a range gets its midpoint.
+        v["flows"][1]["count"] = json!(1);
+        v["flows"][1][key] = json!("10ms..20ms");
+        let s = Scenario::from_value(&v).unwrap();
+        assert!((delays_of(&s, key, 1)[0] - 0.015).abs() < 1e-12, "{key}");
+    }
+}
+
+#[test]
+fn receiver_delays_reach_the_links_and_the_bdp() {
+    let mut v = base();
+    v["flows"][1]["receiver_delay"] = json!("0ms..30ms");
+    let s = Scenario::from_value(&v).unwrap();
+    // group 0: access 1..5 ms (mean 3), receiver 0; group 1: access 1 ms, receiver 0..30 ms
+    // (mean 15): mean one-way edge delay (3 + 16) / 2 = 9.5 ms; RTT = 2·(9.5 + 20) ms = 59 ms;
+    // BDP = 5e6·0.059/8000 = 36.875 packets
+    let Net::Dumbbell { queue, .. } = &s.net else { panic!("dumbbell expected") };
+    assert!((queue.bdp_pkts - 36.875).abs() < 1e-9, "{}", queue.bdp_pkts);
+    let cfg = s.to_config();
+    for (k, want) in [0.0, 0.01, 0.02, 0.03].into_iter().enumerate() {
+        let id = 4 + k;
+        let l = cfg.topology.links.iter().find(|l| l.name == format!("d{id}_down")).unwrap();
+        assert_eq!(l.delay, secs(want), "flow {id}");
+    }
+
+    // On a graph too: group 0 of the chain (2 flows on b1-b2) gets 0 and 10 ms.
+    let mut v = chain();
+    v["flows"][0]["receiver_delay"] = json!("0..10ms");
+    let s = Scenario::from_value(&v).unwrap();
+    assert_eq!(delays_of(&s, "receiver_delay", 0), vec![0.0, 0.01]);
+    let cfg = s.to_config();
+    let l = cfg.topology.links.iter().find(|l| l.name == "d1_up").unwrap();
+    assert_eq!(l.delay, secs(0.01));
+}
+
+#[test]
+fn delay_errors_name_the_field_and_the_forms() {
+    for key in DELAY_KEYS {
+        let field = format!("flows[1].{key}");
+        let bad: [(Value, &str); 5] = [
+            (json!("5xs"), "unknown time unit 'xs'"),
+            (json!("-1ms"), "[0, 1e7] s"),
+            (json!(["1ms", "2ms", "3ms"]), "a list needs one value per flow (4); got 3"),
+            (json!("10ms..1ms"), "upper bound 0.001 is below the lower bound 0.01"),
+            (json!(true), "must be a time"),
+        ];
+        for (value, says) in bad {
+            let mut v = base();
+            v["flows"][1][key] = value.clone();
+            let e = error_of(v);
+            assert_eq!(e.field, field, "{value}");
+            assert!(e.message.contains(says), "{key} = {value}: {}", e.message);
+            assert!(e.message.contains("\"1ms..10ms\"") && e.message.contains("one time per flow"), "{key} = {value}: {}", e.message);
+        }
+    }
+}
