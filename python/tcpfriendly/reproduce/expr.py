@@ -11,6 +11,7 @@ import operator
 from typing import Any, Callable, Dict, Mapping
 
 from ..errors import ScenarioError
+from ..metrics.groups import mean
 from ..metrics.transients import LowerBound, compare_censored
 
 __all__ = ["evaluate_expr", "FUNCTIONS", "Series", "Undecided"]
@@ -301,7 +302,7 @@ def _mean(s: Any) -> float:
     if und is not None:
         return und
     v = [x for x in _values(s) if not math.isnan(x)]
-    m = sum(float(x) for x in v) / len(v) if v else float("nan")
+    m = mean(v)   # the metrics layer's mean; over censored values, of their bounds
     cens = [x for x in v if isinstance(x, LowerBound)]
     if cens:  # a mean over censored times is a lower bound
         return LowerBound(m, f"{len(cens)} of {len(v)} values censored: "
