@@ -200,3 +200,26 @@ def test_plot_of_a_result_flows_table_fixes_other_axes(tmp_path):
     with pytest.raises(ScenarioError) as e:
         plot(None, x="bottleneck.rate", y="share", per_flow=True)
     assert e.value.field == "per_flow"
+
+
+def test_per_flow_and_line_plots_share_their_axis_decoration(tmp_path):
+    """plot_flows decorates its axes as plot's lines do (sweep.plot._decorate): the same x
+    label, the metric as y label ("(per flow)" added), log scales when asked, a small legend,
+    a light grid."""
+    from matplotlib.font_manager import FontProperties
+
+    res = small(seeds=1).run(workers=2, quiet=True, executor="threads")
+    line = plot(res.table, x="bottleneck.rate", y="share", logy=True, out=tmp_path / "l.png").axes[0]
+    flows = plot(res.flows, x="bottleneck.rate", y="share", per_flow=True, logy=True,
+                 out=tmp_path / "f.png").axes[0]
+    assert line.get_ylabel() == "share" and flows.get_ylabel() == "share (per flow)"
+    small_pt = FontProperties(size="small").get_size_in_points()
+    for ax in (line, flows):
+        assert ax.get_xlabel() == "bottleneck.rate"
+        assert (ax.get_xscale(), ax.get_yscale()) == ("linear", "log")
+        assert [t.get_text() for t in ax.get_legend().get_texts()] == ["group 0 (tcp)", "group 1 (gaimd)"]
+        assert all(t.get_fontsize() == small_pt for t in ax.get_legend().get_texts())
+        grid = ax.yaxis.get_gridlines()
+        assert grid and all(g.get_visible() and g.get_alpha() == 0.3 for g in grid)
+    flat = plot(res.flows, x="bottleneck.rate", y="share", per_flow=True, out=tmp_path / "g.png").axes[0]
+    assert flat.get_yscale() == "linear"

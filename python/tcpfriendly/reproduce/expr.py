@@ -11,6 +11,7 @@ import operator
 from typing import Any, Callable, Dict, Mapping
 
 from ..errors import ScenarioError
+from ..metrics.groups import mean
 from ..metrics.transients import LowerBound, compare_censored
 
 __all__ = ["evaluate_expr", "FUNCTIONS", "Series", "Undecided"]
@@ -45,6 +46,8 @@ def _censored_op(name: str, fn: Callable[[float, float], float]) -> Callable[[An
     minus an exact number, or times or over a positive one, is a lower bound; anything else
     with a censored operand (a difference of two, a censored divisor) has no value (NaN)."""
     def op(a, b):
+        if isinstance(a, Undecided) or isinstance(b, Undecided):
+            return a if isinstance(a, Undecided) else b
         la, lb = isinstance(a, LowerBound), isinstance(b, LowerBound)
         if not (la or lb):
             return fn(a, b)
@@ -93,7 +96,10 @@ _CMP = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", as
 
 def _compare(op: str, a: Any, b: Any) -> Any:
     """``a op b``; with a censored time on either side, by the censoring rule
-    (:func:`compare_censored`): an :class:`Undecided` when the excess could turn it."""
+    (:func:`compare_censored`): an :class:`Undecided` when the excess could turn it (or
+    when a side is itself undecided, e.g. the ``argmax`` of censored times)."""
+    if isinstance(a, Undecided) or isinstance(b, Undecided):
+        return a if isinstance(a, Undecided) else b
     r = compare_censored(op, a, b)
     return Undecided(f"cannot tell whether {_text(a)} {op} {_text(b)}") if r is None else r
 
@@ -103,6 +109,9 @@ def _censored_extreme(vals, hi: bool) -> Any:
     of a set holding a censored time is a lower bound (the largest number, bounds included);
     the smallest is exact when an exact value is at most every bound, else a lower bound."""
     vals = list(vals)
+    und = _undecided(vals)
+    if und is not None:
+        return und
     cens = [v for v in vals if isinstance(v, LowerBound)]
     if not cens:
         return max(vals) if hi else min(vals)
@@ -126,31 +135,105 @@ def _at(s: Series, x: float) -> float:
     raise ScenarioError(f"at: no point x = {x} in the series (has {sorted(s)})")
 
 
-def _argmin(s: Series) -> float:
-    return min(s, key=lambda k: s[k])
+def _undecided(vals) -> Any:
+    """The first :class:`Undecided` among ``vals``, or None: a value built from one is
+    undecided too."""
+    return next((v for v in vals if isinstance(v, Undecided)), None)
 
 
-def _argmax(s: Series) -> float:
-    return max(s, key=lambda k: s[k])
+def _holds(r: Any) -> bool:
+    """A comparison's result (:func:`_compare`) that is decided and true."""
+    return not isinstance(r, Undecided) and bool(r)
 
 
-def _frac_in(s: Any, lo: float, hi: float) -> float:
-    v = [x for x in _values(s) if not math.isnan(x)]
-    return sum(1 for x in v if lo <= x <= hi) / len(v) if v else float("nan")
+def _fails(r: Any) -> bool:
+    """A comparison's result that is decided and false."""
+    return not isinstance(r, Undecided) and not r
 
 
-def _increasing(s: Series) -> bool:
-    ys = s.ys()
-    return all(b > a for a, b in zip(ys, ys[1:]))
+def _arg_extreme(s: Series, hi: bool) -> Any:
+    """The x of the largest (``hi``) or smallest y of ``s``, the first in ``s``'s order on a
+    tie. With a censored y (:class:`LowerBound`) the x whose y is known to be at least (at
+    most) every other y by :func:`compare_censored` — a bound of 700 s is the largest beside
+    500 s, and the smallest value is an exact one at or below every bound — and an
+    :class:`Undecided` naming the values when no y is (a bound below an exact y, or two
+    bounds)."""
+    vals = list(s.values())
+    if not any(isinstance(v, (LowerBound, Undecided)) for v in vals):
+        return max(s, key=lambda k: s[k]) if hi else min(s, key=lambda k: s[k])
+    op = ">=" if hi else "<="
+    for k in s:
+        if all(_holds(_compare(op, s[k], s[j])) for j in s if j != k):
+            return k
+    name = "argmax" if hi else "argmin"
+    return Undecided(f"{name}: cannot tell which y is the {'largest' if hi else 'smallest'} of "
+                     + ", ".join(f"{_text(x)} -> {_text(v)}" for x, v in s.items()))
 
 
-def _nondecreasing(s: Series) -> bool:
-    ys = s.ys()
-    return all(b >= a for a, b in zip(ys, ys[1:]))
+def _argmin(s: Series) -> Any:
+    return _arg_extreme(s, hi=False)
 
 
-def _ordered(*xs: float) -> bool:
-    return all(b > a for a, b in zip(xs, xs[1:]))
+def _argmax(s: Series) -> Any:
+    return _arg_extreme(s, hi=True)
+
+
+def _frac_in(s: Any, lo: float, hi: float) -> Any:
+    """The fraction of the (non-NaN) values of ``s`` in ``[lo, hi]``. A censored value
+    (:class:`LowerBound`) is placed by :func:`compare_censored`: outside when its bound is at
+    or above ``hi``; below that the unknown excess could carry it out, so it may or may not
+    lie inside, and the fraction is then :class:`Undecided`, naming how many values and
+    which."""
+    vals = [x for x in _values(s) if isinstance(x, Undecided) or not math.isnan(x)]
+    if not vals:
+        return float("nan")
+    inside, unknown = 0, []
+    for x in vals:
+        r = [_compare(">=", x, lo), _compare("<=", x, hi)]
+        if any(_fails(c) for c in r):
+            continue
+        if all(_holds(c) for c in r):
+            inside += 1
+        else:
+            unknown.append(x)
+    if unknown:
+        return Undecided(f"frac_in: {len(unknown)} of {len(vals)} values may or may not lie in "
+                         f"[{_text(lo)}, {_text(hi)}]: " + ", ".join(_text(x) for x in unknown[:5])
+                         + (", ..." if len(unknown) > 5 else ""))
+    return inside / len(vals)
+
+
+def _in_order(name: str, op: str, xs, labels=None) -> Any:
+    """Whether ``xs[i] op xs[j]`` for every i < j (``<``: strictly increasing), by
+    :func:`_compare`: False when a pair fails whatever the censored values are, an
+    :class:`Undecided` naming the first pair the censoring leaves open when none fails, else
+    True. Every pair, not only neighbours: with censored values a pair of non-neighbours can
+    decide (``ordered(> 300, > 100, 200)`` fails on its first and last). Without a censored
+    value this is the neighbours' test (an order is transitive)."""
+    xs = list(xs)
+    undecided = None
+    for i in range(len(xs)):
+        for j in range(i + 1, len(xs)):
+            r = _compare(op, xs[i], xs[j])
+            if isinstance(r, Undecided):
+                if undecided is None:
+                    where = f" (at x = {_text(labels[i])} and {_text(labels[j])})" if labels else ""
+                    undecided = Undecided(f"{name}{where}: {r.reason}")
+            elif not r:
+                return False
+    return undecided if undecided is not None else True
+
+
+def _increasing(s: Series) -> Any:
+    return _in_order("increasing", "<", s.ys(), s.xs())
+
+
+def _nondecreasing(s: Series) -> Any:
+    return _in_order("nondecreasing", "<=", s.ys(), s.xs())
+
+
+def _ordered(*xs: float) -> Any:
+    return _in_order("ordered", "<", xs)
 
 
 def _crossing(s: Series) -> float:
@@ -206,9 +289,20 @@ def _xs(s: Series) -> Series:
     return Series({x: float(x) for x in s})
 
 
+def _abs(x: Any) -> Any:
+    """``|x|``; a censored value at or above 0 stays the lower bound it is (``abs`` of a
+    float would drop the censoring), an undecided value stays undecided."""
+    if isinstance(x, Undecided) or isinstance(x, LowerBound) and x >= 0:
+        return x
+    return abs(x)
+
+
 def _mean(s: Any) -> float:
+    und = _undecided(_values(s))
+    if und is not None:
+        return und
     v = [x for x in _values(s) if not math.isnan(x)]
-    m = sum(float(x) for x in v) / len(v) if v else float("nan")
+    m = mean(v)   # the metrics layer's mean; over censored values, of their bounds
     cens = [x for x in v if isinstance(x, LowerBound)]
     if cens:  # a mean over censored times is a lower bound
         return LowerBound(m, f"{len(cens)} of {len(v)} values censored: "
@@ -218,14 +312,14 @@ def _mean(s: Any) -> float:
 
 def _extreme(hi: bool) -> Callable[..., Any]:
     def fn(*a):
-        vals = _values(a[0]) if len(a) == 1 and not isinstance(a[0], (int, float)) else list(a)
+        vals = _values(a[0]) if len(a) == 1 and not isinstance(a[0], (int, float, Undecided)) else list(a)
         return _censored_extreme(vals, hi)
     return fn
 
 
 #: Functions callable from an expression.
 FUNCTIONS: Dict[str, Callable[..., Any]] = {
-    "abs": lambda x: _series_op(lambda a, _b: abs(a))(x, 0) if isinstance(x, Series) else abs(x),
+    "abs": lambda x: _series_op(lambda a, _b: _abs(a))(x, 0) if isinstance(x, Series) else _abs(x),
     "min": _extreme(False),
     "max": _extreme(True),
     "mean": _mean, "at": _at, "argmin": _argmin, "argmax": _argmax, "frac_in": _frac_in,

@@ -18,6 +18,7 @@ except ModuleNotFoundError:  # Python < 3.11
 from ..errors import ScenarioError
 from .expr import Series, Undecided, evaluate_expr
 from .rules import compare, difference, rule_text
+from ..metrics.groups import mean
 from ..metrics.transients import LowerBound
 from .spec import INCONSISTENT, Claim, Experiment
 from .tables import select_rows
@@ -259,15 +260,11 @@ def _sweep_input(table, spec: Mapping[str, Any], where: str, flows=None) -> Any:
                             field=where)
     x = spec.get("x")
 
-    def reduce(vals) -> float:
-        v = [float(a) for a in vals if a is not None and not math.isnan(float(a))]
-        return sum(v) / len(v) if v else float("nan")
-
-    def point(part) -> float:
+    def point(part) -> float:   # the mean of the known values (metrics.mean: None, NaN left out)
         if per_run is None:
-            return reduce(part[metric])
-        return reduce([per_run([float(a) for a in run[metric] if a is not None])
-                       for _, run in part.groupby("run", sort=True)])
+            return mean(part[metric])
+        return mean([per_run([float(a) for a in run[metric] if a is not None])
+                     for _, run in part.groupby("run", sort=True)])
 
     if not x:
         return point(rows)

@@ -259,15 +259,7 @@ def plot(source, x: str, y: str, hue: Optional[str] = None, kind: str = "line",
         if not numeric_x:
             ax.set_xticks(range(len(xs)))
             ax.set_xticklabels([show(x, v) for v in xs])
-        if logx:
-            ax.set_xscale("log")
-        if logy:
-            ax.set_yscale("log")
-        ax.set_xlabel(x)
-        ax.set_ylabel(label)
-        if hue is not None:
-            ax.legend(fontsize="small")
-        ax.grid(True, alpha=0.3)
+        _decorate(ax, x, label, logx=logx, logy=logy, legend=hue is not None)
     else:
         fig, ax = _heatmap(plt, table, stats, x, label, hue, xs, show)
     what = f"group {group}, " if group is not None and not y.startswith("link.") else ""
@@ -277,6 +269,23 @@ def plot(source, x: str, y: str, hue: Optional[str] = None, kind: str = "line",
                  + (f"\n{what}{fixed_text}".rstrip(", ") if what or fixed_text else ""),
                  fontsize="medium")
     return _save(plt, fig, out)
+
+
+def _decorate(ax, xlabel: str, ylabel: str, logx: bool = False, logy: bool = False,
+              legend: bool = True) -> None:
+    """The axis decoration of :func:`plot`'s lines and :func:`plot_flows`' points: log scales
+    when asked, the axis labels (``x``'s name; the metric, with what a ratio divides or
+    "(per flow)"), a small legend and a light grid. One place, so that the two kinds of
+    figure of a sweep look alike."""
+    if logx:
+        ax.set_xscale("log")
+    if logy:
+        ax.set_yscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    if legend:
+        ax.legend(fontsize="small")
+    ax.grid(True, alpha=0.3)
 
 
 def _pyplot(out):
@@ -353,14 +362,7 @@ def plot_flows(source, x: str, y: str, where: Optional[Dict[str, str]] = None,
     _check_loose(table, axes, [x])
     fig, ax = plt.subplots(figsize=(6.4, 4.4))
     groups = draw_flows(ax, table, x, y, logx=logx)
-    if logx:
-        ax.set_xscale("log")
-    if logy:
-        ax.set_yscale("log")
-    ax.set_xlabel(x)
-    ax.set_ylabel(f"{y} (per flow)")
-    ax.legend(fontsize="small")
-    ax.grid(True, alpha=0.3)
+    _decorate(ax, x, f"{y} (per flow)", logx=logx, logy=logy, legend=True)
     seeds, fixed = table["seed"].nunique(), ", ".join(f"{k}={v}" for k, v in (where or {}).items())
     ax.set_title(f"{y} of each flow ({seeds} seed{'s' if seeds != 1 else ''}): points; "
                  "line: mean per group" + (" (groups drawn apart)" if groups > 1 and not logx else "")
