@@ -64,6 +64,28 @@ def test_the_cache_resumes_only_the_missing_runs(tmp_path, count_runs):
     assert count_runs == []
 
 
+def test_a_rebuilt_engine_reruns_the_cached_runs(tmp_path, count_runs, monkeypatch):
+    """The package version stays the same when the engine changes: the engine build's id in
+    the cache key keeps an evaluation after an engine change from reusing the old build's runs,
+    and the same build finds them all."""
+    from tcpfriendly import version
+    real = version.engine_id()
+    before = runner.cache_version("s2")
+    assert real in before.split(":") and runner.cache_version("s2") == before
+    evaluate("gaimd", {"alpha": 0.2, "beta": 0.125}, out=str(tmp_path), workers=2, **S2)
+    assert len(count_runs) == 6
+    count_runs.clear()
+    monkeypatch.setattr(version, "engine_id", lambda: real + "-rebuilt")
+    assert runner.cache_version("s2") == before.replace(real, real + "-rebuilt")
+    ev = evaluate("gaimd", {"alpha": 0.2, "beta": 0.125}, out=str(tmp_path), workers=2, **S2)
+    assert len(count_runs) == 6 and ev.runs["cached"] == 0
+    assert len(list((tmp_path / "runs").glob("*.json"))) == 12
+    count_runs.clear()
+    monkeypatch.setattr(version, "engine_id", lambda: real)
+    ev = evaluate("gaimd", {"alpha": 0.2, "beta": 0.125}, out=str(tmp_path), workers=2, **S2)
+    assert count_runs == [] and ev.runs["cached"] == 6
+
+
 def test_the_tcp_reference_runs_once_for_all_schemes(count_runs):
     evs = evaluate_many([("gaimd", {"alpha": 0.2, "beta": 0.125}), ("simd", {"beta": 0.0625})],
                         workers=2, **S1)

@@ -164,13 +164,18 @@ def test_bad_specs_are_named(tmp_path, tiny, spec, message):
         Sweep.from_toml(tmp_path / "bad.toml").plan()
 
 
-def test_run_key_covers_scenario_seed_version_and_metric_definitions(tiny):
+def test_run_key_covers_scenario_seed_version_engine_and_metric_definitions(tiny):
     from tcpfriendly import metrics
+    from tcpfriendly.version import engine_id
     n = tf.normalize(tiny)
     k, canonical = run_key(n, 1, "0.1.0")
-    # a run file computed under older metric definitions is never reused
+    # a run file computed by another engine build or under older metric definitions is never
+    # reused
     assert json.loads(canonical) == {"scenario": n, "seed": 1, "version": "0.1.0",
-                                     "metrics": metrics.VERSION}
+                                     "engine": engine_id(), "metrics": metrics.VERSION}
+    assert run_key(n, 1, "0.1.0", engine=engine_id()) == (k, canonical)
+    assert run_key(n, 1, "0.1.0") == (k, canonical)
+    assert run_key(n, 1, "0.1.0", engine=engine_id() + "x")[0] != k
     assert run_key(n, 2, "0.1.0")[0] != k
     assert run_key(n, 1, "0.1.1")[0] != k
     assert run_key(dict(n, duration=6.0), 1, "0.1.0")[0] != k
@@ -315,6 +320,24 @@ def test_cache_and_resume_only_missing_runs(tiny, tmp_path):
     # More seeds reuse the runs already there.
     more = grid_sweep(tiny, seeds=4).run(out=out, quiet=True)
     assert (more.ran, more.cached) == (6, 18)
+
+
+def test_a_rebuilt_engine_reruns_every_run_and_the_same_build_none(tiny, tmp_path, monkeypatch):
+    """The package version stays the same when the engine changes: the engine build's id in
+    the key is what keeps a rerun after an engine change from reusing the old build's runs."""
+    from tcpfriendly import version
+    out = tmp_path / "o"
+    first = grid_sweep(tiny, seeds=1).run(out=out, quiet=True)
+    assert (first.ran, first.cached) == (6, 0)
+    same = grid_sweep(tiny, seeds=1).run(out=out, quiet=True)
+    assert (same.ran, same.cached) == (0, 6)
+    real = version.engine_id()
+    monkeypatch.setattr(version, "engine_id", lambda: real + "-rebuilt")
+    rebuilt = grid_sweep(tiny, seeds=1).run(out=out, quiet=True)
+    assert (rebuilt.ran, rebuilt.cached) == (6, 0)
+    monkeypatch.setattr(version, "engine_id", lambda: real)
+    back = grid_sweep(tiny, seeds=1).run(out=out, quiet=True)
+    assert (back.ran, back.cached) == (0, 6)
 
 
 def test_failed_runs_are_reported_and_retried_on_rerun(tiny, tmp_path, monkeypatch):

@@ -34,6 +34,17 @@ fn version() -> &'static str {
     tcpf_core::VERSION
 }
 
+/// The engine's build identity: a 16-hex-digit hash, fixed at build time (`build.rs`), of
+/// the sources that decide simulation results (`crates/tcpf-core`, these bindings, the
+/// manifests and `Cargo.lock`). Same sources, same id; the run caches key on it, since
+/// `version()` stays the same when the engine changes.
+#[pyfunction]
+fn engine_id() -> &'static str {
+    ENGINE_ID
+}
+
+const ENGINE_ID: &str = env!("TCPF_ENGINE_ID");
+
 fn run_err(py: Python<'_>, e: api::RunError) -> PyErr {
     match e {
         api::RunError::Scenario(e) => field_err(py, e),
@@ -116,6 +127,7 @@ fn limits() -> String {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("FieldError", m.py().get_type::<FieldError>())?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(engine_id, m)?)?;
     m.add_function(wrap_pyfunction!(normalize, m)?)?;
     m.add_function(wrap_pyfunction!(expand, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
@@ -124,4 +136,15 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(limits, m)?)?;
     models::register(m)?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn engine_id_is_sixteen_hex_digits_and_the_same_on_every_call() {
+        let id = super::engine_id();
+        assert_eq!(id.len(), 16, "{id}");
+        assert!(id.bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase()), "{id}");
+        assert_eq!(super::engine_id(), id);
+    }
 }

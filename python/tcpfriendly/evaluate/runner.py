@@ -5,8 +5,9 @@ Execution goes through ONE adapter, :func:`execute`, on the sweep engine's execu
 :class:`~tcpfriendly.sweep.dask_executor.DaskExecutor` with ``dask=``). Each run is reduced
 where it ran (:func:`run_job`, :data:`REDUCERS`) to a small JSON-able dict, so no time
 series or loss log travels back; with ``out`` the reductions are cached in
-``out/runs/<key>.json`` (key = SHA-256 of the scenario, seed, reducer and version, written
-atomically as each run finishes), so an interrupted evaluation redoes only the missing runs.
+``out/runs/<key>.json`` (key = SHA-256 of the scenario, seed, reducer, the version, the engine
+build's id and the reducer's code hash, :func:`cache_version`; written atomically as each run
+finishes), so an interrupted evaluation redoes only the missing runs.
 Identical jobs run once: TCP SACK alone under the same loss process and seed is the same run
 for every scheme, so ``tcpf evaluate --all`` runs each TCP reference once. Python
 controllers run in-process on one thread (their classes need not be importable by workers,
@@ -153,6 +154,15 @@ def _source_closure(fn: Callable) -> str:
                 if (inspect.isfunction(cand) or inspect.isclass(cand)) and getattr(cand, "__module__", "") in homes:
                     stack.append(cand)
     return "".join(f"{k}\n{v}" for k, v in sorted(parts.items()))
+
+
+def cache_version(reducer: str) -> str:
+    """What, besides the job itself, a cached reduction of ``reducer`` depends on (the
+    ``version`` of :meth:`Job.key`): the package version, the engine build's id
+    (:func:`tcpfriendly.version.engine_id`: the version stays the same when the engine changes)
+    and the reducer's code hash (:func:`reducer_code_hash`)."""
+    from ..version import __version__, engine_id
+    return f"{__version__}:{engine_id()}:{reducer_code_hash(reducer)}"
 
 
 def reducer_code_hash(reducer: str) -> str:
@@ -349,7 +359,6 @@ def execute(jobs: List[Job], workers: Optional[int] = None, out: Optional[str] =
         stats: if given, filled with ``listed`` (jobs), ``distinct`` (runs after merging
             identical jobs), ``cached`` (found in ``memo`` or ``out``) and ``ran``.
     """
-    from .. import __version__
     from ..errors import ScenarioError
     from ..sweep.executors import Collector, ThreadExecutor, default_workers
     from ..sweep.runner import Progress
@@ -362,7 +371,7 @@ def execute(jobs: List[Job], workers: Optional[int] = None, out: Optional[str] =
         def log(message: str) -> None:
             sys.stderr.write(message + "\n")
             sys.stderr.flush()
-    keys = [j.key(f"{__version__}:{reducer_code_hash(j.reducer)}") for j in jobs]
+    keys = [j.key(cache_version(j.reducer)) for j in jobs]
     cache = RunCache(out) if out else None
     found: Dict[str, Dict[str, Any]] = {}
     todo: Dict[str, _Run] = {}

@@ -35,7 +35,8 @@ from an existing table is created; an index past the end of a list is an error. 
 validated (``tcpfriendly.normalize``) before anything runs.
 
 Caching: each run is keyed by a SHA-256 of (normalized scenario with the seed, seed,
-``tcpfriendly.__version__``, ``tcpfriendly.metrics.VERSION``). With ``out=DIR`` finished runs are stored
+``tcpfriendly.__version__``, the engine build's id ``tcpfriendly.version.engine_id()``,
+``tcpfriendly.metrics.VERSION``). With ``out=DIR`` finished runs are stored
 in batch files ``DIR/runs/batch-<digest>.parquet`` (:class:`~.store.RunStore`: written to a
 temporary name, then renamed, about once a second and when the sweep stops), and a stored run
 is never recomputed, so rerunning an interrupted sweep runs only what is missing.

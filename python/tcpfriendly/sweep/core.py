@@ -92,15 +92,17 @@ class Run:
 
 
 def run_key(normalized: Mapping[str, Any], seed: int, version: Optional[str] = None,
-            per_flow: bool = False) -> Tuple[str, str]:
+            per_flow: bool = False, engine: Optional[str] = None) -> Tuple[str, str]:
     """(key, canonical text): the content hash of a run's file and the JSON it hashes.
-    ``per_flow``: the file also holds one row per flow, so it is another file (another key;
-    the keys of sweeps without per-flow rows are those of earlier versions): a sweep that asks
-    for per-flow rows reruns runs stored without them."""
+    ``engine``: the engine build's identity (default :func:`tcpfriendly.version.engine_id`;
+    the version stays the same when the engine changes, so a run of another build is never
+    reused). ``per_flow``: the file also holds one row per flow, so it is another file (another
+    key): a sweep that asks for per-flow rows reruns runs stored without them."""
+    from ..version import engine_id
     if version is None:
         from ..version import __version__ as version
     record = {"scenario": normalized, "seed": int(seed), "version": version,
-              "metrics": _metrics.VERSION}
+              "engine": engine_id() if engine is None else engine, "metrics": _metrics.VERSION}
     if per_flow:
         record["per_flow"] = True
     canonical = json.dumps(record, sort_keys=True, separators=(",", ":"), allow_nan=False)
