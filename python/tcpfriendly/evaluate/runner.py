@@ -205,11 +205,15 @@ def reduce_impulse(res, ctx) -> Dict[str, Any]:
         # round trips counted from the flow's RTT at every sample (its propagation round
         # trip plus the bottleneck queue then): assumption rtt_count of the experiment
         sc, lts = res.scenario, res.timeseries("links")
-        f0, bn = sc["flows"][0], sc["bottleneck"]
+        bn = sc["bottleneck"]
+        # flow 0's own delays as the engine resolved them (a group's delays may be a range or
+        # a list in the normalised scenario)
+        from ..scenario import expand
+        f0 = expand(sc)["flows"][0]
         q = lts[lts["link"] == "bottleneck"].sort_values("time")
         rounds = dyn.rtt_from_queue(
             np.interp(t, q["time"].to_numpy(dtype=float), q["queue_pkts"].to_numpy(dtype=float)),
-            2 * (bn["delay"] + f0["access_delay"] + f0["receiver_delay"]), bn["rate"],
+            2 * (bn["delay"] + f0["access_delay_s"] + f0["receiver_delay_s"]), bn["rate"],
             sc["packet_size"] + sc["tcp"]["header_size"])
     agg = dyn.aggressiveness(t, w, rises, rounds, eps=ctx["eps"], period_s=off)
     rsp = dyn.responsiveness(t, w, falls, lt, eps=ctx["eps"], period_s=on)
