@@ -285,6 +285,9 @@ def test_local_sweep_table_matches_direct_runs(tiny, tmp_path):
     record = json.loads((out / "sweep.json").read_text())
     assert record["axes"] == ["flows[1].params.beta", "bottleneck.rate"]
     assert {r["key"] for r in record["runs"]} == set(t["run"])
+    # the engine build the run keys name, recorded beside the package version
+    from tcpfriendly.version import engine_id
+    assert record["engine"] == engine_id() and len(record["engine"]) == 16
 
 
 def test_same_table_with_one_and_two_workers(tiny, tmp_path):

@@ -366,10 +366,11 @@ def _write_outputs(out: OutDir, df, flows=None) -> List[str]:
 
 
 def spec_record(sweep, points, runs) -> Dict[str, Any]:
-    from ..version import __version__
+    from ..version import __version__, engine_id
 
     return {
         "tcpfriendly": __version__,
+        "engine": engine_id(),   # the engine build the run keys name (tcpfriendly.version.engine_id)
         "spec": sweep.spec(),
         "axes": sweep.axis_paths,
         "points": points,
