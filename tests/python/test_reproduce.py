@@ -524,3 +524,17 @@ def test_a_censored_claim_shows_its_bound_in_table_and_json(monkeypatch, tmp_pat
     rows = claim_rows(ExperimentResult(None, out, names, True, 5, 0.0))
     assert rows[0][2].startswith("> 652 (iiad S3 up: 1 of 5 seeds") and rows[2][2] == "undecided"
     json.dumps([c.to_json() for c in out], allow_nan=False)
+
+
+def test_a_lower_bound_difference_says_what_is_known():
+    """ours is a lower bound L: ours − paper is only known to exceed L − paper, positive when
+    L ≥ paper, of unknown sign when L is below it; never "> +0"."""
+    from tcpfriendly.metrics.transients import LowerBound
+    from tcpfriendly.reproduce.rules import difference
+
+    assert difference(700, LowerBound(748.0, "n")) == "> +48 (> +6.9 %)"
+    at = difference(700, LowerBound(700.0, "n"))
+    assert at.startswith("> 0 (ours above") and "+0" not in at
+    below = difference(700, LowerBound(688.0, "n"))
+    assert below.startswith("> -12 (sign unknown") and "%" not in below
+    assert difference(700, 712.0) == "+12 (+1.7 %)"      # an exact value keeps its sign

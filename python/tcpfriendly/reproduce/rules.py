@@ -81,13 +81,24 @@ def difference(paper: Any, ours: Any) -> Optional[str]:
     if math.isnan(ours):
         return "n/a"
     d = ours - paper
-    if isinstance(ours, LowerBound):  # ours is above the bound: so is the difference
-        return f"> {d:+.4g}" + (f" ({d / abs(paper) * 100:+.1f} %)" if paper != 0 else "")
+    if isinstance(ours, LowerBound):
+        return _bound_difference(d, paper)
     if abs(d) <= 1e-12 * max(1.0, abs(paper)):
         return "0"
     if paper != 0:
         return f"{d:+.4g} ({d / abs(paper) * 100:+.1f} %)"
     return f"{d:+.4g}"
+
+
+def _bound_difference(d: float, paper: float) -> str:
+    """The difference when ours is a lower bound L (the true value is above it): ours − paper
+    is only known to exceed d = L − paper. Positive when d ≥ 0 (ours > L ≥ paper); when the
+    bound is below the paper's value the sign is unknown."""
+    if abs(d) <= 1e-12 * max(1.0, abs(paper)):
+        return "> 0 (ours above the paper's, by an unknown amount)"
+    if d > 0:
+        return f"> {d:+.4g}" + (f" (> {d / abs(paper) * 100:+.1f} %)" if paper != 0 else "")
+    return f"> {d:+.4g} (sign unknown: the bound is below the paper's value)"
 
 
 def compare(rule: Mapping[str, Any], paper: Any, ours: Any) -> Tuple[bool, str]:
