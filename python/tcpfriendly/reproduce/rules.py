@@ -24,7 +24,23 @@ from typing import Any, Mapping, Optional, Tuple
 from ..errors import ScenarioError
 from ..metrics.transients import LowerBound
 
-__all__ = ["check_rule", "compare", "rule_text", "difference"]
+__all__ = ["check_rule", "compare", "rule_text", "difference", "Graded"]
+
+
+class Graded(str):
+    """A grade (tsao2007's ``"Δ(O)"``) with ``detail``: the number behind it and, where it is
+    not the paper's, the band the paper's grade would need (tcpf reproduce's Table 4). It is
+    the grade for every comparison; ``detail`` is the claim table's difference column."""
+
+    detail: str
+
+    def __new__(cls, grade: str, detail: str = "") -> "Graded":
+        self = str.__new__(cls, grade)
+        self.detail = str(detail)
+        return self
+
+    def __reduce__(self):
+        return (Graded, (str(self), self.detail))
 
 _KINDS = ("rel", "abs", "min", "max", "interval", "equals", "same")
 
@@ -74,7 +90,10 @@ def rule_text(rule: Mapping[str, Any]) -> str:
 
 
 def difference(paper: Any, ours: Any) -> Optional[str]:
-    """Ours − paper and the relative difference, as text; None when not numeric."""
+    """Ours − paper and the relative difference, as text; a grade's detail (:class:`Graded`);
+    None when not numeric."""
+    if isinstance(ours, Graded):
+        return ours.detail or None
     if isinstance(paper, bool) or isinstance(ours, bool) or not isinstance(paper, (int, float)) \
             or not isinstance(ours, (int, float)):
         return None
