@@ -568,18 +568,19 @@ def test_a_grade_shows_its_number_and_the_band_the_papers_grade_needs():
          "S4 down": t(None, 40.0, 50.0, tc=1), "S3 down": t(2.92, 35.0, 12.0)})
     d, why = grade_texts(ev, "S2 het", "X")
     assert d == "X/TCP 1.20; X needs X/TCP < 0.75 or > 1.33"
-    assert why == "ours Δ, the paper's X: X/TCP 1.20 is closer to 1 than the paper's X (X/TCP < 0.75 or > 1.33)"
+    assert why == "ours Δ: X/TCP 1.20 is closer to 1 than the paper's X (X/TCP < 0.75 or > 1.33)"
     d, why = grade_texts(ev, "S2 hom", "Δ")
     assert "X/TCP 0.60 is below the paper's Δ (X/TCP in [0.75, 1.33] outside O)" in why
     d, why = grade_texts(ev, "S1", "X(O)")     # both parts differ: both shown
     assert d == "X/TCP 1.16; X needs X/TCP < 0.75 or > 1.33 | max X/TCP 1.20; (O) needs max X/TCP ≤ 1.111"
-    assert "max X/TCP 1.20 is above the paper's (O) (max X/TCP ≤ 1.111)" in why
+    assert why.endswith("; ours (Δ): max X/TCP 1.20 is above the paper's (O) (max X/TCP ≤ 1.111)")
     assert grade_texts(ev, "S1", "Δ(Δ)") == ("X/TCP 1.16 | max X/TCP 1.20", "")   # matched: the numbers
     d, why = grade_texts(ev, "S3 down", "O(O)")
     assert d == "q = 2.92 (X 35.0 s / TCP 12.0 s); O needs q ≤ 1.5" and "is above the paper's O" in why
     # X censored at 700 s: q > 700 / 17 already excludes Δ; at 20 s: q > 2, Δ still possible
     d, why = grade_texts(ev, "S3 up", "Δ(O)")
-    assert d == "q > 41.18 (X > 700.0 s / TCP 17.0 s); Δ needs q in (1.5, 3]" and "already above" in why
+    assert d == "q > 41.18 (X > 700.0 s / TCP 17.0 s); Δ needs q in (1.5, 3]"
+    assert why == "ours X: q > 41.18: already above the paper's Δ (q in (1.5, 3]), whatever the censored time"
     d, why = grade_texts(ev, "S4 up", "Δ")
     assert d.startswith("q > 2.00 (X > 20.0 s / TCP 10.0 s)") and "Δ (q in (1.5, 3]) is not excluded" in why
     # TCP censored at 50 s: q < 40 / 50, below O's band: the paper's X is excluded
@@ -618,7 +619,7 @@ def test_table4_claims_carry_the_number_in_the_difference_and_a_specific_verdict
     assert [c.matched for c in r.claims] == [True, False] and r.claims[1].ours == "Δ"
     assert rows["gaimd S2 hom"][3] == "X/TCP 2.75" and rows["gaimd S2 hom"][5] == "matched"
     assert rows["gaimd S2 het"][3] == "X/TCP 1.20; X needs X/TCP < 0.75 or > 1.33"
-    assert r.claims[1].verdict == ("differs: ours Δ, the paper's X: X/TCP 1.20 is closer to 1 than the "
+    assert r.claims[1].verdict == ("differs: ours Δ: X/TCP 1.20 is closer to 1 than the "
                                    "paper's X (X/TCP < 0.75 or > 1.33); the thresholds are ours")
     js = r.claims[1].to_json()
     assert js["our_value"] == "Δ" and js["difference"] == rows["gaimd S2 het"][3]

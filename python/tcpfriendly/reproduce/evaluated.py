@@ -18,7 +18,7 @@ API), two ways:
 from __future__ import annotations
 
 import math
-from typing import Any, Dict, List, Mapping, Optional, Tuple
+from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Tuple
 
 from ..errors import ScenarioError
 from .expr import Series
@@ -200,6 +200,19 @@ def _table4(ex: Experiment, opts) -> Tuple[Dict[str, Any], Dict[str, Any], Any]:
 _RANK = {"O": 0, "Δ": 1, "X": 2}
 
 
+class _Part(NamedTuple):
+    """One part of a Table-4 grade (the grade, or its parenthesised TCP-compatibility)."""
+    ours: str             # our symbol
+    paper: str            # the paper's
+    text: str             # the number behind ours, for the difference column ("q = 4.71 (X 80.0 s / TCP 17.0 s)")
+    short: str            # the same for the verdict ("q = 4.71")
+    value: Optional[float]  # the number (a bound when ``known`` is "above"/"below"); None if none
+    known: str            # "exact", "above", "below", "unknown" or "fixed" (don't care)
+    label: str            # the number's name in the band ("X/TCP", "max X/TCP", "q")
+    band: str             # what the paper's symbol needs, under the evaluation's thresholds
+    kind: str             # "throughput", "compatibility" or "transient"
+
+
 def _symbols(grade: str) -> Tuple[str, Optional[str]]:
     """``"Δ(O)"`` -> ("Δ", "O"); ``"X"`` -> ("X", None)."""
     g = str(grade)
@@ -213,8 +226,8 @@ def _finite(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 
-def _time_ratio_bound(ev: Any, col: str, n: Mapping[str, Any]) -> Tuple[str, Optional[float], str]:
-    """The convergence-time ratio q of an S3/S4 cell as known: (text, value, kind), kind
+def _time_ratio_bound(ev: Any, col: str, n: Mapping[str, Any]) -> Tuple[str, str, Optional[float], str]:
+    """The convergence-time ratio q of an S3/S4 cell as known: (text, the two times, value, kind), kind
     ``"exact"``, ``"above"`` (X's time censored: q is at least ``value``), ``"below"`` (TCP's
     censored: q is at most ``value``) or ``"unknown"``. A censored time is its bound (phase
     end − change, :class:`tcpfriendly.metrics.transients.LowerBound`); the ratio is
@@ -227,21 +240,21 @@ def _time_ratio_bound(ev: Any, col: str, n: Mapping[str, Any]) -> Tuple[str, Opt
     if not (xc or tc):
         q = n.get("time_ratio")
         if _finite(q):
-            return f"q = {_f(q)} ({times})", float(q), "exact"
-        return f"q n/a ({times})", None, "unknown"
+            return f"q = {_f(q)}", times, float(q), "exact"
+        return "q n/a", times, None, "unknown"
     key = "tsao2007/s3-two-state" if col.startswith("S3") else "tsao2007/s4-bursty"
     floor = ((getattr(ev, "assumptions", None) or {}).get(key) or {}).get("average_s", {}).get("value")
     x = n.get("x_s_bound") if xc else n.get("x_s")
     t = n.get("tcp_s_bound") if tc else n.get("tcp_s")
     if xc and tc or not (_finite(floor) and _finite(x) and _finite(t)):
-        return f"q unknown ({times})", None, "unknown"
+        return "q unknown", times, None, "unknown"
     q = time_ratio(float(x), float(t), float(floor))
     # q = max(x, floor) / max(t, floor) grows with x: strictly beyond the bound once the
     # censored time is above the floor
     strict = (float(x) if xc else float(t)) >= float(floor)
     if xc:
-        return f"q {'>' if strict else '≥'} {_f(q)} ({times})", q, "above"
-    return f"q {'<' if strict else '≤'} {_f(q)} ({times})", q, "below"
+        return f"q {'>' if strict else '≥'} {_f(q)}", times, q, "above"
+    return f"q {'<' if strict else '≤'} {_f(q)}", times, q, "below"
 
 
 def grade_texts(ev: Any, col: str, paper: str) -> Tuple[str, str]:
@@ -258,57 +271,58 @@ def grade_texts(ev: Any, col: str, paper: str) -> Tuple[str, str]:
     ours = str(ev.grades.get(col, ""))
     n = (getattr(ev, "numbers", None) or {}).get(col) or {}
     (om, oc), (pm, pc) = _symbols(ours), _symbols(paper)
-    # each part: (our symbol, paper's, text of our number, its value, how it is known, label, band of the paper's)
-    parts = []
+    parts: List[_Part] = []
     if col == "S1" or col.startswith("S2"):
         v = n.get("equivalence" if col == "S1" else "equal_share")
         band = _implied_share(pm, th) if pm in _RANK else "?"
-        parts.append((om, pm, f"X/TCP {_f(v) if _finite(v) else 'n/a'}", v if _finite(v) else None, "exact", "X/TCP",
-                      ("in " if band.startswith("[") else "") + band, "throughput"))
+        text = f"X/TCP {_f(v) if _finite(v) else 'n/a'}"
+        parts.append(_Part(om, pm, text, text, v if _finite(v) else None, "exact", "X/TCP",
+                           ("in " if band.startswith("[") else "") + band, "throughput"))
         if col == "S1" and oc is not None and pc is not None:
             c = n.get("compatibility")
-            parts.append((oc, pc, f"max X/TCP {_f(c) if _finite(c) else 'n/a'}", c if _finite(c) else None,
-                          "exact", "max X/TCP",
-                          _implied(pc, th, "compatibility") if pc in _RANK else "?", "compatibility"))
+            text = f"max X/TCP {_f(c) if _finite(c) else 'n/a'}"
+            parts.append(_Part(oc, pc, text, text, c if _finite(c) else None, "exact", "max X/TCP",
+                               _implied(pc, th, "compatibility") if pc in _RANK else "?", "compatibility"))
     else:
-        text, q, known = _time_ratio_bound(ev, col, n)
-        parts.append((om, pm, text, q, known, "q", _implied(pm, th) if pm in _RANK else "?", "transient"))
+        text, times, q, known = _time_ratio_bound(ev, col, n)
+        parts.append(_Part(om, pm, f"{text} ({times})", text, q, known, "q",
+                           _implied(pm, th) if pm in _RANK else "?", "transient"))
         if oc is not None and pc is not None and oc != pc and oc != om:
             # S3 up: TCP-compatibility "don't care" (tsao2007 Table 1), graded O
-            parts.append((oc, pc, "compatibility don't care (Table 1)", None, "fixed", "", "", ""))
+            text = "compatibility don't care (Table 1)"
+            parts.append(_Part(oc, pc, text, text, None, "fixed", "", "", "compatibility"))
     details, whys = [], []
-    for o, p, text, v, known, label, band, kind in parts:
-        if o == p:
-            details.append(text)
+    for pt in parts:
+        if pt.ours == pt.paper:
+            details.append(pt.text)
             continue
-        who = "(" + p + ")" if kind == "compatibility" else p
-        need = f"{who} needs {label} {band}" if label else f"the paper's ({p})"
-        details.append(f"{text}; {need}")
-        whys.append(_where(o, p, text, v, known, label, band, kind, who, th))
-    why = (f"ours {ours}, the paper's {paper}: " + "; ".join(whys)) if ours != paper else ""
+        paren = pt.kind == "compatibility"
+        who, mine = (f"({pt.paper})", f"({pt.ours})") if paren else (pt.paper, pt.ours)
+        details.append(f"{pt.text}; " + (f"{who} needs {pt.label} {pt.band}" if pt.label else f"the paper's {who}"))
+        whys.append(f"ours {mine}: {_where(pt, who, th)}")
+    why = "; ".join(whys) if ours != paper else ""
     return " | ".join(details), why
 
 
-def _where(o: str, p: str, text: str, v: Optional[float], known: str, label: str, band: str,
-           kind: str, who: str, th: Mapping[str, Any]) -> str:
+def _where(pt: "_Part", who: str, th: Mapping[str, Any]) -> str:
     """Where our number lies against the paper's band, from the order of the grades (the
     grading is evaluate's; a bound is graded as if it were the value to see what it excludes)."""
     from ..evaluate import grades as G
 
-    theirs = f"the paper's {who} ({label} {band})" if label else f"the paper's {who}"
-    if known == "fixed" or o not in _RANK or p not in _RANK:
+    text, v, o, p = pt.short, pt.value, pt.ours, pt.paper
+    theirs = f"the paper's {who} ({pt.label} {pt.band})" if pt.label else f"the paper's {who}"
+    if pt.known == "fixed" or o not in _RANK or p not in _RANK:
         return f"{text}, not {theirs}"
     if v is None:
         return f"{text}: no number to set against {theirs}"
-    if known in ("above", "below"):
+    if pt.known in ("above", "below"):
         at = _RANK[G.grade_transient(v, th)]
-        if known == "above" and at > _RANK[p] or known == "below" and at < _RANK[p]:
-            side = "above" if known == "above" else "below"
-            return f"{text}: already {side} {theirs}, whatever the censored time"
+        if pt.known == "above" and at > _RANK[p] or pt.known == "below" and at < _RANK[p]:
+            return f"{text}: already {pt.known} {theirs}, whatever the censored time"
         return (f"{text}: a run did not reach its new level before the phase ended, so our X is "
                 f"the grade of an unmeasured time; {theirs} is not excluded")
     worse = _RANK[o] > _RANK[p]
-    if kind == "throughput":
+    if pt.kind == "throughput":
         side = ("below" if v < 1 else "above") if worse else "closer to 1 than"
     else:
         side = "above" if worse else "below"
