@@ -524,3 +524,103 @@ def test_a_censored_claim_shows_its_bound_in_table_and_json(monkeypatch, tmp_pat
     rows = claim_rows(ExperimentResult(None, out, names, True, 5, 0.0))
     assert rows[0][2].startswith("> 652 (iiad S3 up: 1 of 5 seeds") and rows[2][2] == "undecided"
     json.dumps([c.to_json() for c in out], allow_nan=False)
+
+
+def test_a_lower_bound_difference_says_what_is_known():
+    """ours is a lower bound L: ours − paper is only known to exceed L − paper, positive when
+    L ≥ paper, of unknown sign when L is below it; never "> +0"."""
+    from tcpfriendly.metrics.transients import LowerBound
+    from tcpfriendly.reproduce.rules import difference
+
+    assert difference(700, LowerBound(748.0, "n")) == "> +48 (> +6.9 %)"
+    at = difference(700, LowerBound(700.0, "n"))
+    assert at.startswith("> 0 (ours above") and "+0" not in at
+    below = difference(700, LowerBound(688.0, "n"))
+    assert below.startswith("> -12 (sign unknown") and "%" not in below
+    assert difference(700, 712.0) == "+12 (+1.7 %)"      # an exact value keeps its sign
+
+
+# ----- tsao2007 Table 4: the number behind each grade and the band the paper's grade needs -------
+def _graded_evaluation(grades, numbers, thresholds=None):
+    from tcpfriendly.evaluate.core import Evaluation
+    from tcpfriendly.evaluate.grades import load_thresholds
+
+    avg = {"average_s": {"value": 10.0, "doc": "", "source": ""}}
+    return Evaluation(algorithm="gaimd", params={}, quick=True, grades=grades, numbers=numbers, metrics={},
+                      thresholds=thresholds or load_thresholds(),
+                      assumptions={"tsao2007/s3-two-state": avg, "tsao2007/s4-bursty": avg}, seeds={})
+
+
+def test_a_grade_shows_its_number_and_the_band_the_papers_grade_needs():
+    """Each part of our grade with the number behind it; a part that is not the paper's symbol
+    with the band that symbol needs under the evaluation's thresholds, and where our number
+    lies against it; a censored convergence time bounds q honestly."""
+    from tcpfriendly.reproduce.evaluated import grade_texts
+
+    def t(s, x=None, tb=None, xc=0, tc=0, runs=5):
+        return {"time_ratio": None if xc or tc else s, "x_s": None if xc else x, "tcp_s": None if tc else tb,
+                "x_s_bound": x, "x_censored": xc, "tcp_s_bound": tb, "tcp_censored": tc,
+                "runs": runs, "runs_are": "seeds"}
+    ev = _graded_evaluation(
+        {"S1": "Δ(Δ)", "S2 het": "Δ", "S2 hom": "X", "S3 up": "X(O)", "S4 up": "X", "S4 down": "X", "S3 down": "Δ(Δ)"},
+        {"S1": {"equivalence": 1.16, "compatibility": 1.2}, "S2 het": {"equal_share": 1.2},
+         "S2 hom": {"equal_share": 0.6}, "S3 up": t(None, 700.0, 17.0, xc=1), "S4 up": t(None, 20.0, 10.0, xc=2),
+         "S4 down": t(None, 40.0, 50.0, tc=1), "S3 down": t(2.92, 35.0, 12.0)})
+    d, why = grade_texts(ev, "S2 het", "X")
+    assert d == "X/TCP 1.20; X needs X/TCP < 0.75 or > 1.33"
+    assert why == "ours Δ: X/TCP 1.20 is closer to 1 than the paper's X (X/TCP < 0.75 or > 1.33)"
+    d, why = grade_texts(ev, "S2 hom", "Δ")
+    assert "X/TCP 0.60 is below the paper's Δ (X/TCP in [0.75, 1.33] outside O)" in why
+    d, why = grade_texts(ev, "S1", "X(O)")     # both parts differ: both shown
+    assert d == "X/TCP 1.16; X needs X/TCP < 0.75 or > 1.33 | max X/TCP 1.20; (O) needs max X/TCP ≤ 1.111"
+    assert why.endswith("; ours (Δ): max X/TCP 1.20 is above the paper's (O) (max X/TCP ≤ 1.111)")
+    assert grade_texts(ev, "S1", "Δ(Δ)") == ("X/TCP 1.16 | max X/TCP 1.20", "")   # matched: the numbers
+    d, why = grade_texts(ev, "S3 down", "O(O)")
+    assert d == "q = 2.92 (X 35.0 s / TCP 12.0 s); O needs q ≤ 1.5" and "is above the paper's O" in why
+    # X censored at 700 s: q > 700 / 17 already excludes Δ; at 20 s: q > 2, Δ still possible
+    d, why = grade_texts(ev, "S3 up", "Δ(O)")
+    assert d == "q > 41.18 (X > 700.0 s / TCP 17.0 s); Δ needs q in (1.5, 3]"
+    assert why == "ours X: q > 41.18: already above the paper's Δ (q in (1.5, 3]), whatever the censored time"
+    d, why = grade_texts(ev, "S4 up", "Δ")
+    assert d.startswith("q > 2.00 (X > 20.0 s / TCP 10.0 s)") and "Δ (q in (1.5, 3]) is not excluded" in why
+    # TCP censored at 50 s: q < 40 / 50, below O's band: the paper's X is excluded
+    d, why = grade_texts(ev, "S4 down", "Δ")
+    assert d.startswith("q < 0.80 (X 40.0 s / TCP > 50.0 s)") and "already below the paper's Δ" in why
+    # the bands are the thresholds the evaluation used, not a copy of them
+    th = {"throughput": {"o": 0.9, "delta": 0.5}, "compatibility": {"o_max": 1.111, "delta_max": 1.333},
+          "transient": {"o_max": 1.5, "delta_max": 5.0}}
+    ev2 = _graded_evaluation(ev.grades, ev.numbers, th)
+    assert grade_texts(ev2, "S3 down", "Δ(Δ)")[0] == "q = 2.92 (X 35.0 s / TCP 12.0 s)"
+    assert grade_texts(ev2, "S3 up", "Δ(O)")[0].endswith("Δ needs q in (1.5, 5]")
+    assert grade_texts(ev2, "S2 het", "X")[0].endswith("X needs X/TCP < 0.5 or > 2.00")
+
+
+def test_table4_claims_carry_the_number_in_the_difference_and_a_specific_verdict(monkeypatch, tmp_path):
+    """Table 4 through reproduce (a fabricated evaluation, no simulation): the difference column
+    of each cell is the number behind our grade (with the paper's band when they differ), the
+    verdict of a differing cell says where that number lies and that the thresholds are ours;
+    the grades, rules and verdicts' matched/differs are unchanged."""
+    import tcpfriendly.evaluate as evaluate_pkg
+    from tcpfriendly.reproduce.report import claim_rows
+    from tcpfriendly.reproduce.run import Options, run_experiment
+    from tcpfriendly.reproduce.spec import load_experiment
+
+    ev = _graded_evaluation({"S2 hom": "X", "S2 het": "Δ"},
+                            {"S2 hom": {"equal_share": 2.75}, "S2 het": {"equal_share": 1.2}})
+    monkeypatch.setattr(evaluate_pkg, "evaluate", lambda alg, params=None, **kw: ev)
+    d = tmp_path / "t4"
+    d.mkdir()
+    (d / "experiment.toml").write_text(
+        '[experiment]\npaper = "tsao2007"\nkind = "evaluate"\ntitle = "t"\nsource = "s"\n'
+        '[evaluate]\nonly = ["s2"]\nreason = "the thresholds are ours"\n'
+        '[evaluate.schemes]\ngaimd = { alpha = 0.2, beta = 0.125 }\n')
+    r = run_experiment(load_experiment(str(d)), Options(quick=True))
+    rows = {row[0]: row for row in claim_rows(r)}
+    assert [c.matched for c in r.claims] == [True, False] and r.claims[1].ours == "Δ"
+    assert rows["gaimd S2 hom"][3] == "X/TCP 2.75" and rows["gaimd S2 hom"][5] == "matched"
+    assert rows["gaimd S2 het"][3] == "X/TCP 1.20; X needs X/TCP < 0.75 or > 1.33"
+    assert r.claims[1].verdict == ("differs: ours Δ: X/TCP 1.20 is closer to 1 than the "
+                                   "paper's X (X/TCP < 0.75 or > 1.33); the thresholds are ours")
+    js = r.claims[1].to_json()
+    assert js["our_value"] == "Δ" and js["difference"] == rows["gaimd S2 het"][3]
+    json.dumps(js, allow_nan=False)

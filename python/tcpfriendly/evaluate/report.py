@@ -173,11 +173,12 @@ def _cell_detail(ev, col: str) -> str:
     return f"{_f(n.get('time_ratio'))} ({_n_secs(n, 'x')} s / TCP {_n_secs(n, 'tcp')} s)"
 
 
-def _implied(grade: str, th) -> str:
-    """What a tsao2007 grade implies for our number under our thresholds."""
+def _implied(grade: str, th, section: str = "transient") -> str:
+    """What a tsao2007 grade implies for our number under our thresholds: a time ratio
+    (``section`` "transient") or, with "compatibility", the largest throughput ratio."""
     g = grade[:1]
     return {"O": "≤ {o:g}", "Δ": "in ({o:g}, {d:g}]", "X": "> {d:g}"}[g].format(
-        o=th["transient"]["o_max"], d=th["transient"]["delta_max"])
+        o=th[section]["o_max"], d=th[section]["delta_max"])
 
 
 def _implied_share(grade: str, th) -> str:

@@ -17,13 +17,15 @@ API), two ways:
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping, Tuple
+import math
+from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Tuple
 
 from ..errors import ScenarioError
 from .expr import Series
+from .rules import Graded
 from .spec import Claim, Experiment
 
-__all__ = ["run_evaluations", "evaluation_names", "claims_made_when_run"]
+__all__ = ["run_evaluations", "evaluation_names", "claims_made_when_run", "grade_texts"]
 
 
 def run_evaluations(ex: Experiment, opts) -> Tuple[Dict[str, Any], Dict[str, Any], Any]:
@@ -120,7 +122,9 @@ def evaluation_names(ev: Any) -> Dict[str, Any]:
 
 def _table4(ex: Experiment, opts) -> Tuple[Dict[str, Any], Dict[str, Any], Any]:
     """Each scheme's evaluation as a name (:func:`evaluation_names`); with ``paper_grades``
-    (the default), one claim per Table-4 cell (ours = our grade, rule: the same symbol)."""
+    (the default), one claim per Table-4 cell (ours = our grade, rule: the same symbol; the
+    grade carries the number behind it and the band of the paper's symbol, :func:`grade_texts`,
+    shown as the claim's difference; a differing cell's reason says where the number lies)."""
     from ..evaluate import evaluate
     from ..evaluate.grades import COLUMNS, PAPER_TABLE4
 
@@ -173,19 +177,156 @@ def _table4(ex: Experiment, opts) -> Tuple[Dict[str, Any], Dict[str, Any], Any]:
             continue
         paper = PAPER_TABLE4.get(alg, [])
         cells = []
+        reason = ex.evaluate.get("reason", "see docs/evaluate.md: the thresholds are ours, the paper gives none")
         for i, col in enumerate(COLUMNS):
             ours = ev.grades.get(col, "-")
             cells.append(f"{ours} ({paper[i] if i < len(paper) else '?'})")
             if i < len(paper) and col in ev.grades:
+                # the grade with the number behind it (the difference column) and, when it is
+                # not the paper's, where that number lies against the paper's band (the verdict)
+                detail, why = grade_texts(ev, col, paper[i])
+                names[alg]["grades"][col] = Graded(ours, detail)
                 claims.append(Claim(
                     claim=f"{alg} {col}", where="Table 4 (004:195-214)", quote="", value=paper[i],
                     ours=f"{alg}.grades[{col!r}]", rule={"same": True},
-                    reason=ex.evaluate.get("reason", "see docs/evaluate.md: the thresholds are ours, "
-                                                      "the paper gives none")))
+                    reason=f"{why}; {reason}" if why else reason))
         rows.append(f"| {alg} | " + " | ".join(cells) + " |")
     ex.claims = claims + ex.claims
     md = "Table 4, ours (paper):\n\n" + "\n".join(rows)
     return names, ({"markdown": [md]} if paper_grades else {}), seeds
+
+
+# ----- the number behind each Table-4 grade and the band the paper's grade needs -----------------
+_RANK = {"O": 0, "Δ": 1, "X": 2}
+
+
+class _Part(NamedTuple):
+    """One part of a Table-4 grade (the grade, or its parenthesised TCP-compatibility)."""
+    ours: str             # our symbol
+    paper: str            # the paper's
+    text: str             # the number behind ours, for the difference column ("q = 4.71 (X 80.0 s / TCP 17.0 s)")
+    short: str            # the same for the verdict ("q = 4.71")
+    value: Optional[float]  # the number (a bound when ``known`` is "above"/"below"); None if none
+    known: str            # "exact", "above", "below", "unknown" or "fixed" (don't care)
+    label: str            # the number's name in the band ("X/TCP", "max X/TCP", "q")
+    band: str             # what the paper's symbol needs, under the evaluation's thresholds
+    kind: str             # "throughput", "compatibility" or "transient"
+
+
+def _symbols(grade: str) -> Tuple[str, Optional[str]]:
+    """``"Δ(O)"`` -> ("Δ", "O"); ``"X"`` -> ("X", None)."""
+    g = str(grade)
+    if g.endswith(")") and "(" in g:
+        head, _, rest = g.partition("(")
+        return head, rest[:-1]
+    return g, None
+
+
+def _finite(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def _time_ratio_bound(ev: Any, col: str, n: Mapping[str, Any]) -> Tuple[str, str, Optional[float], str]:
+    """The convergence-time ratio q of an S3/S4 cell as known: (text, the two times, value, kind), kind
+    ``"exact"``, ``"above"`` (X's time censored: q is at least ``value``), ``"below"`` (TCP's
+    censored: q is at most ``value``) or ``"unknown"``. A censored time is its bound (phase
+    end − change, :class:`tcpfriendly.metrics.transients.LowerBound`); the ratio is
+    :func:`tcpfriendly.evaluate.grades.time_ratio` with the experiment's ``average_s`` floor."""
+    from ..evaluate.grades import time_ratio
+    from ..evaluate.report import _f, _n_secs
+
+    times = f"X {_n_secs(n, 'x')} s / TCP {_n_secs(n, 'tcp')} s"
+    xc, tc = bool(n.get("x_censored")), bool(n.get("tcp_censored"))
+    if not (xc or tc):
+        q = n.get("time_ratio")
+        if _finite(q):
+            return f"q = {_f(q)}", times, float(q), "exact"
+        return "q n/a", times, None, "unknown"
+    key = "tsao2007/s3-two-state" if col.startswith("S3") else "tsao2007/s4-bursty"
+    floor = ((getattr(ev, "assumptions", None) or {}).get(key) or {}).get("average_s", {}).get("value")
+    x = n.get("x_s_bound") if xc else n.get("x_s")
+    t = n.get("tcp_s_bound") if tc else n.get("tcp_s")
+    if xc and tc or not (_finite(floor) and _finite(x) and _finite(t)):
+        return "q unknown", times, None, "unknown"
+    q = time_ratio(float(x), float(t), float(floor))
+    # q = max(x, floor) / max(t, floor) grows with x: strictly beyond the bound once the
+    # censored time is above the floor
+    strict = (float(x) if xc else float(t)) >= float(floor)
+    if xc:
+        return f"q {'>' if strict else '≥'} {_f(q)}", times, q, "above"
+    return f"q {'<' if strict else '≤'} {_f(q)}", times, q, "below"
+
+
+def grade_texts(ev: Any, col: str, paper: str) -> Tuple[str, str]:
+    """(detail, why) of our grade of Table-4 column ``col`` against the paper's ``paper``:
+    ``detail`` the number behind each part of our grade (X/TCP, the largest X/TCP for the
+    parenthesised TCP-compatibility, q = X's convergence time / TCP's) and, for a part that is
+    not the paper's symbol, the band that symbol needs under the thresholds ``tcpf evaluate``
+    used (``ev.thresholds``; its band texts); ``why`` where our number lies against that band
+    ("" when the grades are the same)."""
+    from ..evaluate import grades as G
+    from ..evaluate.report import _f, _implied, _implied_share
+
+    th = getattr(ev, "thresholds", None) or G.load_thresholds()
+    ours = str(ev.grades.get(col, ""))
+    n = (getattr(ev, "numbers", None) or {}).get(col) or {}
+    (om, oc), (pm, pc) = _symbols(ours), _symbols(paper)
+    parts: List[_Part] = []
+    if col == "S1" or col.startswith("S2"):
+        v = n.get("equivalence" if col == "S1" else "equal_share")
+        band = _implied_share(pm, th) if pm in _RANK else "?"
+        text = f"X/TCP {_f(v) if _finite(v) else 'n/a'}"
+        parts.append(_Part(om, pm, text, text, v if _finite(v) else None, "exact", "X/TCP",
+                           ("in " if band.startswith("[") else "") + band, "throughput"))
+        if col == "S1" and oc is not None and pc is not None:
+            c = n.get("compatibility")
+            text = f"max X/TCP {_f(c) if _finite(c) else 'n/a'}"
+            parts.append(_Part(oc, pc, text, text, c if _finite(c) else None, "exact", "max X/TCP",
+                               _implied(pc, th, "compatibility") if pc in _RANK else "?", "compatibility"))
+    else:
+        text, times, q, known = _time_ratio_bound(ev, col, n)
+        parts.append(_Part(om, pm, f"{text} ({times})", text, q, known, "q",
+                           _implied(pm, th) if pm in _RANK else "?", "transient"))
+        if oc is not None and pc is not None and oc != pc and oc != om:
+            # S3 up: TCP-compatibility "don't care" (tsao2007 Table 1), graded O
+            text = "compatibility don't care (Table 1)"
+            parts.append(_Part(oc, pc, text, text, None, "fixed", "", "", "compatibility"))
+    details, whys = [], []
+    for pt in parts:
+        if pt.ours == pt.paper:
+            details.append(pt.text)
+            continue
+        paren = pt.kind == "compatibility"
+        who, mine = (f"({pt.paper})", f"({pt.ours})") if paren else (pt.paper, pt.ours)
+        details.append(f"{pt.text}; " + (f"{who} needs {pt.label} {pt.band}" if pt.label else f"the paper's {who}"))
+        whys.append(f"ours {mine}: {_where(pt, who, th)}")
+    why = "; ".join(whys) if ours != paper else ""
+    return " | ".join(details), why
+
+
+def _where(pt: "_Part", who: str, th: Mapping[str, Any]) -> str:
+    """Where our number lies against the paper's band, from the order of the grades (the
+    grading is evaluate's; a bound is graded as if it were the value to see what it excludes)."""
+    from ..evaluate import grades as G
+
+    text, v, o, p = pt.short, pt.value, pt.ours, pt.paper
+    theirs = f"the paper's {who} ({pt.label} {pt.band})" if pt.label else f"the paper's {who}"
+    if pt.known == "fixed" or o not in _RANK or p not in _RANK:
+        return f"{text}, not {theirs}"
+    if v is None:
+        return f"{text}: no number to set against {theirs}"
+    if pt.known in ("above", "below"):
+        at = _RANK[G.grade_transient(v, th)]
+        if pt.known == "above" and at > _RANK[p] or pt.known == "below" and at < _RANK[p]:
+            return f"{text}: already {pt.known} {theirs}, whatever the censored time"
+        return (f"{text}: a run did not reach its new level before the phase ended, so our X is "
+                f"the grade of an unmeasured time; {theirs} is not excluded")
+    worse = _RANK[o] > _RANK[p]
+    if pt.kind == "throughput":
+        side = ("below" if v < 1 else "above") if worse else "closer to 1 than"
+    else:
+        side = "above" if worse else "below"
+    return f"{text} is {side} {theirs}"
 
 
 def _label(alg: str, params: Dict[str, Any]) -> str:

@@ -24,7 +24,23 @@ from typing import Any, Mapping, Optional, Tuple
 from ..errors import ScenarioError
 from ..metrics.transients import LowerBound
 
-__all__ = ["check_rule", "compare", "rule_text", "difference"]
+__all__ = ["check_rule", "compare", "rule_text", "difference", "Graded"]
+
+
+class Graded(str):
+    """A grade (tsao2007's ``"Δ(O)"``) with ``detail``: the number behind it and, where it is
+    not the paper's, the band the paper's grade would need (tcpf reproduce's Table 4). It is
+    the grade for every comparison; ``detail`` is the claim table's difference column."""
+
+    detail: str
+
+    def __new__(cls, grade: str, detail: str = "") -> "Graded":
+        self = str.__new__(cls, grade)
+        self.detail = str(detail)
+        return self
+
+    def __reduce__(self):
+        return (Graded, (str(self), self.detail))
 
 _KINDS = ("rel", "abs", "min", "max", "interval", "equals", "same")
 
@@ -74,20 +90,34 @@ def rule_text(rule: Mapping[str, Any]) -> str:
 
 
 def difference(paper: Any, ours: Any) -> Optional[str]:
-    """Ours − paper and the relative difference, as text; None when not numeric."""
+    """Ours − paper and the relative difference, as text; a grade's detail (:class:`Graded`);
+    None when not numeric."""
+    if isinstance(ours, Graded):
+        return ours.detail or None
     if isinstance(paper, bool) or isinstance(ours, bool) or not isinstance(paper, (int, float)) \
             or not isinstance(ours, (int, float)):
         return None
     if math.isnan(ours):
         return "n/a"
     d = ours - paper
-    if isinstance(ours, LowerBound):  # ours is above the bound: so is the difference
-        return f"> {d:+.4g}" + (f" ({d / abs(paper) * 100:+.1f} %)" if paper != 0 else "")
+    if isinstance(ours, LowerBound):
+        return _bound_difference(d, paper)
     if abs(d) <= 1e-12 * max(1.0, abs(paper)):
         return "0"
     if paper != 0:
         return f"{d:+.4g} ({d / abs(paper) * 100:+.1f} %)"
     return f"{d:+.4g}"
+
+
+def _bound_difference(d: float, paper: float) -> str:
+    """The difference when ours is a lower bound L (the true value is above it): ours − paper
+    is only known to exceed d = L − paper. Positive when d ≥ 0 (ours > L ≥ paper); when the
+    bound is below the paper's value the sign is unknown."""
+    if abs(d) <= 1e-12 * max(1.0, abs(paper)):
+        return "> 0 (ours above the paper's, by an unknown amount)"
+    if d > 0:
+        return f"> {d:+.4g}" + (f" (> {d / abs(paper) * 100:+.1f} %)" if paper != 0 else "")
+    return f"> {d:+.4g} (sign unknown: the bound is below the paper's value)"
 
 
 def compare(rule: Mapping[str, Any], paper: Any, ours: Any) -> Tuple[bool, str]:
