@@ -408,6 +408,8 @@ def test_cli_quick_subset_end_to_end(tcpf, tmp_path):
     assert {"row": "liu2008 eq. 31 (§5)", "status": "matched"} in data[0]["inventory_rows"]
     md = (out / "liu2008" / "REPRODUCTION.md").read_text()
     assert "quick" in md and "| claim | paper | ours | difference | rule | verdict |" in md
+    from tcpfriendly.version import engine_id
+    assert f"engine build {engine_id()}" in md  # which build wrote it
     # every inventory row of the paper, the ones whose experiments did not run included
     rows = json.loads((out / "liu2008" / "inventory.json").read_text())
     assert rows["counts"]["rows"] == len(rows["rows"]) >= 26

@@ -85,10 +85,14 @@ def paper_markdown(paper: str, results: List[ExperimentResult], wall_s: float, q
                    rows: Optional[List[RowStatus]] = None) -> str:
     """The paper's ``REPRODUCTION.md``; with ``rows`` (its inventory rows' statuses) the row
     count next to the claim count and the per-row table at the end."""
+    from ..version import __version__, engine_id
+
     n = sum(len(r.claims) for r in results)
     m = sum(r.matched for r in results)
     lines = [f"# Reproduction of {paper}", "",
              f"Command: `{command}`  ",
+             f"Build: tcpfriendly {__version__}, engine build {engine_id()} "
+             "(`tcpfriendly.version.engine_id()`).  ",
              f"Mode: {'quick (fewer seeds, shorter runs: not the published setup)' if quick else 'full'}; "
              f"wall time {wall_s:.1f} s on this machine.  ",
              f"Claims matched: **{m} of {n}**." + ("  " if rows else ""),
