@@ -569,12 +569,12 @@ def test_a_grade_shows_its_number_and_the_band_the_papers_grade_needs():
          "S2 hom": {"equal_share": 0.6}, "S3 up": t(None, 700.0, 17.0, xc=1), "S4 up": t(None, 20.0, 10.0, xc=2),
          "S4 down": t(None, 40.0, 50.0, tc=1), "S3 down": t(2.92, 35.0, 12.0)})
     d, why = grade_texts(ev, "S2 het", "X")
-    assert d == "X/TCP 1.20; X needs X/TCP < 0.75 or > 1.33"
-    assert why == "ours Δ: X/TCP 1.20 is closer to 1 than the paper's X (X/TCP < 0.75 or > 1.33)"
+    assert d == "X/TCP 1.20; X needs X/TCP < 0.75 or > 1.333"
+    assert why == "ours Δ: X/TCP 1.20 is closer to 1 than the paper's X (X/TCP < 0.75 or > 1.333)"
     d, why = grade_texts(ev, "S2 hom", "Δ")
-    assert "X/TCP 0.60 is below the paper's Δ (X/TCP in [0.75, 1.33] outside O)" in why
+    assert "X/TCP 0.60 is below the paper's Δ (X/TCP in [0.75, 1.333] outside O)" in why
     d, why = grade_texts(ev, "S1", "X(O)")     # both parts differ: both shown
-    assert d == "X/TCP 1.16; X needs X/TCP < 0.75 or > 1.33 | max X/TCP 1.20; (O) needs max X/TCP ≤ 1.111"
+    assert d == "X/TCP 1.16; X needs X/TCP < 0.75 or > 1.333 | max X/TCP 1.20; (O) needs max X/TCP ≤ 1.111"
     assert why.endswith("; ours (Δ): max X/TCP 1.20 is above the paper's (O) (max X/TCP ≤ 1.111)")
     assert grade_texts(ev, "S1", "Δ(Δ)") == ("X/TCP 1.16 | max X/TCP 1.20", "")   # matched: the numbers
     d, why = grade_texts(ev, "S3 down", "O(O)")
@@ -594,7 +594,7 @@ def test_a_grade_shows_its_number_and_the_band_the_papers_grade_needs():
     ev2 = _graded_evaluation(ev.grades, ev.numbers, th)
     assert grade_texts(ev2, "S3 down", "Δ(Δ)")[0] == "q = 2.92 (X 35.0 s / TCP 12.0 s)"
     assert grade_texts(ev2, "S3 up", "Δ(O)")[0].endswith("Δ needs q in (1.5, 5]")
-    assert grade_texts(ev2, "S2 het", "X")[0].endswith("X needs X/TCP < 0.5 or > 2.00")
+    assert grade_texts(ev2, "S2 het", "X")[0].endswith("X needs X/TCP < 0.5 or > 2")
 
 
 def test_table4_claims_carry_the_number_in_the_difference_and_a_specific_verdict(monkeypatch, tmp_path):
@@ -620,9 +620,9 @@ def test_table4_claims_carry_the_number_in_the_difference_and_a_specific_verdict
     rows = {row[0]: row for row in claim_rows(r)}
     assert [c.matched for c in r.claims] == [True, False] and r.claims[1].ours == "Δ"
     assert rows["gaimd S2 hom"][3] == "X/TCP 2.75" and rows["gaimd S2 hom"][5] == "matched"
-    assert rows["gaimd S2 het"][3] == "X/TCP 1.20; X needs X/TCP < 0.75 or > 1.33"
+    assert rows["gaimd S2 het"][3] == "X/TCP 1.20; X needs X/TCP < 0.75 or > 1.333"
     assert r.claims[1].verdict == ("differs: ours Δ: X/TCP 1.20 is closer to 1 than the "
-                                   "paper's X (X/TCP < 0.75 or > 1.33); the thresholds are ours")
+                                   "paper's X (X/TCP < 0.75 or > 1.333); the thresholds are ours")
     js = r.claims[1].to_json()
     assert js["our_value"] == "Δ" and js["difference"] == rows["gaimd S2 het"][3]
     json.dumps(js, allow_nan=False)

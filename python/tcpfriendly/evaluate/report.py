@@ -13,7 +13,7 @@ from . import grades as G
 __all__ = ["text_report", "write_outputs", "table4_text", "table4_markdown"]
 
 
-def _f(v, d=2) -> str:
+def num_text(v, d=2) -> str:
     try:
         v = float(v)
     except (TypeError, ValueError):
@@ -25,11 +25,11 @@ def _secs(v, bound, censored) -> str:
     """A mean convergence time in seconds; ``> bound`` when some runs did not reach the new
     level before their phase ended (a lower bound, tcpfriendly.metrics.transients.LowerBound)."""
     if censored and isinstance(bound, (int, float)) and math.isfinite(bound):
-        return f"> {_f(bound, 1)}"
-    return _f(v, 1)
+        return f"> {num_text(bound, 1)}"
+    return num_text(v, 1)
 
 
-def _n_secs(n: Dict[str, Any], who: str) -> str:
+def number_secs(n: Dict[str, Any], who: str) -> str:
     """:func:`_secs` of a Table-4 number (``who``: ``x`` or ``tcp``)."""
     return _secs(n.get(f"{who}_s"), n.get(f"{who}_s_bound"), n.get(f"{who}_censored"))
 
@@ -57,10 +57,10 @@ def thresholds_text(th) -> List[str]:
 def _cell_number(ev, col: str) -> str:
     n = ev.numbers.get(col, {})
     if col == "S1":
-        return _f(n.get("equivalence"))
+        return num_text(n.get("equivalence"))
     if col.startswith("S2"):
-        return _f(n.get("equal_share"))
-    return _f(n.get("time_ratio"))
+        return num_text(n.get("equal_share"))
+    return num_text(n.get("time_ratio"))
 
 
 def text_report(ev) -> str:
@@ -80,43 +80,43 @@ def text_report(ev) -> str:
     s1 = m.get("tsao2007/s1-nonperiodic")
     if s1:
         lines.append("S1 non-periodic losses: CV[T] -> X/TCP under the identical loss process")
-        lines.append("  " + "  ".join(f"{p['cv']:g}:{_f(p['norm_identical'])}" for p in s1["points"]))
+        lines.append("  " + "  ".join(f"{p['cv']:g}:{num_text(p['norm_identical'])}" for p in s1["points"]))
     s2 = m.get("tsao2007/s2-low-multiplexing")
     if s2:
         lines.append("S2 low multiplexing: CV[RTT] -> X/TCP same run (shortest-RTT flows' loss-rate ratio)")
-        lines.append("  " + "  ".join(f"{p['cv_rtt']:g}:{_f(p['norm_same_run'])} ({_f(p['short_rtt_loss_ratio'])})" for p in s2["points"]))
+        lines.append("  " + "  ".join(f"{p['cv_rtt']:g}:{num_text(p['norm_same_run'])} ({num_text(p['short_rtt_loss_ratio'])})" for p in s2["points"]))
     for key, name in (("tsao2007/s3-two-state", "S3 two-state losses"), ("tsao2007/s4-bursty", "S4 bursty losses")):
         s = m.get(key)
         if s:
             lines.append(f"{name}: up {_m_secs(s, 'up')} s (TCP {_m_secs(s, 'up', 'tcp_')} s), "
                          f"down {_m_secs(s, 'down')} s (TCP {_m_secs(s, 'down', 'tcp_')} s) "
                          f"to within tol of the new steady level (stationary reference runs); "
-                         f"loss events while converging down X/TCP {_f(s['down_loss_ratio'])}")
+                         f"loss events while converging down X/TCP {num_text(s['down_loss_ratio'])}")
     j = m.get("jin2001/impulse-response")
     if j:
         a, r = j["inv_aggressiveness_rtt"], j["inv_responsiveness_losses"]
-        lines.append(f"jin2001 Table 5 (impulse response): 1/aggressiveness {_f(a['mean'], 1)} RTT "
-                     f"[{_f(a['lo'], 1)}, {_f(a['hi'], 1)}], 1/responsiveness {_f(r['mean'])} loss events "
-                     f"[{_f(r['lo'])}, {_f(r['hi'])}] (n = {a['n']}); operating point W {_f(j['w_low'], 1)} -> "
-                     f"{_f(j['w_high'], 1)} (paper: 11 -> 22), mean RTT {_f(j['mean_rtt_s'] * 1e3, 0)} ms")
+        lines.append(f"jin2001 Table 5 (impulse response): 1/aggressiveness {num_text(a['mean'], 1)} RTT "
+                     f"[{num_text(a['lo'], 1)}, {num_text(a['hi'], 1)}], 1/responsiveness {num_text(r['mean'])} loss events "
+                     f"[{num_text(r['lo'])}, {num_text(r['hi'])}] (n = {a['n']}); operating point W {num_text(j['w_low'], 1)} -> "
+                     f"{num_text(j['w_high'], 1)} (paper: 11 -> 22), mean RTT {num_text(j['mean_rtt_s'] * 1e3, 0)} ms")
         for key, where in (("analysis_paper_point", "the paper's point 11 -> 22"), ("analysis_our_point", "our point")):
             an = j.get(key)
             if an:
-                lines.append(f"  analysis (tcpf model tradeoff --alg {an['model']} --W {_f(an['W'], 1)} --m {_f(an['m'])}) "
-                             f"at {where}: 1/aggressiveness {_f(an['inv_aggressiveness_rtt'], 1)} RTT, "
-                             f"1/responsiveness {_f(an['inv_responsiveness_losses'])} loss events")
+                lines.append(f"  analysis (tcpf model tradeoff --alg {an['model']} --W {num_text(an['W'], 1)} --m {num_text(an['m'])}) "
+                             f"at {where}: 1/aggressiveness {num_text(an['inv_aggressiveness_rtt'], 1)} RTT, "
+                             f"1/responsiveness {num_text(an['inv_responsiveness_losses'])} loss events")
     t = m.get("sastry2005/trough")
     if t:
         ci = t.get("ci") or {}
 
         def _ci(k):
             c = ci.get(k)
-            return f" [{_f(c['lo'])}, {_f(c['hi'])}]" if c and c.get("n", 0) > 1 else ""
+            return f" [{num_text(c['lo'])}, {num_text(c['hi'])}]" if c and c.get("n", 0) > 1 else ""
         n = (ci.get("utilization_metric") or {}).get("n")
-        lines.append(f"sastry2005 Table I (trough test, %): utilisation metric {_f(t['utilization_metric'])}"
-                     f"{_ci('utilization_metric')}, drop metric {_f(t['drop_metric'])}{_ci('drop_metric')}, "
-                     f"steady utilisation {_f(t['steady_utilization'])}, "
-                     f"steady drop rate {_f(t['steady_drop_rate'])}"
+        lines.append(f"sastry2005 Table I (trough test, %): utilisation metric {num_text(t['utilization_metric'])}"
+                     f"{_ci('utilization_metric')}, drop metric {num_text(t['drop_metric'])}{_ci('drop_metric')}, "
+                     f"steady utilisation {num_text(t['steady_utilization'])}, "
+                     f"steady drop rate {num_text(t['steady_drop_rate'])}"
                      + (f" (mean of {n} runs, [95% CI of the mean])" if n and n > 1 else ""))
     lines.append("")
     lines.extend(thresholds_text(ev.thresholds))
@@ -167,13 +167,13 @@ def _cell_detail(ev, col: str) -> str:
     """The number behind a grade with its parts (markdown cells, disagreement lines)."""
     n = ev.numbers.get(col, {})
     if col == "S1":
-        return f"{_f(n.get('equivalence'))} (max {_f(n.get('compatibility'))})"
+        return f"{num_text(n.get('equivalence'))} (max {num_text(n.get('compatibility'))})"
     if col.startswith("S2"):
-        return _f(n.get("equal_share"))
-    return f"{_f(n.get('time_ratio'))} ({_n_secs(n, 'x')} s / TCP {_n_secs(n, 'tcp')} s)"
+        return num_text(n.get("equal_share"))
+    return f"{num_text(n.get('time_ratio'))} ({number_secs(n, 'x')} s / TCP {number_secs(n, 'tcp')} s)"
 
 
-def _implied(grade: str, th, section: str = "transient") -> str:
+def grade_band(grade: str, th, section: str = "transient") -> str:
     """What a tsao2007 grade implies for our number under our thresholds: a time ratio
     (``section`` "transient") or, with "compatibility", the largest throughput ratio."""
     g = grade[:1]
@@ -181,11 +181,11 @@ def _implied(grade: str, th, section: str = "transient") -> str:
         o=th[section]["o_max"], d=th[section]["delta_max"])
 
 
-def _implied_share(grade: str, th) -> str:
+def share_band(grade: str, th) -> str:
     """The throughput-ratio band a tsao2007 grade implies under our thresholds."""
     o, d = th["throughput"]["o"], th["throughput"]["delta"]
-    return {"O": f"[{o:g}, {1 / o:.2f}]", "Δ": f"[{d:g}, {1 / d:.2f}] outside O",
-            "X": f"< {d:g} or > {1 / d:.2f}"}[grade[:1]]
+    return {"O": f"[{o:g}, {1 / o:.4g}]", "Δ": f"[{d:g}, {1 / d:.4g}] outside O",
+            "X": f"< {d:g} or > {1 / d:.4g}"}[grade[:1]]
 
 
 def _reason(ev, col: str, ours: str, paper: str) -> str:
@@ -194,19 +194,19 @@ def _reason(ev, col: str, ours: str, paper: str) -> str:
     n = ev.numbers.get(col, {})
     th = ev.thresholds
     if col == "S1":
-        return (f"X/TCP under the identical loss process is {_f(n.get('equivalence'))} at the worst "
-                f"CV point (largest {_f(n.get('compatibility'))}); the paper's {paper} implies "
-                f"{_implied_share(paper, th)}")
+        return (f"X/TCP under the identical loss process is {num_text(n.get('equivalence'))} at the worst "
+                f"CV point (largest {num_text(n.get('compatibility'))}); the paper's {paper} implies "
+                f"{share_band(paper, th)}")
     if col.startswith("S2"):
         where = "at CV[RTT] = 0" if col == "S2 hom" else "over CV[RTT] > 0 (geometric mean)"
-        return (f"X takes {_f(n.get('equal_share'))}× TCP's share {where}; the paper's {paper} "
-                f"implies {_implied_share(paper, th)}")
+        return (f"X takes {num_text(n.get('equal_share'))}× TCP's share {where}; the paper's {paper} "
+                f"implies {share_band(paper, th)}")
     x, t = n.get("x_s"), n.get("tcp_s")
     if not (isinstance(x, (int, float)) and math.isfinite(x)):
-        return (f"X does not reach its new steady level in the phase ({_n_secs(n, 'x')} s; "
-                f"TCP: {_n_secs(n, 'tcp')} s); paper {paper}")
-    return (f"X needs {_f(x, 1)} s vs TCP's {_f(t, 1)} s (ratio {_f(n.get('time_ratio'))}); tsao2007 gives "
-            f"no TCP time, its grade implies a ratio {_implied(paper, th)}")
+        return (f"X does not reach its new steady level in the phase ({number_secs(n, 'x')} s; "
+                f"TCP: {number_secs(n, 'tcp')} s); paper {paper}")
+    return (f"X needs {num_text(x, 1)} s vs TCP's {num_text(t, 1)} s (ratio {num_text(n.get('time_ratio'))}); tsao2007 gives "
+            f"no TCP time, its grade implies a ratio {grade_band(paper, th)}")
 
 
 def table4_markdown(evs: Sequence, paper: Dict[str, List[str]] = G.PAPER_TABLE4) -> str:

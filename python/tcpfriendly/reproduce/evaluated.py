@@ -233,14 +233,14 @@ def _time_ratio_bound(ev: Any, col: str, n: Mapping[str, Any]) -> Tuple[str, str
     end − change, :class:`tcpfriendly.metrics.transients.LowerBound`); the ratio is
     :func:`tcpfriendly.evaluate.grades.time_ratio` with the experiment's ``average_s`` floor."""
     from ..evaluate.grades import time_ratio
-    from ..evaluate.report import _f, _n_secs
+    from ..evaluate.report import num_text, number_secs
 
-    times = f"X {_n_secs(n, 'x')} s / TCP {_n_secs(n, 'tcp')} s"
+    times = f"X {number_secs(n, 'x')} s / TCP {number_secs(n, 'tcp')} s"
     xc, tc = bool(n.get("x_censored")), bool(n.get("tcp_censored"))
     if not (xc or tc):
         q = n.get("time_ratio")
         if _finite(q):
-            return f"q = {_f(q)}", times, float(q), "exact"
+            return f"q = {num_text(q)}", times, float(q), "exact"
         return "q n/a", times, None, "unknown"
     key = "tsao2007/s3-two-state" if col.startswith("S3") else "tsao2007/s4-bursty"
     floor = ((getattr(ev, "assumptions", None) or {}).get(key) or {}).get("average_s", {}).get("value")
@@ -253,8 +253,8 @@ def _time_ratio_bound(ev: Any, col: str, n: Mapping[str, Any]) -> Tuple[str, str
     # censored time is above the floor
     strict = (float(x) if xc else float(t)) >= float(floor)
     if xc:
-        return f"q {'>' if strict else '≥'} {_f(q)}", times, q, "above"
-    return f"q {'<' if strict else '≤'} {_f(q)}", times, q, "below"
+        return f"q {'>' if strict else '≥'} {num_text(q)}", times, q, "above"
+    return f"q {'<' if strict else '≤'} {num_text(q)}", times, q, "below"
 
 
 def grade_texts(ev: Any, col: str, paper: str) -> Tuple[str, str]:
@@ -265,7 +265,7 @@ def grade_texts(ev: Any, col: str, paper: str) -> Tuple[str, str]:
     used (``ev.thresholds``; its band texts); ``why`` where our number lies against that band
     ("" when the grades are the same)."""
     from ..evaluate import grades as G
-    from ..evaluate.report import _f, _implied, _implied_share
+    from ..evaluate.report import num_text, grade_band, share_band
 
     th = getattr(ev, "thresholds", None) or G.load_thresholds()
     ours = str(ev.grades.get(col, ""))
@@ -274,19 +274,19 @@ def grade_texts(ev: Any, col: str, paper: str) -> Tuple[str, str]:
     parts: List[_Part] = []
     if col == "S1" or col.startswith("S2"):
         v = n.get("equivalence" if col == "S1" else "equal_share")
-        band = _implied_share(pm, th) if pm in _RANK else "?"
-        text = f"X/TCP {_f(v) if _finite(v) else 'n/a'}"
+        band = share_band(pm, th) if pm in _RANK else "?"
+        text = f"X/TCP {num_text(v) if _finite(v) else 'n/a'}"
         parts.append(_Part(om, pm, text, text, v if _finite(v) else None, "exact", "X/TCP",
                            ("in " if band.startswith("[") else "") + band, "throughput"))
         if col == "S1" and oc is not None and pc is not None:
             c = n.get("compatibility")
-            text = f"max X/TCP {_f(c) if _finite(c) else 'n/a'}"
+            text = f"max X/TCP {num_text(c) if _finite(c) else 'n/a'}"
             parts.append(_Part(oc, pc, text, text, c if _finite(c) else None, "exact", "max X/TCP",
-                               _implied(pc, th, "compatibility") if pc in _RANK else "?", "compatibility"))
+                               grade_band(pc, th, "compatibility") if pc in _RANK else "?", "compatibility"))
     else:
         text, times, q, known = _time_ratio_bound(ev, col, n)
         parts.append(_Part(om, pm, f"{text} ({times})", text, q, known, "q",
-                           _implied(pm, th) if pm in _RANK else "?", "transient"))
+                           grade_band(pm, th) if pm in _RANK else "?", "transient"))
         if oc is not None and pc is not None and oc != pc and oc != om:
             # S3 up: TCP-compatibility "don't care" (tsao2007 Table 1), graded O
             text = "compatibility don't care (Table 1)"
