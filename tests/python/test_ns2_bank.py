@@ -218,7 +218,8 @@ def test_few_loss_events_are_too_few_to_compare_not_failed():
     assert _few_row(8, 8)[1]["status"] == "few"
     assert _few_row(0, 0)[1]["status"] == "few"
     # the group with 40 events in each simulator keeps its ±25 % rule
-    assert "events" not in _status(res, "group 1", "loss_event_rate")
+    many = _status(res, "group 1", "loss_event_rate")
+    assert "p_value" not in many and many["events"] == [40, 40] and many["status"] == "pass"
     md = cmp.bank_markdown({"bank": str(BANK), "tolerances": {k: t.to_json() for k, t in
                                                                cmp.DEFAULT_TOLERANCES.items()},
                             "scenarios": [res], "passed": True, "wall_s": 1.0})
@@ -248,7 +249,8 @@ def test_few_loss_events_that_differ_beyond_poisson_noise_fail():
 def test_many_loss_events_keep_the_relative_tolerance():
     # 300 vs 200: far above min_events, judged by ±25 % as before: +50 % fails
     res, row = _few_row(300, 200)
-    assert "events" not in row and row["status"] == "fail" and not res["passed"]
+    assert "p_value" not in row and row["events"] == [300, 200]
+    assert row["status"] == "fail" and not res["passed"]
     assert "Poisson" not in cmp.format_comparison(res)
     # 16 events in each simulator is enough for the tolerance: +25 % (20 vs 16) passes, as before
     assert _few_row(20, 16)[1]["status"] == "pass"

@@ -439,7 +439,10 @@ def _evaluate(job: _Job, engine_runs: List[Dict[str, Any]], ns2_runs: List[Dict[
                "engine_sd": _sd(e_vals), "ns2_sd": _sd(n_vals),
                "rel_diff": rel, "abs_diff": e - n,
                "tolerance": tol.to_json() if tol else None}
-        few = _few_events(tol, counts)
+        counted = _event_counts(counts)
+        if counted is not None:
+            row.update(counted)
+        few = _few_events(tol, counted)
         if few is not None:
             row.update(few)
         if tol is None:
@@ -504,21 +507,29 @@ def _evaluate(job: _Job, engine_runs: List[Dict[str, Any]], ns2_runs: List[Dict[
     }
 
 
-def _few_events(tol: Optional[Tolerance], counts) -> Optional[Dict[str, Any]]:
-    """The few-events judgement of a count metric (:data:`COUNT_METRICS`): None when the
-    tolerance has no `min_events`, a count is unknown, or both simulators counted at least
-    `min_events` events over their runs (the tolerance applies as stated).  Otherwise the events
-    and exposures summed over the runs and the p-value of :func:`poisson_rates_p`."""
-    if tol is None or tol.min_events is None or counts is None:
+def _event_counts(counts) -> Optional[Dict[str, Any]]:
+    """A count metric's events and exposures (packets sent) summed over each simulator's runs,
+    ``{"events": [engine, ns-2], "exposure": [engine, ns-2]}``; None when a count is unknown."""
+    if counts is None:
         return None
     sums = [math.fsum(xs) if xs and not any(math.isnan(x) for x in xs) else float("nan") for xs in counts]
     if any(math.isnan(x) for x in sums):
         return None
     n_e, s_e, n_n, s_n = sums
+    return {"events": [int(round(n_e)), int(round(n_n))], "exposure": [s_e, s_n]}
+
+
+def _few_events(tol: Optional[Tolerance], counted: Optional[Dict[str, Any]]) -> Optional[Dict[str, Any]]:
+    """The few-events judgement of a count metric (:data:`COUNT_METRICS`, counts from
+    :func:`_event_counts`): None when the tolerance has no `min_events`, a count is unknown, or
+    both simulators counted at least `min_events` events over their runs (the tolerance applies
+    as stated).  Otherwise the p-value of :func:`poisson_rates_p` and the rule's text."""
+    if tol is None or tol.min_events is None or counted is None:
+        return None
+    (n_e, n_n), (s_e, s_n) = counted["events"], counted["exposure"]
     if min(n_e, n_n) >= tol.min_events or s_e <= 0 or s_n <= 0:
         return None
-    n_e, n_n = int(round(n_e)), int(round(n_n))
-    return {"events": [n_e, n_n], "exposure": [s_e, s_n], "p_value": poisson_rates_p(n_e, s_e, n_n, s_n),
+    return {"p_value": poisson_rates_p(n_e, s_e, n_n, s_n),
             "rule": f"fewer than {tol.min_events} in a simulator, so judged as Poisson counts: exact test of "
                     f"equal rates per packet sent, two-sided alpha = {FEW_EVENTS_ALPHA:g}"}
 
@@ -638,7 +649,7 @@ def _fmt_tol(row: Dict[str, Any]) -> str:
     t = row.get("tolerance")
     if not t:
         return "-"
-    if "events" in row:  # judged by the few-events rule, not by rel/abs
+    if "p_value" in row:  # judged by the few-events rule, not by rel/abs
         return f"Poisson, n < {t['min_events']}"
     return Tolerance(**t).text(row["metric"])
 
@@ -678,7 +689,7 @@ def format_comparison(res: Dict[str, Any]) -> str:
             lines.append(f"  {r['status']}: {r['scope']} {r['label']}: {r['reason']}")
             if r["status"] == "xpass":
                 lines.append("         (recorded as an expected failure but within tolerance now)")
-        if "events" in r:
+        if "p_value" in r:
             lines.append(f"  {_fmt_status(r['status'])}: {r['scope']} {r['label']}: {few_events_text(r)}")
     if res.get("note"):
         lines.append(f"  note: {res['note']}")
@@ -748,7 +759,7 @@ def bank_markdown(result: Dict[str, Any], command: str = "tcpf ns2 compare --ban
           f"{c['pass']} | {c['fail']} | {c['xfail']} | {c.get('few', 0)} | {s['engine_wall_s']:.1f} | "
           f"{s['ns2_wall_s']:.1f} |")
     a("")
-    few_rows = [(s, r) for s in scen for r in s["rows"] if "events" in r]
+    few_rows = [(s, r) for s in scen for r in s["rows"] if "p_value" in r]
     if few_rows:
         a("## Too few events to compare")
         a("")
