@@ -223,7 +223,7 @@ def test_few_loss_events_are_too_few_to_compare_not_failed():
     md = cmp.bank_markdown({"bank": str(BANK), "tolerances": {k: t.to_json() for k, t in
                                                                cmp.DEFAULT_TOLERANCES.items()},
                             "scenarios": [res], "passed": True, "wall_s": 1.0})
-    assert "## Too few events to compare" in md and "n = 3 vs 2 loss events" in md
+    assert "## Few events (judged as Poisson counts)" in md and "too few: too few events" not in md and "n = 3 vs 2 loss events" in md
     assert "fewer than 16 events over its runs" in md
 
 

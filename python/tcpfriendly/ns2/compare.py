@@ -144,7 +144,6 @@ def poisson_rates_p(n1: int, s1: float, n2: int, s2: float) -> float:
     return min(1.0, 2.0 * min(lower, upper))
 
 
-
 # The issue's defaults; the bank file states them again and is what the comparator uses.
 DEFAULT_TOLERANCES: Dict[str, Tolerance] = {
     "goodput": Tolerance(rel=0.10),
@@ -658,6 +657,11 @@ def _fmt_status(status: str) -> str:
     return {"fail": "FAIL", "xpass": "XPASS", "few": "too few"}.get(status, status)
 
 
+def _few_prefix(row: Dict[str, Any]) -> str:
+    """The status before a few-events line when it is not 'too few' (the line says that)."""
+    return "" if row["status"] == "few" else f"{_fmt_status(row['status'])}: "
+
+
 def comparison_rows(res: Dict[str, Any]) -> List[List[str]]:
     out = []
     for r in res["rows"]:
@@ -690,7 +694,7 @@ def format_comparison(res: Dict[str, Any]) -> str:
             if r["status"] == "xpass":
                 lines.append("         (recorded as an expected failure but within tolerance now)")
         if "p_value" in r:
-            lines.append(f"  {_fmt_status(r['status'])}: {r['scope']} {r['label']}: {few_events_text(r)}")
+            lines.append(f"  {_few_prefix(r)}{r['scope']} {r['label']}: {few_events_text(r)}")
     if res.get("note"):
         lines.append(f"  note: {res['note']}")
     c = res["counts"]
@@ -761,10 +765,10 @@ def bank_markdown(result: Dict[str, Any], command: str = "tcpf ns2 compare --ban
     a("")
     few_rows = [(s, r) for s in scen for r in s["rows"] if "p_value" in r]
     if few_rows:
-        a("## Too few events to compare")
+        a("## Few events (judged as Poisson counts)")
         a("")
         for s, r in few_rows:
-            a(f"- **{s['name']}**, {r['scope']}, {r['label']}: {_fmt_status(r['status'])}: {few_events_text(r)}.")
+            a(f"- {_few_prefix(r)}**{s['name']}**, {r['scope']}, {r['label']}: {few_events_text(r)}.")
         a("")
     open_issues = [s for s in scen if s.get("note")]
     if open_issues:
