@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 import os
 import re
 import time
@@ -48,7 +49,7 @@ def test_bank_states_the_issue_tolerances_once():
     bank = cmp.load_bank(str(BANK))
     assert bank.tolerances == {
         "goodput": cmp.Tolerance(rel=0.10), "fraction": cmp.Tolerance(abs=0.05),
-        "loss_event_rate": cmp.Tolerance(rel=0.25), "utilization": cmp.Tolerance(abs=0.03)}
+        "loss_event_rate": cmp.Tolerance(rel=0.25, min_events=16), "utilization": cmp.Tolerance(abs=0.03)}
     assert bank.tolerances == cmp.DEFAULT_TOLERANCES
 
 
@@ -183,6 +184,112 @@ def test_expected_failures_are_reported_not_failed():
     # an expected failure that agrees is flagged, but does not fail the run
     res = cmp._evaluate(_job(xf), [ref, ref], [ref, ref], 0.0)
     assert _status(res, "group 0", "goodput")["status"] == "xpass" and res["passed"]
+
+
+def _runs_with_events(total, sent=5000):
+    """The two runs of `_job`, group 0's four flow-runs counting `total` loss events in all
+    (group 1: 10 per flow), every flow sending `sent` packets."""
+    per = [total // 4 + (1 if i < total % 4 else 0) for i in range(4)]
+    runs = []
+    for r in range(2):
+        run = _run([(0, 1e6), (0, 1e6), (1, 1e6), (1, 1e6)], sent=sent)
+        run["flows"][0]["loss_events"], run["flows"][1]["loss_events"] = per[2 * r], per[2 * r + 1]
+        runs.append(run)
+    return runs
+
+
+def _few_row(engine_events, ns2_events, engine_sent=5000, ns2_sent=5000, xfails=()):
+    res = cmp._evaluate(_job(xfails), _runs_with_events(engine_events, engine_sent),
+                        _runs_with_events(ns2_events, ns2_sent), 0.0)
+    return res, _status(res, "group 0", "loss_event_rate")
+
+
+def test_few_loss_events_are_too_few_to_compare_not_failed():
+    # 3 vs 2 events: -> +50 %, out of the ±25 % tolerance, but well inside Poisson noise
+    res, row = _few_row(3, 2)
+    assert row["rel_diff"] == pytest.approx(0.5)
+    assert row["status"] == "few" and row["events"] == [3, 2]
+    assert row["p_value"] == pytest.approx(1.0)          # exact: 2 * P(X >= 3 | X ~ Bin(5, 1/2)) = 1
+    assert res["passed"] and res["counts"]["few"] == 1 and res["counts"]["fail"] == 0
+    text = cmp.format_comparison(res)
+    assert "too few" in text and "too few events to compare: n = 3 vs 2 loss events" in text
+    assert "Poisson, n < 16" in text and "alpha = 0.05" in text and "1 too few events to compare" in text
+    # equal small counts, and no events at all, are not a pass either
+    assert _few_row(8, 8)[1]["status"] == "few"
+    assert _few_row(0, 0)[1]["status"] == "few"
+    # the group with 40 events in each simulator keeps its ±25 % rule
+    many = _status(res, "group 1", "loss_event_rate")
+    assert "p_value" not in many and many["events"] == [40, 40] and many["status"] == "pass"
+    md = cmp.bank_markdown({"bank": str(BANK), "tolerances": {k: t.to_json() for k, t in
+                                                               cmp.DEFAULT_TOLERANCES.items()},
+                            "scenarios": [res], "passed": True, "wall_s": 1.0})
+    assert "## Few events (judged as Poisson counts)" in md and "too few: too few events" not in md and "n = 3 vs 2 loss events" in md
+    assert "fewer than 16 events over its runs" in md
+
+
+def test_few_loss_events_that_differ_beyond_poisson_noise_fail():
+    res, row = _few_row(3, 40)
+    assert row["status"] == "fail" and row["events"] == [3, 40]
+    # exact: 2 * P(X <= 3 | X ~ Bin(43, 1/2)) = 2 * (1 + 43 + 903 + 12341) / 2^43
+    assert row["p_value"] == pytest.approx(2 * 13288 / 2 ** 43)
+    assert not res["passed"]
+    assert "the rates differ beyond Poisson noise: n = 3 vs 40" in cmp.format_comparison(res)
+    # one simulator under min_events is enough for the count test: 12 vs 30 differ (p = 0.008)
+    assert _few_row(12, 30)[1]["status"] == "fail"
+    # ... and it compares rates: 3 vs 3 events over 4 times the packets is a 4x rate, yet
+    # consistent with noise (p = 0.20); 2 vs 14 over the same packets is not
+    assert _few_row(3, 3, ns2_sent=20000)[1]["status"] == "few"
+    assert _few_row(2, 14, ns2_sent=5000)[1]["status"] == "fail"
+    # an expected failure still covers it
+    xf = [cmp.ExpectedFailure(metric="loss_event_rate", group=0, reason="a recorded physical reason")]
+    res, row = _few_row(3, 40, xfails=xf)
+    assert row["status"] == "xfail" and res["passed"]
+
+
+def test_many_loss_events_keep_the_relative_tolerance():
+    # 300 vs 200: far above min_events, judged by ±25 % as before: +50 % fails
+    res, row = _few_row(300, 200)
+    assert "p_value" not in row and row["events"] == [300, 200]
+    assert row["status"] == "fail" and not res["passed"]
+    assert "Poisson" not in cmp.format_comparison(res)
+    # 16 events in each simulator is enough for the tolerance: +25 % (20 vs 16) passes, as before
+    assert _few_row(20, 16)[1]["status"] == "pass"
+    assert _few_row(21, 16)[1]["status"] == "fail"        # +31 %
+    # 15 in one of them is not: 19 vs 15 (+27 %) is too few, not a failure
+    res, row = _few_row(19, 15)
+    assert row["status"] == "few" and row["events"] == [19, 15]
+    # without min_events in the bank, the tolerance applies at any count
+    job = _job()
+    job.tolerances["loss_event_rate"] = cmp.Tolerance(rel=0.25)
+    res = cmp._evaluate(job, _runs_with_events(3), _runs_with_events(2), 0.0)
+    assert _status(res, "group 0", "loss_event_rate")["status"] == "fail"
+
+
+def test_poisson_rates_p():
+    assert cmp.poisson_rates_p(0, 1.0, 0, 1.0) == 1.0
+    assert cmp.poisson_rates_p(5, 1.0, 15, 1.0) == pytest.approx(2 * sum(
+        math.comb(20, k) for k in range(6)) / 2 ** 20)                     # 0.041
+    # equal counts in unequal exposure: 2 * P(X <= 3 | X ~ Bin(6, 1/5))
+    assert cmp.poisson_rates_p(3, 1000.0, 3, 4000.0) == pytest.approx(
+        2 * (1 - sum(math.comb(6, k) * 0.2 ** k * 0.8 ** (6 - k) for k in range(3))))
+    # symmetric in the two simulators
+    assert cmp.poisson_rates_p(40, 7.0, 3, 9.0) == pytest.approx(cmp.poisson_rates_p(3, 9.0, 40, 7.0))
+    # large counts in log space do not overflow
+    assert cmp.poisson_rates_p(5, 1.0, 4000, 1.0) < 1e-100
+    assert cmp.poisson_rates_p(2000, 1.0, 2000, 1.0) == pytest.approx(1.0)
+
+
+def test_min_events_in_the_bank_file(tmp_path):
+    p = tmp_path / "bank.toml"
+    p.write_text("[tolerances]\nloss_event_rate = { rel = 0.3, min_events = 20 }\n")
+    assert cmp.load_bank(str(p)).tolerances["loss_event_rate"] == cmp.Tolerance(rel=0.3, min_events=20)
+    for text, msg in [("goodput = { rel = 0.1, min_events = 5 }", r"tolerances\.goodput\.min_events: only for"),
+                      ("loss_event_rate = { rel = 0.1, min_events = 2.5 }",
+                       r"tolerances\.loss_event_rate\.min_events: must be an integer in 0\.\.1000000"),
+                      ("loss_event_rate = { min_events = 5 }", r"tolerances\.loss_event_rate: must be a table")]:
+        p.write_text(f"[tolerances]\n{text}\n")
+        with pytest.raises(ValueError, match=msg):
+            cmp.load_bank(str(p))
 
 
 def test_fraction_is_per_direction_and_engine_drops_exclude_random_losses():
@@ -413,6 +520,48 @@ def test_compare_cli_exit_codes_and_json(tcpf, tmp_path):
     proc = tcpf("ns2", "compare", str(scen), "--seeds", "1", "--bank-file", str(strict))
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "FAIL" in proc.stdout and "tcpfriendly" in proc.stdout and "ns-2" in proc.stdout
+
+
+FEW_LOSSES_TOML = """# One window-capped SACK flow (about 1.9 Mb/s) with Bernoulli loss 0.1 % over 20 s:
+# a handful of loss events per run.
+duration = 25
+seed = 3
+packet_size = 1000
+max_window = 20
+measure = { from = 5, to = 25 }
+
+[bottleneck]
+rate = "10Mbps"
+delay = "40ms"
+queue = "droptail"
+limit = "1bdp"
+loss = { model = "bernoulli", p = 0.001 }
+
+[[flows]]
+count = 1
+algorithm = "tcp"
+recovery = "sack"
+access_delay = "2ms"
+"""
+
+
+@needs_engine
+@needs_ns
+def test_compare_cli_reports_too_few_loss_events(tcpf, tmp_path):
+    """A run with a handful of loss events in each simulator: before the few-events rule its
+    loss event rate FAILed on a Poisson draw (seed 3: 3 vs 5 events, -42 %) while goodput and
+    utilisation agreed; now it is reported as too few to compare, and the comparison passes."""
+    scen = tmp_path / "few-losses.toml"
+    scen.write_text(FEW_LOSSES_TOML)
+    proc = tcpf("ns2", "compare", str(scen), "--seeds", "1", "--json")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    res = json.loads(proc.stdout)
+    (row,) = [r for r in res["rows"] if r["metric"] == "loss_event_rate"]
+    assert row["status"] == "few" and max(row["events"]) < 16 and row["p_value"] >= 0.05
+    assert res["passed"] and res["counts"]["few"] == 1
+    assert {r["status"] for r in res["rows"] if r["metric"] in ("goodput", "utilization")} == {"pass"}
+    proc = tcpf("ns2", "compare", str(scen), "--seeds", "1")
+    assert "too few events to compare: n = " in proc.stdout and "Poisson, n < 16" in proc.stdout
 
 
 # ----------------------------------------------------------------------------------------

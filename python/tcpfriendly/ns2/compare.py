@@ -12,6 +12,9 @@ unrelated) and compares the means over seeds, per flow group and per bottleneck 
 against the tolerances stated once in the validation bank (`validation/ns2/bank.toml`).
 A metric without a tolerance is reported (``info``) but never fails. A difference the bank
 records as expected (with its physical reason) is ``xfail``; if it then agrees, ``xpass``.
+A loss event rate from fewer than `min_events` events (in either simulator, summed over its
+runs) is judged as Poisson counts instead (:func:`poisson_rates_p`): ``fail`` when the counts
+differ beyond Poisson noise, else ``few`` (too few events to compare: neither pass nor fail).
 
 `run_bank(...)` runs every bank scenario (or the CI subset) and `bank_markdown(...)` writes the
 report (`validation/ns2/REPORT.md`). The command line is `tcpf ns2 compare` (cli/ns2.py).
@@ -43,7 +46,8 @@ from .run import ns2_available, run_ns2
 __all__ = [
     "Tolerance", "ExpectedFailure", "BankEntry", "Bank", "DEFAULT_TOLERANCES",
     "default_bank_path", "load_bank", "compare_scenario", "run_bank", "format_comparison",
-    "bank_markdown", "json_safe", "METRICS",
+    "bank_markdown", "json_safe", "METRICS", "COUNT_METRICS", "FEW_EVENTS_ALPHA", "poisson_rates_p",
+    "few_events_text",
 ]
 
 # --------------------------------------------------------------------------------------------
@@ -65,9 +69,15 @@ METRICS: Dict[str, Tuple[str, str]] = {
 @dataclass(frozen=True)
 class Tolerance:
     """Allowed difference between the engine's and ns-2's mean: relative to ns-2's value
-    (`rel`, e.g. 0.10 = ±10 %) or absolute (`abs`, in the metric's unit)."""
+    (`rel`, e.g. 0.10 = ±10 %) or absolute (`abs`, in the metric's unit).
+
+    `min_events` (only for a rate of counted events, :data:`COUNT_METRICS`): when either
+    simulator counted fewer events than this over its runs, `rel`/`abs` is not applied; the two
+    counts are compared as Poisson counts instead (:func:`poisson_rates_p`), and the row
+    is ``fail`` when they differ beyond that noise, else ``few`` (too few events to compare)."""
     rel: Optional[float] = None
     abs: Optional[float] = None
+    min_events: Optional[int] = None
 
     def ok(self, engine: float, ref: float) -> bool:
         d = engine - ref
@@ -89,14 +99,56 @@ class Tolerance:
         return "-"
 
     def to_json(self) -> Dict[str, float]:
-        return {k: v for k, v in (("rel", self.rel), ("abs", self.abs)) if v is not None}
+        return {k: v for k, v in (("rel", self.rel), ("abs", self.abs), ("min_events", self.min_events))
+                if v is not None}
+
+
+# Metrics that are rates of counted events: metric -> the per-group count and its exposure
+# (the rate is count / exposure, pooled over a group's flows).  A Tolerance's min_events applies
+# to these only.
+COUNT_METRICS: Dict[str, Tuple[str, str]] = {"loss_event_rate": ("loss_events", "packets_sent")}
+
+# Two-sided significance level of the few-events test: the 95 % convention of every interval
+# in the package (metrics.t975).
+FEW_EVENTS_ALPHA = 0.05
+
+
+def _binom_cdf(k: int, n: int, q: float) -> float:
+    """P(X <= k) for X ~ Binomial(n, q), summed in log space (n may be thousands)."""
+    if k < 0:
+        return 0.0
+    if k >= n:
+        return 1.0
+    if q <= 0.0:
+        return 1.0
+    if q >= 1.0:
+        return 0.0
+    lq, l1q = math.log(q), math.log1p(-q)
+    lc = math.lgamma(n + 1)
+    return min(1.0, math.fsum(math.exp(lc - math.lgamma(i + 1) - math.lgamma(n - i + 1) + i * lq + (n - i) * l1q)
+                              for i in range(k + 1)))
+
+
+def poisson_rates_p(n1: int, s1: float, n2: int, s2: float) -> float:
+    """Two-sided p-value of the exact conditional test that two Poisson counts have the same
+    rate per unit of exposure: n1 events in exposure s1 (packets sent) against n2 in s2.  Given
+    n = n1 + n2, n1 is Binomial(n, s1 / (s1 + s2)) under equal rates; the p-value is twice the
+    smaller tail at n1, at most 1.  With s1 = s2 this is the exact form of
+    |n1 - n2| <= z * sqrt(n1 + n2)."""
+    n = n1 + n2
+    if n == 0:
+        return 1.0
+    q = s1 / (s1 + s2)
+    lower = _binom_cdf(n1, n, q)
+    upper = 1.0 - _binom_cdf(n1 - 1, n, q)
+    return min(1.0, 2.0 * min(lower, upper))
 
 
 # The issue's defaults; the bank file states them again and is what the comparator uses.
 DEFAULT_TOLERANCES: Dict[str, Tolerance] = {
     "goodput": Tolerance(rel=0.10),
     "fraction": Tolerance(abs=0.05),
-    "loss_event_rate": Tolerance(rel=0.25),
+    "loss_event_rate": Tolerance(rel=0.25, min_events=16),
     "utilization": Tolerance(abs=0.03),
 }
 
@@ -161,12 +213,23 @@ def default_bank_path() -> str:
 
 
 def _tolerance(key: str, v: Any, where: str) -> Tolerance:
-    if not isinstance(v, dict) or set(v) - {"rel", "abs"} or len(v) != 1:
-        raise ScenarioError(f"{where}.{key}: must be a table with exactly one of rel, abs")
-    (kind, x), = v.items()
-    if isinstance(x, bool) or not isinstance(x, (int, float)) or not (x >= 0 and math.isfinite(x)):
-        raise ScenarioError(f"{where}.{key}.{kind}: must be a non-negative number; got {x!r}")
-    return Tolerance(**{kind: float(x)})
+    if not isinstance(v, dict) or set(v) - {"rel", "abs", "min_events"} or len(set(v) & {"rel", "abs"}) != 1:
+        raise ScenarioError(f"{where}.{key}: must be a table with exactly one of rel, abs"
+                            + (" (and min_events)" if key in COUNT_METRICS else ""))
+    kw: Dict[str, Any] = {}
+    for kind, x in v.items():
+        if kind == "min_events":
+            if key not in COUNT_METRICS:
+                raise ScenarioError(f"{where}.{key}.min_events: only for a rate of counted events "
+                                    f"({', '.join(COUNT_METRICS)})")
+            if isinstance(x, bool) or not isinstance(x, int) or not 0 <= x <= 1_000_000:
+                raise ScenarioError(f"{where}.{key}.min_events: must be an integer in 0..1000000; got {x!r}")
+            kw[kind] = x
+            continue
+        if isinstance(x, bool) or not isinstance(x, (int, float)) or not (x >= 0 and math.isfinite(x)):
+            raise ScenarioError(f"{where}.{key}.{kind}: must be a non-negative number; got {x!r}")
+        kw[kind] = float(x)
+    return Tolerance(**kw)
 
 
 def load_bank(path: Optional[str] = None) -> Bank:
@@ -274,11 +337,14 @@ def summarize_run(raw: Dict[str, Any], groups: List[Dict[str, Any]]) -> Dict[str
     timeouts."""
     flows = raw["flows"]
     values = metrics.group_metrics(flows)
+    members = metrics.by_group(flows)
     gout: Dict[int, Dict[str, float]] = {}
     for meta in groups:
         vals = values.get(meta["group"])
         if vals is None:
             continue
+        # the exposure of the loss event rate (its denominator), for the few-events test
+        vals = dict(vals, packets_sent=metrics.total(f.get("packets_sent") for f in members[meta["group"]]))
         vals = {k: (float("nan") if v is None else float(v)) for k, v in vals.items()}
         for row, name in GROUP_METRIC_OF.items():
             if row in ("loss_event_rate", "timeouts") and meta["kind"] not in ("tcp", "rate"):
@@ -362,7 +428,8 @@ def _evaluate(job: _Job, engine_runs: List[Dict[str, Any]], ns2_runs: List[Dict[
     rows: List[Dict[str, Any]] = []
 
     def add(scope: str, group: Optional[int], link: Optional[str], metric: str,
-            e_vals: List[float], n_vals: List[float]) -> None:
+            e_vals: List[float], n_vals: List[float],
+            counts: Optional[Tuple[List[float], List[float], List[float], List[float]]] = None) -> None:
         e, n = _mean(e_vals), _mean(n_vals)
         tol = job.tolerances.get(metric)
         rel = (e - n) / n if n not in (0.0,) and not math.isnan(n) and not math.isnan(e) else None
@@ -371,10 +438,18 @@ def _evaluate(job: _Job, engine_runs: List[Dict[str, Any]], ns2_runs: List[Dict[
                "engine_sd": _sd(e_vals), "ns2_sd": _sd(n_vals),
                "rel_diff": rel, "abs_diff": e - n,
                "tolerance": tol.to_json() if tol else None}
+        counted = _event_counts(counts)
+        if counted is not None:
+            row.update(counted)
+        few = _few_events(tol, counted)
+        if few is not None:
+            row.update(few)
         if tol is None:
             status = "info"
         elif math.isnan(e) or math.isnan(n):
             status = "fail"
+        elif few is not None:
+            status = "fail" if few["p_value"] < FEW_EVENTS_ALPHA else "few"
         else:
             status = "pass" if tol.ok(e, n) else "fail"
         xf = next((x for x in job.entry.expected_failures if x.matches(metric, group, link)), None)
@@ -397,7 +472,9 @@ def _evaluate(job: _Job, engine_runs: List[Dict[str, Any]], ns2_runs: List[Dict[
         if len(same_dir) > 1:
             add(scope, g, None, "fraction", ev("fraction"), nv("fraction"))
         if meta["kind"] in ("tcp", "rate"):
-            add(scope, g, None, "loss_event_rate", ev("loss_event_rate"), nv("loss_event_rate"))
+            count, exposure = COUNT_METRICS["loss_event_rate"]
+            add(scope, g, None, "loss_event_rate", ev("loss_event_rate"), nv("loss_event_rate"),
+                (ev(count), ev(exposure), nv(count), nv(exposure)))
             add(scope, g, None, "timeouts", ev("timeouts"), nv("timeouts"))
     link_names = [n for n in (ns[0]["links"] if ns else {})]
     for name in link_names:
@@ -410,7 +487,8 @@ def _evaluate(job: _Job, engine_runs: List[Dict[str, Any]], ns2_runs: List[Dict[
         if normalized.get("bottleneck", {}).get("ecn"):
             add(f"link {name}", None, name, "marks", ev("marks"), nv("marks"))
 
-    counts = {s: sum(1 for r in rows if r["status"] == s) for s in ("pass", "fail", "xfail", "xpass", "info")}
+    counts = {s: sum(1 for r in rows if r["status"] == s)
+              for s in ("pass", "fail", "xfail", "xpass", "few", "info")}
     return {
         "name": job.entry.name,
         "file": job.entry.path,
@@ -426,6 +504,44 @@ def _evaluate(job: _Job, engine_runs: List[Dict[str, Any]], ns2_runs: List[Dict[
         "engine_wall_s": sum(r.get("wall_s", 0.0) for r in engine_runs),
         "ns2_wall_s": sum(r.get("wall_s", 0.0) for r in ns2_runs),
     }
+
+
+def _event_counts(counts) -> Optional[Dict[str, Any]]:
+    """A count metric's events and exposures (packets sent) summed over each simulator's runs,
+    ``{"events": [engine, ns-2], "exposure": [engine, ns-2]}``; None when a count is unknown."""
+    if counts is None:
+        return None
+    sums = [math.fsum(xs) if xs and not any(math.isnan(x) for x in xs) else float("nan") for xs in counts]
+    if any(math.isnan(x) for x in sums):
+        return None
+    n_e, s_e, n_n, s_n = sums
+    return {"events": [int(round(n_e)), int(round(n_n))], "exposure": [s_e, s_n]}
+
+
+def _few_events(tol: Optional[Tolerance], counted: Optional[Dict[str, Any]]) -> Optional[Dict[str, Any]]:
+    """The few-events judgement of a count metric (:data:`COUNT_METRICS`, counts from
+    :func:`_event_counts`): None when the tolerance has no `min_events`, a count is unknown, or
+    both simulators counted at least `min_events` events over their runs (the tolerance applies
+    as stated).  Otherwise the p-value of :func:`poisson_rates_p` and the rule's text."""
+    if tol is None or tol.min_events is None or counted is None:
+        return None
+    (n_e, n_n), (s_e, s_n) = counted["events"], counted["exposure"]
+    if min(n_e, n_n) >= tol.min_events or s_e <= 0 or s_n <= 0:
+        return None
+    return {"p_value": poisson_rates_p(n_e, s_e, n_n, s_n),
+            "rule": f"fewer than {tol.min_events} in a simulator, so judged as Poisson counts: exact test of "
+                    f"equal rates per packet sent, two-sided alpha = {FEW_EVENTS_ALPHA:g}"}
+
+
+def few_events_text(row: Dict[str, Any]) -> str:
+    """One line on a row judged by the few-events rule: the counts, the test and its outcome."""
+    n_e, n_n = row["events"]
+    if row["status"] == "few":
+        what, cmp_ = "too few events to compare", ">="
+    else:
+        what, cmp_ = "the rates differ beyond Poisson noise", "<"
+    return (f"{what}: n = {n_e} vs {n_n} loss events over the runs (tcpfriendly vs ns-2), {row['rule']}: "
+            f"p = {row['p_value']:.2g} {cmp_} {FEW_EVENTS_ALPHA:g}")
 
 
 def _run_jobs(jobs: List[_Job], workers: int, ns_binary: str,
@@ -445,7 +561,8 @@ def _run_jobs(jobs: List[_Job], workers: int, ns_binary: str,
             if progress:
                 progress(f"{res['name']}: {'PASS' if res['passed'] else 'FAIL'} "
                          f"({res['counts']['pass']} pass, {res['counts']['fail']} fail, "
-                         f"{res['counts']['xfail']} xfail, {res['counts']['xpass']} xpass; "
+                         f"{res['counts']['xfail']} xfail, {res['counts']['xpass']} xpass, "
+                         f"{res['counts']['few']} too few events; "
                          f"engine {res['engine_wall_s']:.1f} s, ns-2 {res['ns2_wall_s']:.1f} s)")
     return out
 
@@ -531,15 +648,25 @@ def _fmt_tol(row: Dict[str, Any]) -> str:
     t = row.get("tolerance")
     if not t:
         return "-"
+    if "p_value" in row:  # judged by the few-events rule, not by rel/abs
+        return f"Poisson, n < {t['min_events']}"
     return Tolerance(**t).text(row["metric"])
+
+
+def _fmt_status(status: str) -> str:
+    return {"fail": "FAIL", "xpass": "XPASS", "few": "too few"}.get(status, status)
+
+
+def _few_prefix(row: Dict[str, Any]) -> str:
+    """The status before a few-events line when it is not 'too few' (the line says that)."""
+    return "" if row["status"] == "few" else f"{_fmt_status(row['status'])}: "
 
 
 def comparison_rows(res: Dict[str, Any]) -> List[List[str]]:
     out = []
     for r in res["rows"]:
         out.append([r["scope"], r["label"], _fmt_value(r["metric"], r["engine"]),
-                    _fmt_value(r["metric"], r["ns2"]), _fmt_diff(r), _fmt_tol(r), r["status"].upper()
-                    if r["status"] in ("fail", "xpass") else r["status"]])
+                    _fmt_value(r["metric"], r["ns2"]), _fmt_diff(r), _fmt_tol(r), _fmt_status(r["status"])])
     return out
 
 
@@ -566,12 +693,15 @@ def format_comparison(res: Dict[str, Any]) -> str:
             lines.append(f"  {r['status']}: {r['scope']} {r['label']}: {r['reason']}")
             if r["status"] == "xpass":
                 lines.append("         (recorded as an expected failure but within tolerance now)")
+        if "p_value" in r:
+            lines.append(f"  {_few_prefix(r)}{r['scope']} {r['label']}: {few_events_text(r)}")
     if res.get("note"):
         lines.append(f"  note: {res['note']}")
     c = res["counts"]
     verdict = "PASS" if res["passed"] else "FAIL"
     lines.append(f"  => {verdict}: {c['pass']} pass, {c['fail']} fail, {c['xfail']} expected failures, "
-                 f"{c['xpass']} unexpected passes, {c['info']} reported only "
+                 f"{c['xpass']} unexpected passes, {c.get('few', 0)} too few events to compare, "
+                 f"{c['info']} reported only "
                  f"(wall {res['wall_s']:.1f} s; engine {res['engine_wall_s']:.1f} s, "
                  f"ns-2 {res['ns2_wall_s']:.1f} s)")
     return "\n".join(lines)
@@ -610,19 +740,36 @@ def bank_markdown(result: Dict[str, Any], command: str = "tcpf ns2 compare --ban
                                     for k, v in result["tolerances"].items()) +
       "; timeouts, queue drops and ECN marks are reported without a tolerance (`info`). "
       "Relative differences are (tcpfriendly − ns-2) / ns-2.")
+    few_rules = [(k, v["min_events"]) for k, v in result["tolerances"].items() if "min_events" in v]
+    if few_rules:
+        a("")
+        a("Few events: " + "; ".join(
+            f"when either simulator counts fewer than {m} events over its runs, the {METRICS[k][0]} is "
+            f"not judged by its tolerance" for k, m in few_rules) +
+          " — the two counts are compared as Poisson counts (exact conditional test of two Poisson "
+          f"rates given the packets sent, two-sided α = {FEW_EVENTS_ALPHA:g}): `FAIL` when they differ "
+          "beyond that noise, otherwise `too few` (neither pass nor fail).")
     a("")
     n_pass = sum(1 for s in scen if s["passed"])
     n_xf = sum(s["counts"]["xfail"] for s in scen)
     a(f"**{n_pass} of {len(scen)} scenarios pass**" +
       (f" ({n_xf} metric(s) recorded as expected failures, explained below)." if n_xf else "."))
     a("")
-    a("| scenario | seeds | result | pass | fail | xfail | engine s | ns-2 s |")
-    a("|---|---|---|---|---|---|---|---|")
+    a("| scenario | seeds | result | pass | fail | xfail | too few | engine s | ns-2 s |")
+    a("|---|---|---|---|---|---|---|---|---|")
     for s in scen:
         c = s["counts"]
         a(f"| [{s['name']}](#{_anchor(s['name'])}) | {len(s['seeds'])} | {'pass' if s['passed'] else '**FAIL**'} | "
-          f"{c['pass']} | {c['fail']} | {c['xfail']} | {s['engine_wall_s']:.1f} | {s['ns2_wall_s']:.1f} |")
+          f"{c['pass']} | {c['fail']} | {c['xfail']} | {c.get('few', 0)} | {s['engine_wall_s']:.1f} | "
+          f"{s['ns2_wall_s']:.1f} |")
     a("")
+    few_rows = [(s, r) for s in scen for r in s["rows"] if "p_value" in r]
+    if few_rows:
+        a("## Few events (judged as Poisson counts)")
+        a("")
+        for s, r in few_rows:
+            a(f"- {_few_prefix(r)}**{s['name']}**, {r['scope']}, {r['label']}: {few_events_text(r)}.")
+        a("")
     open_issues = [s for s in scen if s.get("note")]
     if open_issues:
         a("## Open issues")
