@@ -134,7 +134,9 @@ pub fn group(gi: usize, v: &Value, graph: Option<&GraphDef>, dumbbell_rate: f64,
     let (route, ref_rate) = group_route(&t, &path, graph, dumbbell_rate, reverse)?;
     let (algorithm, kind) = group_kind(&t, &path, algorithm, ref_rate, external)?;
     let access_delay = delay(&t, "access_delay", 0.001, count)?;
-    let access_rate = t.with("access_rate", Some(10.0 * ref_rate), |v| units::rate_or_multiple(v, ref_rate))?;
+    // Default: 10× the reference rate, capped at the largest rate a scenario may state, so
+    // that the normalised scenario (which states it) is valid input again.
+    let access_rate = t.with("access_rate", Some((10.0 * ref_rate).min(units::MAX_RATE)), |v| units::rate_or_multiple(v, ref_rate))?;
     let receiver_delay = delay(&t, "receiver_delay", 0.0, count)?;
     let (start, stop) = start_stop(&t, count, duration)?;
     let rtt_noise = t.with("rtt_noise", Some(0.0), units::seconds)?;

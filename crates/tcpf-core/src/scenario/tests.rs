@@ -396,3 +396,23 @@ fn delay_errors_name_the_field_and_the_forms() {
         }
     }
 }
+
+/// The default access rate is 10× the bottleneck's, capped at the largest rate a scenario may
+/// state, so that the normalised scenario of a very fast bottleneck is valid input again
+/// (found by tests/python/test_fuzz_cli.py: a 126.7 Gb/s bottleneck normalised to an access
+/// rate of 1.267e12 b/s, which the round trip refused).
+#[test]
+fn the_default_access_rate_round_trips_at_any_bottleneck_rate() {
+    for (rate, want) in [("5Mbps", 5e7), ("100Gbps", 1e12), ("126.7015352310Gbps", 1e12), ("1000Gbps", 1e12)] {
+        let mut v = base();
+        v["bottleneck"]["rate"] = json!(rate);
+        let n = Scenario::from_value(&v).unwrap().normalized();
+        assert_eq!(n["flows"][0]["access_rate"], json!(want), "{rate}");
+        assert_eq!(Scenario::from_value(&n).unwrap().normalized(), n, "{rate}");
+    }
+    // an explicit multiple beyond the range is still refused, naming the field
+    let mut v = base();
+    v["bottleneck"]["rate"] = json!("200Gbps");
+    v["flows"][0]["access_rate"] = json!("10x");
+    assert_eq!(error_of(v).field, "flows[0].access_rate");
+}
