@@ -323,6 +323,23 @@ def test_cache_and_resume_only_missing_runs(tiny, tmp_path):
     # More seeds reuse the runs already there.
     more = grid_sweep(tiny, seeds=4).run(out=out, quiet=True)
     assert (more.ran, more.cached) == (6, 18)
+    # A batch another process writes after a store has listed the directory (a process
+    # worker storing its own chunk) is seen once the store refreshes its listing: the count a
+    # Ctrl-C prints is read this way.
+    reader = sw.RunStore(str(out), create=False)
+    late = sorted(stored(out))[0]
+    table = reader.try_load(late)
+    for f in (out / "runs").iterdir():
+        f.unlink()
+    writer = sw.RunStore(str(out))
+    assert writer.try_load(late) is None
+    fresh = sw.RunStore(str(out), create=False)
+    assert fresh.try_load(late) is None  # lists the (now empty) directory
+    writer.save(late, table)
+    writer.flush()
+    assert fresh.try_load(late) is None  # its listing predates the batch
+    fresh.refresh()
+    assert fresh.try_load(late).num_rows == table.num_rows
 
 
 def test_a_rebuilt_engine_reruns_every_run_and_the_same_build_none(tiny, tmp_path, monkeypatch):

@@ -381,7 +381,9 @@ def run_sweep(sweep, out: "Optional[os.PathLike[str] | str]" = None, *,
     bar.close()
     ran_keys = set(collector.tables)
     tables.update(collector.tables)
-    if store is not None:  # runs finished by threads abandoned at a second Ctrl-C
+    if store is not None:  # runs finished by threads abandoned at a second Ctrl-C, or
+        # stored by a process worker whose chunk a Ctrl-C kept from being collected
+        store.refresh()
         for key in unique:
             if key not in tables:
                 t = store.try_load(key)

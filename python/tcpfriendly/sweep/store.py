@@ -168,6 +168,11 @@ class RunStore:
                 self._bad(path)
         return self._batches[path]
 
+    def refresh(self) -> None:
+        """Forget the listing of the directory, so that the next read sees the batches other
+        processes wrote since (the process pool's workers store their own chunks)."""
+        self._index = None
+
     def has(self, key: str) -> bool:
         """Some file lists ``key`` (cheap: footers only; :meth:`try_load` checks the rows)."""
         if self._index is None:
