@@ -46,8 +46,9 @@ def _censored_op(name: str, fn: Callable[[float, float], float]) -> Callable[[An
     minus an exact number, or times or over a positive one, is a lower bound; anything else
     with a censored operand (a difference of two, a censored divisor) has no value (NaN)."""
     def op(a, b):
-        if isinstance(a, Undecided) or isinstance(b, Undecided):
-            return a if isinstance(a, Undecided) else b
+        und = _undecided((a, b))
+        if und is not None:
+            return und
         la, lb = isinstance(a, LowerBound), isinstance(b, LowerBound)
         if not (la or lb):
             return fn(a, b)
@@ -98,8 +99,9 @@ def _compare(op: str, a: Any, b: Any) -> Any:
     """``a op b``; with a censored time on either side, by the censoring rule
     (:func:`compare_censored`): an :class:`Undecided` when the excess could turn it (or
     when a side is itself undecided, e.g. the ``argmax`` of censored times)."""
-    if isinstance(a, Undecided) or isinstance(b, Undecided):
-        return a if isinstance(a, Undecided) else b
+    und = _undecided((a, b))
+    if und is not None:
+        return und
     r = compare_censored(op, a, b)
     return Undecided(f"cannot tell whether {_text(a)} {op} {_text(b)}") if r is None else r
 
