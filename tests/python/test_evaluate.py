@@ -181,6 +181,27 @@ def test_bad_input_is_one_line_exit_2(capsys):
         evaluate("tcp", quick=True, only=["sastry2005"], assumptions={"sastry2005/trough": {"peak_bin_s": -1.0}})
 
 
+def test_all_runs_table2s_schemes_from_their_one_transcription(tmp_path, monkeypatch):
+    """`tcpf evaluate --all` reads tsao2007 Table 2's schemes and parameters from table4's
+    [evaluate.schemes] (the file tcpf reproduce grades), then the project's extras."""
+    from tcpfriendly.evaluate.cli import EXTRA_SCHEMES, all_schemes
+    from tcpfriendly.reproduce.spec import load_paper
+    table4 = {e.name.split("/")[-1]: e for e in load_paper("tsao2007")}["table4"].evaluate["schemes"]
+    got = all_schemes()
+    assert [a for a, _ in got] == list(table4) + EXTRA_SCHEMES
+    assert dict(got[:len(table4)]) == {k: dict(v) for k, v in table4.items()}
+    assert ("gaimd", {"alpha": 0.2, "beta": 0.125}) in got          # tsao2007 Table 2
+    # another experiments home: its table4 decides, and a home without one is a clear error
+    (tmp_path / "tsao2007" / "table4").mkdir(parents=True)
+    (tmp_path / "tsao2007" / "table4" / "experiment.toml").write_text(
+        '[evaluate.schemes]\nsimd = { beta = 0.1 }\n')
+    monkeypatch.setenv("TCPF_EXPERIMENTS", str(tmp_path))
+    assert all_schemes()[0] == ("simd", {"beta": 0.1})
+    (tmp_path / "tsao2007" / "table4" / "experiment.toml").write_text('[evaluate]\n')
+    with pytest.raises(tf.ScenarioError, match=r"evaluate.schemes"):
+        all_schemes()
+
+
 def test_rate_based_responsiveness_is_not_measured_and_json_is_strict():
     # A rate-based flow logs no window reductions, so jin2001's 1/responsiveness in loss
     # events is not measured for it (null), not 0; the JSON has no NaN anywhere.

@@ -8,28 +8,29 @@ import argparse
 import json
 import math
 import sys
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 from ..errors import ScenarioError, one_line
 
-__all__ = ["add_arguments", "build_parser", "evaluate_command", "run_args", "ALL_SCHEMES"]
+__all__ = ["add_arguments", "build_parser", "evaluate_command", "run_args", "all_schemes", "EXTRA_SCHEMES"]
 
-#: ``--all``: tsao2007 Table 2's eight schemes with its parameters, then the project's extras.
-ALL_SCHEMES = [
-    ("gaimd", {"alpha": 0.2, "beta": 0.125}),
-    ("iiad", {"alpha": 1.0, "beta": 0.67}),
-    ("sqrt", {"alpha": 1.0, "beta": 0.67}),
-    ("simd", {"beta": 0.0625}),
-    ("aiad_h", {"beta": 0.25}),
-    ("tfrcp", {"interval": 5.0}),
-    ("tfrc", {"history": 8}),
-    ("tear", {"history": 8}),
-    ("tcp", {}),
-    ("illinois", {}),
-    ("log", {}),
-    ("sigmoid", {}),
-    ("cubic", {}),
-]
+#: ``--all``'s schemes after tsao2007's eight: the project's extras, with their defaults.
+EXTRA_SCHEMES = ["tcp", "illinois", "log", "sigmoid", "cubic"]
+
+
+def all_schemes() -> List[Tuple[str, Dict[str, Any]]]:
+    """``--all``: tsao2007 Table 2's eight schemes with its parameters, read from their one
+    transcription (``experiments/tsao2007/table4/experiment.toml``, ``[evaluate.schemes]``),
+    then :data:`EXTRA_SCHEMES`. A missing or malformed file raises :class:`ScenarioError`
+    naming it."""
+    import os
+    from .scenarios import _read, experiments_dir
+    path = os.path.join(experiments_dir(), "tsao2007", "table4", "experiment.toml")
+    schemes = (_read(path).get("evaluate") or {}).get("schemes")
+    if not isinstance(schemes, dict) or not schemes:
+        raise ScenarioError(f"{path}: [evaluate.schemes]: expected tsao2007 Table 2's schemes "
+                            f"and parameters", field="evaluate.schemes")
+    return [(name, dict(params)) for name, params in schemes.items()] + [(n, {}) for n in EXTRA_SCHEMES]
 
 
 def _value(text: str) -> Any:
@@ -137,7 +138,7 @@ def run_args(a: argparse.Namespace) -> int:
     controllers = parse_controllers(a.controller)
     if a.dask is not None and not a.dask.strip():
         raise ScenarioError("--dask: expected 'local' or a scheduler address, got ''")
-    schemes = ALL_SCHEMES if a.all else [(a.algorithm, params)]
+    schemes = all_schemes() if a.all else [(a.algorithm, params)]
     # Ctrl-C raises EvaluationInterrupted (a KeyboardInterrupt) saying what is cached
     evs = evaluate_many([(alg, prm or None) for alg, prm in schemes],
                         controllers=controllers or None, quick=a.quick, seeds=a.seeds,
