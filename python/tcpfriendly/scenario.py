@@ -85,7 +85,7 @@ def _plain(value: Any, path: str, depth: int = 0) -> Any:
 
 
 # A scenario file is a few kilobytes; a larger one (or a device such as /dev/zero) is refused
-# before it is read into memory.
+# before it is read into memory. The same limit holds for every TOML input (read_toml_file).
 MAX_SCENARIO_BYTES = 16 * 1024 * 1024
 # Tables and arrays nest a few levels in any scenario; deeper input is refused, not recursed into.
 MAX_NESTING = 64
@@ -99,6 +99,40 @@ def _read_toml(text: str, source: str) -> Dict[str, Any]:
     except RecursionError:
         raise ScenarioError(f"malformed TOML in {source}: tables or arrays nested too deeply "
                             f"(a scenario needs a few levels)", field=None) from None
+
+
+def read_toml_file(path: Any, what: str = "scenario file", field: Optional[str] = None) -> Dict[str, Any]:
+    """Read a TOML input file (a scenario, sweep spec, experiment, thresholds or bank file):
+    the one reader, so each refuses the same bad input with one line naming the file.
+
+    ``what`` names the kind of file in the messages ("cannot read sweep file PATH: ...");
+    ``field`` is the error's field (an option such as ``--thresholds``). A file that cannot be
+    opened raises :class:`~tcpfriendly.errors.ScenarioFileError`; one larger than
+    :data:`MAX_SCENARIO_BYTES` (or endless, such as /dev/zero) is refused before it is read
+    into memory; text that is not UTF-8 or not TOML raises :class:`ScenarioError`
+    ("malformed TOML in PATH: ...")."""
+    name = os.fspath(path)
+    try:
+        with open(name, "rb") as f:
+            raw = f.read(MAX_SCENARIO_BYTES + 1)
+    except OSError as exc:
+        raise ScenarioFileError(f"cannot read {what} {name}: {exc.strerror or type(exc).__name__}",
+                                field=field) from None
+    if len(raw) > MAX_SCENARIO_BYTES:
+        raise ScenarioFileError(f"cannot read {what} {name}: larger than "
+                                f"{MAX_SCENARIO_BYTES // (1024 * 1024)} MiB, the limit for a {what}",
+                                field=field)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ScenarioError(f"malformed TOML in {name}: not UTF-8 text ({exc.reason} at byte {exc.start})",
+                            field=field) from None
+    try:
+        return _read_toml(text, name)
+    except ScenarioError as exc:
+        if field is None:
+            raise
+        raise ScenarioError(str(exc), field=field) from None
 
 
 def _drop_none(d: Mapping[str, Any]) -> Dict[str, Any]:
@@ -150,21 +184,7 @@ class Scenario:
         Raises :class:`~tcpfriendly.errors.ScenarioFileError` if it cannot be read and
         :class:`~tcpfriendly.ScenarioError` if it is not valid TOML.
         """
-        name = os.fspath(path)
-        try:
-            with open(name, "rb") as f:
-                raw = f.read(MAX_SCENARIO_BYTES + 1)
-        except OSError as exc:
-            reason = exc.strerror or type(exc).__name__
-            raise ScenarioFileError(f"cannot read scenario file {name}: {reason}") from None
-        if len(raw) > MAX_SCENARIO_BYTES:
-            raise ScenarioFileError(f"cannot read scenario file {name}: larger than "
-                                    f"{MAX_SCENARIO_BYTES // (1024 * 1024)} MiB, the limit for a scenario")
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise ScenarioError(f"malformed TOML in {name}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-        return cls(_read_toml(text, name))
+        return cls(read_toml_file(path, "scenario file"))
 
     @classmethod
     def dumbbell(

@@ -65,3 +65,43 @@ def test_a_controller_module_that_exits_is_bad_input(tmp_path):
     assert "SystemExit: 3" in one_error_line(r)
     r, _ = tcpf("evaluate", "mine", "--quick", "--controller", f"mine={mod}:Mine")
     assert "SystemExit: 3" in one_error_line(r)
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="needs /dev/zero")
+@pytest.mark.parametrize("args, what", [
+    (["sweep", "/dev/zero", "--out", "{tmp}/o"], "sweep file"),
+    (["evaluate", "gaimd", "--quick", "--thresholds", "/dev/zero"], "thresholds file"),
+    (["ns2", "compare", "--bank", "--bank-file", "/dev/zero"], "ns-2 validation bank"),
+])
+def test_every_toml_input_refuses_an_endless_file_before_reading_it(tmp_path, args, what):
+    # one reader (scenario.read_toml_file) for scenarios, sweeps, thresholds, banks and the
+    # experiments home: each used to read /dev/zero until memory ran out (sweep, thresholds)
+    r, took = tcpf(*[a.replace("{tmp}", str(tmp_path)) for a in args])
+    line = one_error_line(r)
+    assert f"cannot read {what} /dev/zero: larger than 16 MiB" in line, line
+    assert took < 10
+
+
+def test_a_malformed_experiment_sweep_names_its_file(tmp_path):
+    import shutil
+    home = tmp_path / "home"
+    shutil.copytree(os.path.join(ROOT, "experiments", "yang2000"), home / "yang2000")
+    sweep = home / "yang2000" / "fig21-smoothness" / "sweep.toml"
+    good = sweep.read_text()
+    sweep.write_text(good + "\n[[[bad\n")
+    env = dict(os.environ, TCPF_EXPERIMENTS=str(home))
+    r = subprocess.run(TCPF + ["reproduce", "yang2000", "--only", "fig21-smoothness", "--quick",
+                               "--out", str(tmp_path / "out")], capture_output=True, text=True,
+                       timeout=60, cwd=ROOT, env=env)
+    line = one_error_line(r)
+    assert f"malformed TOML in {sweep}" in line, line
+    sweep.write_text(good)
+    for name in ("experiment.toml", "scenario.toml"):
+        p = home / "yang2000" / "fig21-smoothness" / name
+        keep = p.read_bytes()
+        p.write_bytes(b"\xff\xfe not utf-8")
+        r = subprocess.run(TCPF + ["reproduce", "yang2000", "--only", "fig21-smoothness", "--quick",
+                                   "--out", str(tmp_path / "out")], capture_output=True, text=True,
+                           timeout=60, cwd=ROOT, env=env)
+        assert f"malformed TOML in {p}: not UTF-8" in one_error_line(r)
+        p.write_bytes(keep)

@@ -14,16 +14,10 @@ from __future__ import annotations
 
 import math
 import os
-import sys
 from typing import Any, Dict, Mapping, Optional
 
 from ..errors import ScenarioError
 from .scenarios import experiments_dir
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 __all__ = ["load_thresholds", "grade_throughput", "grade_compatibility", "grade_transient",
            "COLUMNS", "PAPER_TABLE4", "O", "D", "X"]
@@ -46,14 +40,8 @@ def default_thresholds_path() -> str:
 
 def load_thresholds(path: Optional[str] = None) -> Dict[str, Dict[str, float]]:
     """Read and check a thresholds file (default: the experiments home's)."""
-    path = path or default_thresholds_path()
-    try:
-        with open(path, "rb") as f:
-            data = tomllib.load(f)
-    except OSError as exc:
-        raise ScenarioError(f"thresholds: cannot read {path}: {exc.strerror or type(exc).__name__}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ScenarioError(f"thresholds: malformed TOML in {path}: {exc}") from None
+    from ..scenario import read_toml_file
+    data = read_toml_file(path or default_thresholds_path(), "thresholds file")
     return check_thresholds(data)
 
 

@@ -13,16 +13,10 @@ import copy
 import math
 import os
 import re
-import sys
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional
 
 from ..errors import ScenarioError
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 __all__ = ["Experiment", "experiments_dir", "load_experiment", "fill", "EVALUATION",
            "algorithm_fields"]
@@ -50,13 +44,9 @@ def experiments_dir() -> str:
 
 
 def _read(path: str) -> Dict[str, Any]:
-    try:
-        with open(path, "rb") as f:
-            return tomllib.load(f)
-    except OSError as exc:
-        raise ScenarioError(f"cannot read {path}: {exc.strerror or type(exc).__name__}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ScenarioError(f"malformed TOML in {path}: {exc}") from None
+    """A TOML file of the experiments home (the one reader: scenario.read_toml_file)."""
+    from ..scenario import read_toml_file
+    return read_toml_file(path, "experiment file")
 
 
 @dataclass

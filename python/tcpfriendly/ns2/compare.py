@@ -26,16 +26,10 @@ import datetime
 import math
 import os
 import statistics
-import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 from .. import metrics
 from ..errors import ScenarioError
@@ -234,14 +228,9 @@ def _tolerance(key: str, v: Any, where: str) -> Tolerance:
 
 def load_bank(path: Optional[str] = None) -> Bank:
     """Read the bank file: [tolerances], defaults and the [[scenarios]] list."""
+    from ..scenario import read_toml_file
     path = path or default_bank_path()
-    try:
-        with open(path, "rb") as fh:
-            data = tomllib.load(fh)
-    except OSError as exc:
-        raise ScenarioError(f"cannot read the ns-2 validation bank {path}: {exc.strerror or exc}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ScenarioError(f"malformed TOML in {path}: {exc}") from None
+    data = read_toml_file(path, "ns-2 validation bank")
     base = os.path.dirname(os.path.abspath(path))
     tol_v = data.get("tolerances", {})
     tolerances: Dict[str, Tolerance] = {}

@@ -10,11 +10,6 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional
 
-try:
-    import tomllib
-except ModuleNotFoundError:  # Python < 3.11
-    import tomli as tomllib  # type: ignore[no-redef]
-
 from ..errors import ScenarioError
 from .expr import Series, Undecided, evaluate_expr
 from .rules import compare, difference, rule_text
@@ -199,8 +194,8 @@ def _algorithm_input(name: str, where: str) -> Dict[str, Any]:
 
 # ----- sweep inputs ----------------------------------------------------------------------------
 def _sweep_spec(ex: Experiment, opts: Options, path: str) -> Dict[str, Any]:
-    with open(path, "rb") as f:
-        spec = tomllib.load(f)
+    from ..scenario import read_toml_file
+    spec = read_toml_file(path, "sweep file")
     if opts.quick:
         q = ex.quick
         if "set" in q:

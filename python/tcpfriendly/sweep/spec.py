@@ -11,8 +11,8 @@ import os
 import re
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
-from ..errors import ScenarioError, ScenarioFileError
-from ..scenario import Scenario, _call_engine, _read_toml, as_scenario, native
+from ..errors import ScenarioError
+from ..scenario import Scenario, _call_engine, _read_toml, as_scenario, native, read_toml_file
 from .core import (FLOW_METRICS, GROUP_METRICS, LINK_METRICS, MAX_RUNS, Run, SweepError, _RUN_ID_COLUMNS,
                    _jsonable, _kind, _label, run_key, spec_identity)
 
@@ -309,14 +309,7 @@ class Sweep:
     def from_toml(cls, path: "os.PathLike[str] | str") -> "Sweep":
         """Read a sweep spec file (a base ``scenario`` path in it is relative to the file)."""
         name = os.fspath(path)
-        try:
-            with open(name, "rb") as f:
-                text = f.read().decode("utf-8")
-        except OSError as exc:
-            raise ScenarioFileError(f"cannot read sweep file {name}: {exc.strerror or exc}") from None
-        except UnicodeDecodeError as exc:
-            raise SweepError(f"malformed TOML in {name}: not UTF-8 text ({exc.reason})") from None
-        return cls.from_toml_string(text, name, os.path.dirname(os.path.abspath(name)))
+        return cls.from_dict(read_toml_file(name, "sweep file"), os.path.dirname(os.path.abspath(name)))
 
     # ----- the grid -----------------------------------------------------------------------
     @property
