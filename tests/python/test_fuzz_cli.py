@@ -122,15 +122,26 @@ def test_model_subcommands_keep_the_error_policy(argv):
 
 
 # ----- tcpf run: a small scenario file with random edits -------------------------------------
+# receiver_delay (a time, a range or a list, as access_delay) in both groups' forms, so that the
+# edits below reach every path of the delay parser
 BASE = SMALL_TOML.replace("duration = 10", "duration = 2").replace(
-    "measure = { from = 2, to = 10 }", "measure = { from = 0.5, to = 2 }")
+    "measure = { from = 2, to = 10 }", "measure = { from = 0.5, to = 2 }").replace(
+    'recovery = "sack"\naccess_delay = "1ms..5ms"\n',
+    'recovery = "sack"\naccess_delay = "1ms..5ms"\nreceiver_delay = ["0ms", "3ms"]\n').replace(
+    'keep = 0.875 }\naccess_delay = "1ms..5ms"\n',
+    'keep = 0.875 }\naccess_delay = "1ms..5ms"\nreceiver_delay = "0ms..2ms"\n')
 BASE_LINES = BASE.splitlines()
 VALUE_LINES = [i for i, line in enumerate(BASE_LINES) if " = " in line]
 HOSTILE_VALUES = (["0", "-1", "1e308", "1e-300", "nan", "inf", "-inf", "1e999", "true", '""',
                    '"x"', "[]", "{}", "[1, 2]", '"1e15bps"', '"1e-300bps"', '"-5Mbps"', '"5"',
                    '"1e12ms"', '"0ms"', '"2.5bdp"', '"-1bdp"', '"1..0"', '"0..1e308"', '"a-b"',
                    '"red"', '"droptail"', '"tcp"', '"formula"', "{ alpha = 1e308 }",
-                   "{ keep = 2 }", '"w+w"', "123456789012345678901234567890", '"\\u0000"']
+                   "{ keep = 2 }", '"w+w"', "123456789012345678901234567890", '"\\u0000"',
+                   # the shapes of a per-flow delay (access_delay, receiver_delay): a list of one
+                   # time per flow (count = 2), too short or long, with a bad or mixed element
+                   '["1ms", "5ms"]', "[0.001, 0.002]", '["1ms"]', '["1ms", "2ms", "3ms"]',
+                   '["0ms", "1e8s"]', '["1ms", -1]', '["1ms", "nan"]', '["5ms", true]',
+                   '["1ms..2ms", "3ms"]', '"5ms..1ms"', '"0ms..0ms"', '"1e7s"', '"..5ms"']
                   + [f'"{w}"' for w in HOSTILE_WORDS if '"' not in w and "\\" not in w])
 
 
@@ -175,8 +186,22 @@ PATHS = [("duration",), ("seed",), ("packet_size",), ("measure",), ("measure", "
          ("bottleneck",), ("bottleneck", "rate"), ("bottleneck", "delay"), ("bottleneck", "queue"),
          ("bottleneck", "limit"), ("flows",), ("flows", 0), ("flows", 0, "count"),
          ("flows", 0, "algorithm"), ("flows", 1, "params"), ("flows", 1, "params", "alpha"),
-         ("flows", 1, "access_delay"), ("flows", 0, "start"), ("flows", 0, "recovery"),
-         ("limits",), ("timeseries",), ("loss_log",), ("no_such_key",)]
+         ("flows", 1, "access_delay"), ("flows", 1, "receiver_delay"), ("flows", 0, "start"),
+         ("flows", 0, "recovery"), ("limits",), ("timeseries",), ("loss_log",), ("no_such_key",)]
+# A per-flow delay in the shapes its parser takes (a time, "a..b", a list of one time per flow),
+# built from times valid and not, so that the parser's paths are reached more often than random
+# values would.
+TIME_TEXTS = st.one_of(st.sampled_from(["0", "0ms", "1ms", "5ms", "0.003", "2.5s", "1e7s", "1e8s",
+                                        "-1ms", "nan", "inf", "1e-300", "ms", "", " ", "5 ms",
+                                        "1bdp", "10x", "1e999"]),
+                       st.floats(allow_nan=True, allow_infinity=True).map(repr))
+TIMES = st.one_of(TIME_TEXTS, st.floats(allow_nan=True, allow_infinity=True),
+                  st.integers(-2**70, 2**70), st.booleans(), st.none())
+DELAYS = st.one_of(TIMES, st.tuples(TIME_TEXTS, TIME_TEXTS).map(lambda ab: f"{ab[0]}..{ab[1]}"),
+                   st.lists(TIMES, max_size=4), st.lists(TIME_TEXTS, min_size=2, max_size=2))
+DELAY_PATHS = [("flows", g, key) for g in (0, 1) for key in ("access_delay", "receiver_delay")]
+EDITS = st.one_of(st.tuples(st.sampled_from(PATHS), VALUES),
+                  st.tuples(st.sampled_from(DELAY_PATHS), DELAYS))
 
 
 def _scenario_dict():
@@ -190,8 +215,18 @@ def _put(data, path, value):
     node[path[-1]] = value
 
 
+def test_the_fuzzed_scenario_has_both_delays_in_every_shape():
+    # the base the edits start from is valid and states receiver_delay as a list and a range
+    # (a failure here means the fuzzer silently stopped starting from them)
+    flows = tf.normalize(_scenario_dict())["flows"]
+    assert [f["receiver_delay"] for f in flows] == [[0.0, 0.003], "0..0.002"]
+    assert [f["access_delay"] for f in flows] == ["0.001..0.005"] * 2
+    lines = [BASE_LINES[i].split(" = ")[0] for i in VALUE_LINES]
+    assert lines.count("receiver_delay") == 2 and lines.count("access_delay") == 2
+
+
 @FUZZ
-@given(edits=st.lists(st.tuples(st.sampled_from(PATHS), VALUES), min_size=1, max_size=3))
+@given(edits=st.lists(EDITS, min_size=1, max_size=3))
 def test_python_api_raises_only_scenario_errors(edits):
     data = _scenario_dict()
     for path, value in edits:

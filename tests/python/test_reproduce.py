@@ -382,6 +382,13 @@ def test_a_per_flow_sweep_experiment_reads_its_flows_and_others_keep_their_keys(
     points = [c for c in scatter.collections if len(c.get_offsets())]
     assert sorted(len(c.get_offsets()) for c in points) == [2 * 2, 2 * 4]  # 2 seeds x flows per group
     assert [ln.get_linestyle() for ln in scatter.get_lines()] == ["--", "--"]
+    # decorated as tcpf sweep plot's figures (sweep.plot.decorate): a small legend, a light grid
+    from matplotlib.font_manager import FontProperties
+    assert (scatter.get_xlabel(), scatter.get_ylabel()) == ("flows[0].count", "share")
+    small_pt = FontProperties(size="small").get_size_in_points()
+    assert all(t.get_fontsize() == small_pt for t in scatter.get_legend().get_texts())
+    grid = scatter.yaxis.get_gridlines()
+    assert grid and all(g.get_visible() and g.get_alpha() == 0.3 for g in grid)
     for paper, exp, per_flow in (("jin2001", "fig7-bernoulli", False),
                                  ("jin2001", "figs8-13-compatibility", True)):
         e, = load_paper(paper, [exp])

@@ -113,3 +113,40 @@ def test_frac_in_of_exact_values_is_unchanged():
 def test_abs_keeps_a_positive_bound():
     v = ev("abs(a)", a=A700)
     assert isinstance(v, LowerBound) and float(v) == 700.0
+
+
+# ----- when ---------------------------------------------------------------------------------------
+def test_when_drops_a_bound_at_or_above_the_interval():
+    s = Series({1.0: 10.0, 2.0: 20.0, 3.0: 30.0})
+    c = Series({1.0: 1.0, 2.0: B300, 3.0: 5.0})
+    # above 300 is outside [0, 250] and [0, 300] whatever its excess
+    assert ev("when(s, c, 0, 250)", s=s, c=c) == Series({1.0: 10.0, 3.0: 30.0})
+    assert ev("when(s, c, 0, 300)", s=s, c=c) == Series({1.0: 10.0, 3.0: 30.0})
+    assert ev("when(s, c, 2, 250)", s=s, c=c) == Series({3.0: 30.0})
+
+
+def test_when_is_undecided_when_a_bound_may_or_may_not_be_inside():
+    s = Series({1.0: 10.0, 2.0: 20.0, 3.0: 30.0})
+    c = Series({1.0: 1.0, 2.0: B300, 3.0: 5.0})
+    u = ev("when(s, c, 0, 500)", s=s, c=c)       # above 300: below 500 or not
+    assert undecided(u, "when", "x = 2", "above 300", "[0, 500]")
+    # and so is what is computed from it
+    assert undecided(ev("mean(when(s, c, 0, 500))", s=s, c=c), "when")
+    assert undecided(ev("len(when(s, c, 0, 500)) >= 2", s=s, c=c), "when")
+
+
+def test_when_of_an_undecided_condition_or_bound_is_undecided():
+    s = Series({1.0: 10.0, 2.0: 20.0})
+    u = ev("argmax(c)", c=Series({0.1: A700, 0.2: B300}))
+    assert undecided(ev("when(s, c, 0, 1)", s=s, c=Series({1.0: 0.5, 2.0: u})), "when", "argmax")
+    assert undecided(ev("when(s, c, lo, 1)", s=s, c=Series({1.0: 0.5}), lo=u), "when", "argmax")
+
+
+def test_when_of_exact_values_is_unchanged():
+    s = Series({1.0: 10.0, 2.0: 20.0, 3.0: 30.0, 4.0: 40.0})
+    c = Series({1.0: 1.0, 2.0: 0.5, 3.0: float("nan"), 5.0: 1.0})
+    assert ev("when(s, c, 1, 1)", s=s, c=c) == Series({1.0: 10.0})
+    assert ev("when(s, c, 0, 2)", s=s, c=c) == Series({1.0: 10.0, 2.0: 20.0})
+    # the values of s pass through as they are, censored too
+    w = ev("when(s, c, 0, 2)", s=Series({1.0: A700, 2.0: 20.0}), c=c)
+    assert isinstance(w[1.0], LowerBound) and float(w[1.0]) == 700.0

@@ -203,7 +203,7 @@ def test_plot_of_a_result_flows_table_fixes_other_axes(tmp_path):
 
 
 def test_per_flow_and_line_plots_share_their_axis_decoration(tmp_path):
-    """plot_flows decorates its axes as plot's lines do (sweep.plot._decorate): the same x
+    """plot_flows decorates its axes as plot's lines do (sweep.plot.decorate): the same x
     label, the metric as y label ("(per flow)" added), log scales when asked, a small legend,
     a light grid."""
     from matplotlib.font_manager import FontProperties

@@ -275,9 +275,31 @@ def _above(s: Series, x: float) -> Series:
     return Series({k: v for k, v in s.items() if k >= x * (1 - 1e-12)})
 
 
-def _when(s: Series, cond: Series, lo: float, hi: float) -> Series:
-    """The points of ``s`` whose x has ``lo <= cond[x] <= hi``."""
-    return Series({k: v for k, v in s.items() if k in cond and lo <= cond[k] <= hi})
+def _when(s: Series, cond: Series, lo: float, hi: float) -> Any:
+    """The points of ``s`` whose x has ``lo <= cond[x] <= hi``. The two comparisons are
+    :func:`_compare`'s, so a censored ``cond[x]`` (:class:`LowerBound`) is dropped when the
+    bound decides it is outside (``> 3`` in [0, 2]), and otherwise, its unknown excess possibly
+    carrying it above ``hi`` (``> 3`` in [0, 5]), the whole result is an :class:`Undecided`
+    naming the first such point; so is it when ``s``, ``cond``, ``lo``, ``hi`` or a ``cond[x]``
+    is undecided itself. A point dropped whatever its excess never makes the result
+    undecided. The values of ``s`` pass through as they are (censored or undecided: the
+    functions applied next judge them)."""
+    und = _undecided((s, cond, lo, hi))
+    if und is not None:
+        return Undecided(f"when: {und.reason}")
+    out = Series()
+    for k, v in s.items():
+        if k not in cond:
+            continue
+        r = [_compare("<=", lo, cond[k]), _compare("<=", cond[k], hi)]
+        if any(_fails(c) for c in r):
+            continue
+        if not all(_holds(c) for c in r):
+            return Undecided(f"when: cannot tell whether the condition at x = {_text(k)}, "
+                             f"{_text(cond[k])}, lies in [{_text(lo)}, {_text(hi)}]: "
+                             + next(c.reason for c in r if isinstance(c, Undecided)))
+        out[k] = v
+    return out
 
 
 def _diff(s: Series) -> Series:
@@ -319,15 +341,30 @@ def _extreme(hi: bool) -> Callable[..., Any]:
     return fn
 
 
+def _strict(fn: Callable[..., Any], n: int = 1) -> Callable[..., Any]:
+    """``fn`` whose first ``n`` arguments (a curve, or a number for ``sqrt``) are returned
+    as they are when one is an :class:`Undecided` (a ``when`` or ``frac_in`` the censoring
+    left open): what is computed from an undecided value is undecided."""
+    def call(*args):
+        und = _undecided(args[:n])
+        return und if und is not None else fn(*args)
+    return call
+
+
 #: Functions callable from an expression.
 FUNCTIONS: Dict[str, Callable[..., Any]] = {
     "abs": lambda x: _series_op(lambda a, _b: _abs(a))(x, 0) if isinstance(x, Series) else _abs(x),
     "min": _extreme(False),
     "max": _extreme(True),
-    "mean": _mean, "at": _at, "argmin": _argmin, "argmax": _argmax, "frac_in": _frac_in,
-    "increasing": _increasing, "nondecreasing": _nondecreasing, "ordered": _ordered,
-    "crossing": _crossing, "curve": _curve, "below": _below, "series": lambda *v: Series({float(i): x for i, x in enumerate(v)}), "when": _when, "above": _above, "diff": _diff, "xs": _xs, "loglog_slope": _loglog_slope, "sqrt": math.sqrt, "log": math.log, "exp": math.exp,
-    "gamma": math.gamma, "all": lambda s: all(_values(s)), "len": lambda s: len(_values(s)),
+    "mean": _strict(_mean), "at": _strict(_at), "argmin": _strict(_argmin),
+    "argmax": _strict(_argmax), "frac_in": _strict(_frac_in),
+    "increasing": _strict(_increasing), "nondecreasing": _strict(_nondecreasing), "ordered": _ordered,
+    "crossing": _strict(_crossing), "curve": _strict(_curve, 2), "below": _strict(_below),
+    "series": lambda *v: Series({float(i): x for i, x in enumerate(v)}), "when": _when,
+    "above": _strict(_above), "diff": _strict(_diff), "xs": _strict(_xs),
+    "loglog_slope": _strict(_loglog_slope), "sqrt": _strict(math.sqrt), "log": _strict(math.log),
+    "exp": _strict(math.exp), "gamma": _strict(math.gamma),
+    "all": _strict(lambda s: all(_values(s))), "len": _strict(lambda s: len(_values(s))),
 }
 
 

@@ -234,7 +234,7 @@ def _flow_panel(ax, r: ExperimentResult, fspec: Mapping[str, Any], panel: Mappin
     ``per_flow = true``): each flow of each run that matches the panel's ``where`` (and
     ``groups``) a point of ``y`` against ``x``, coloured by group, the groups' means dashed
     (jin2001 Figs. 8-13). The x values are drawn evenly spaced, in order (n = 1, 2, 4, ...)."""
-    from ..sweep.plot import draw_flows
+    from ..sweep.plot import decorate, draw_flows
     from .tables import select_rows
 
     x, y = str(fspec.get("x", "")), str(fspec.get("y", ""))
@@ -253,11 +253,8 @@ def _flow_panel(ax, r: ExperimentResult, fspec: Mapping[str, Any], panel: Mappin
     draw_flows(ax, rows, x, y, labels=labels, linestyle="--")
     for h in fspec.get("hlines") or []:
         ax.axhline(float(h), color="grey", ls=":", lw=0.8)
-    ax.set_xlabel(fspec.get("xlabel", x))
-    ax.set_ylabel(fspec.get("ylabel", y))
+    decorate(ax, fspec.get("xlabel", x), fspec.get("ylabel", y))
     ax.set_title(str(panel.get("title", "")), fontsize=10)
-    ax.legend(fontsize=8)
-    ax.grid(alpha=0.3)
 
 
 def write_figure(r: ExperimentResult, out_dir: str) -> List[str]:

@@ -19,7 +19,7 @@ from typing import Any, Dict, List, Optional, Sequence
 from ..errors import ScenarioError
 from ..metrics.groups import t975
 
-__all__ = ["summarize", "plot", "plot_flows", "draw_flows", "t975", "group_ratio", "paired_ratio"]
+__all__ = ["summarize", "plot", "plot_flows", "draw_flows", "decorate", "t975", "group_ratio", "paired_ratio"]
 
 def summarize(table, by: Sequence[str], metric: str):
     """Mean, 95% CI half-width, standard deviation and count of ``metric`` per ``by`` cell
@@ -259,7 +259,7 @@ def plot(source, x: str, y: str, hue: Optional[str] = None, kind: str = "line",
         if not numeric_x:
             ax.set_xticks(range(len(xs)))
             ax.set_xticklabels([show(x, v) for v in xs])
-        _decorate(ax, x, label, logx=logx, logy=logy, legend=hue is not None)
+        decorate(ax, x, label, logx=logx, logy=logy, legend=hue is not None)
     else:
         fig, ax = _heatmap(plt, table, stats, x, label, hue, xs, show)
     what = f"group {group}, " if group is not None and not y.startswith("link.") else ""
@@ -271,12 +271,12 @@ def plot(source, x: str, y: str, hue: Optional[str] = None, kind: str = "line",
     return _save(plt, fig, out)
 
 
-def _decorate(ax, xlabel: str, ylabel: str, logx: bool = False, logy: bool = False,
-              legend: bool = True) -> None:
+def decorate(ax, xlabel: str, ylabel: str, logx: bool = False, logy: bool = False,
+             legend: bool = True) -> None:
     """The axis decoration of :func:`plot`'s lines and :func:`plot_flows`' points: log scales
     when asked, the axis labels (``x``'s name; the metric, with what a ratio divides or
     "(per flow)"), a small legend and a light grid. One place, so that the two kinds of
-    figure of a sweep look alike."""
+    figure of a sweep, and ``tcpf reproduce``'s per-flow panels, look alike."""
     if logx:
         ax.set_xscale("log")
     if logy:
@@ -362,7 +362,7 @@ def plot_flows(source, x: str, y: str, where: Optional[Dict[str, str]] = None,
     _check_loose(table, axes, [x])
     fig, ax = plt.subplots(figsize=(6.4, 4.4))
     groups = draw_flows(ax, table, x, y, logx=logx)
-    _decorate(ax, x, f"{y} (per flow)", logx=logx, logy=logy, legend=True)
+    decorate(ax, x, f"{y} (per flow)", logx=logx, logy=logy, legend=True)
     seeds, fixed = table["seed"].nunique(), ", ".join(f"{k}={v}" for k, v in (where or {}).items())
     ax.set_title(f"{y} of each flow ({seeds} seed{'s' if seeds != 1 else ''}): points; "
                  "line: mean per group" + (" (groups drawn apart)" if groups > 1 and not logx else "")
