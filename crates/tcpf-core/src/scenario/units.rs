@@ -25,15 +25,28 @@ fn bounded_rate(r: f64, v: &Value) -> Result<f64, String> {
     }
 }
 
-/// Split "12.5Mbps" into (12.5, "mbps").
+/// Split "12.5Mbps" into (12.5, "mbps"): an optional sign, digits and dots, then an exponent
+/// ("e" or "E", an optional sign, digits) when one follows, so "1e-9s" and "2.5E+3ms" read as
+/// the numbers 1e-9 and 2.5e3 do; the rest (trimmed, lower case) is the unit.
 fn split_number(s: &str) -> Option<(f64, String)> {
     let s = s.trim();
-    let end = s
-        .char_indices()
-        .find(|(i, c)| !(c.is_ascii_digit() || *c == '.' || ((*c == '-' || *c == '+') && *i == 0) || *c == 'e' && *i > 0 && s[..*i].chars().all(|d| d.is_ascii_digit() || d == '.')))
-        .map(|(i, _)| i)
-        .unwrap_or(s.len());
-    let num: f64 = s[..end].trim().parse().ok()?;
+    let b = s.as_bytes();
+    let digits = |mut i: usize, dot: bool| {
+        while i < b.len() && (b[i].is_ascii_digit() || (dot && b[i] == b'.')) {
+            i += 1;
+        }
+        i
+    };
+    let sign = |i: usize| if i < b.len() && (b[i] == b'+' || b[i] == b'-') { i + 1 } else { i };
+    let mut end = digits(sign(0), true);
+    if end < b.len() && (b[end] == b'e' || b[end] == b'E') {
+        let start = sign(end + 1);
+        let exp_end = digits(start, false);
+        if exp_end > start {
+            end = exp_end;
+        }
+    }
+    let num: f64 = s[..end].parse().ok()?;
     Some((num, s[end..].trim().to_ascii_lowercase()))
 }
 
@@ -221,6 +234,14 @@ mod tests {
 
     #[test]
     fn times_and_ranges() {
+        // an exponent with a sign reads as the number does (it used to be "cannot read")
+        for (text, want) in [("1e-9", 1e-9), ("1e-3s", 1e-3), ("2.5E+3ms", 2.5), ("5e1ms", 0.05), ("+1e+0", 1.0)] {
+            assert_eq!(seconds(&json!(text)), Ok(want), "{text}");
+        }
+        assert_eq!(rate(&json!("1.5e-3Gbps")), Ok(1.5e6));
+        assert!(seconds(&json!("1e")).unwrap_err().contains("unknown time unit 'e'"));
+        assert!(seconds(&json!("1e-")).unwrap_err().contains("unknown time unit 'e-'"));
+        assert!(seconds(&json!("-1e-3")).unwrap_err().contains("must be a time in [0, 1e7] s"));
         assert!((seconds(&json!("50ms")).unwrap() - 0.05).abs() < 1e-15);
         assert_eq!(seconds(&json!(2.5)).unwrap(), 2.5);
         assert_eq!(seconds_range(&json!("1ms..10ms")).unwrap(), (0.001, 0.01));
