@@ -150,3 +150,13 @@ def test_when_of_exact_values_is_unchanged():
     # the values of s pass through as they are, censored too
     w = ev("when(s, c, 0, 2)", s=Series({1.0: A700, 2.0: 20.0}), c=c)
     assert isinstance(w[1.0], LowerBound) and float(w[1.0]) == 700.0
+
+
+# ----- all ----------------------------------------------------------------------------------------
+def test_all_of_an_undecided_value_is_undecided_unless_another_fails():
+    u = ev("a < b", a=A700, b=B300)                 # two censored times: cannot tell
+    assert isinstance(u, Undecided)
+    assert undecided(ev("all(series(1 < 2, u))", u=u))
+    assert ev("all(series(2 < 1, u))", u=u) is False     # one decided false decides it
+    assert ev("all(series(1 < 2, 3 < 4))") is True
+    assert ev("all(series(1 < 2, 4 < 3))") is False

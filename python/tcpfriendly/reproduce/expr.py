@@ -341,6 +341,16 @@ def _extreme(hi: bool) -> Callable[..., Any]:
     return fn
 
 
+def _all(s: Any) -> Any:
+    """Every value of ``s`` holds: False when one is decided false, else an
+    :class:`Undecided` (the first) when one is undecided, else True."""
+    vals = _values(s)
+    if any(_fails(v) for v in vals):
+        return False
+    und = _undecided(vals)             # falsy: not `or True`
+    return und if und is not None else True
+
+
 def _strict(fn: Callable[..., Any], n: int = 1) -> Callable[..., Any]:
     """``fn`` whose first ``n`` arguments (a curve, or a number for ``sqrt``) are returned
     as they are when one is an :class:`Undecided` (a ``when`` or ``frac_in`` the censoring
@@ -364,7 +374,7 @@ FUNCTIONS: Dict[str, Callable[..., Any]] = {
     "above": _strict(_above), "diff": _strict(_diff), "xs": _strict(_xs),
     "loglog_slope": _strict(_loglog_slope), "sqrt": _strict(math.sqrt), "log": _strict(math.log),
     "exp": _strict(math.exp), "gamma": _strict(math.gamma),
-    "all": _strict(lambda s: all(_values(s))), "len": _strict(lambda s: len(_values(s))),
+    "all": _strict(_all), "len": _strict(lambda s: len(_values(s))),
 }
 
 
