@@ -834,6 +834,62 @@ def test_processes_a_dead_worker_fails_the_unfinished_runs_and_a_rerun_redoes_th
     assert (again.ran, again.cached, again.failures) == (16 - res.ran, res.ran, [])  # ...and remade
 
 
+@pytest.mark.parametrize("at", [1, 3])
+def test_processes_a_ctrl_c_right_after_a_submit_leaves_no_chunk_untracked(tmp_path, monkeypatch, at):
+    """The race of a Ctrl-C between ``pool.submit`` and recording its future (the chunk was
+    sent, the sweep did not know): made deterministic by raising SIGINT inside the pool's
+    ``submit`` of chunk ``at``. Every chunk sent must be cancelled or waited for, so that when
+    the sweep returns no worker stores a run any more, the runs it counts are those on disk,
+    and a rerun runs only the missing ones. (The old code lost track of that chunk: with
+    ``at=1`` it was stored a few hundred milliseconds after the sweep had counted 0 runs.)"""
+    from concurrent.futures import wait
+
+    from tcpfriendly.sweep import SweepInterrupted, executors
+
+    (tmp_path / "slow.toml").write_text(SLOW)
+    real_pool = executors.process_pool
+    sent = []
+
+    class InterruptedInSubmit:
+        def __init__(self, pool):
+            self.pool = pool
+
+        def __getattr__(self, name):
+            return getattr(self.pool, name)
+
+        def submit(self, fn, *args):
+            fut = self.pool.submit(fn, *args)
+            sent.append(fut)
+            if len(sent) == at:  # the chunk is the pool's; its future is not yet returned
+                signal.raise_signal(signal.SIGINT)
+            return fut
+
+    monkeypatch.setattr(executors, "process_pool",
+                        lambda workers, start=True: InterruptedInSubmit(real_pool(workers, start)))
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)  # as under a terminal
+    out = tmp_path / "o"
+    try:
+        with pytest.raises(SweepInterrupted) as stop:
+            Sweep(tmp_path / "slow.toml", seeds=6).run(out=out, workers=2, quiet=True,
+                                                       executor="processes")
+    finally:
+        signal.signal(signal.SIGINT, before)
+    res = stop.value.result
+    counted = stored(out)
+    assert len(sent) >= at
+    _, not_done = wait(sent, timeout=60)  # whatever was sent has finished (and stored) now
+    assert not not_done
+    assert stored(out) == counted  # nothing was stored after the sweep returned its count
+    ran = {run[0] for f in sent if not f.cancelled() for run in f.result()[1]}
+    assert ran == counted  # every chunk that ran was waited for and counted
+    assert (res.cached, res.ran, res.failures) == (0, len(counted), [])
+    assert len(counted) < 6 and set(res.table["run"]) == counted
+    monkeypatch.setattr(executors, "process_pool", real_pool)
+    again = Sweep(tmp_path / "slow.toml", seeds=6).run(out=out, workers=2, quiet=True,
+                                                       executor="processes")
+    assert (again.cached, again.ran, again.failures) == (len(counted), 6 - len(counted), [])
+
+
 def test_processes_a_failing_run_fails_alone(tiny, tmp_path):
     (tmp_path / "poison.toml").write_text(POISON_SPEC)
     res = Sweep.from_toml(tmp_path / "poison.toml").run(workers=2, quiet=True,

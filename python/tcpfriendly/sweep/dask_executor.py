@@ -8,9 +8,10 @@ scheduler also reschedules what a dead worker held), results stream back with
 but no shared disk: the SAME build of it, since every task carries the engine build the run
 keys name (:func:`tcpfriendly.version.engine_id`, taken in the planning process) and a worker
 whose engine is another build refuses it (:class:`OtherEngine`; the sweep stops with
-:class:`EngineMismatchError` and stores nothing that worker computed). With ``dask="local"`` we own a ``LocalCluster``: its worker processes
-ignore SIGINT (a terminal's Ctrl-C reaches the whole process group; the sweep handles it and
-closes the cluster) and its in-process scheduler logs only errors.
+:class:`EngineMismatchError` and stores nothing that worker computed). With ``dask="local"``
+we own a ``LocalCluster``: its worker processes ignore SIGINT (a terminal's Ctrl-C reaches the
+whole process group; the sweep handles it and closes the cluster) and its in-process scheduler
+logs only errors.
 """
 
 from __future__ import annotations
