@@ -376,8 +376,11 @@ def run_sweep(sweep, out: "Optional[os.PathLike[str] | str]" = None, *,
         try:
             interrupted = _executor(dask, workers, say, executor, len(todo)).run(todo, collector)
         finally:
-            if store is not None:  # the last batch of run files
-                store.flush()
+            if store is not None:  # the last batch of run files; then nothing more (a thread
+                try:  # abandoned at a second Ctrl-C may finish a run after the count)
+                    store.flush()
+                finally:
+                    store.close()
     bar.close()
     ran_keys = set(collector.tables)
     tables.update(collector.tables)
