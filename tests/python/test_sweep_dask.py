@@ -232,3 +232,34 @@ def test_tasks_of_other_engine_users_are_checked_too(client, monkeypatch):
                                                   f"runs are keyed on build {real}-other"):
         DaskExecutor(client, task=task).run(jobs, collector)
     assert collector.tables == {} and collector.failures == []
+
+
+def test_a_ctrl_c_while_the_runs_are_submitted_is_an_interrupted_sweep(client, tiny, tmp_path,
+                                                                      monkeypatch):
+    """Submitting many runs takes a while: a Ctrl-C then stops the sweep like any other
+    (SweepInterrupted with its result, the submitted runs cancelled, nothing stored behind
+    the count), not a bare KeyboardInterrupt without a summary."""
+    from tcpfriendly.sweep import SweepInterrupted
+
+    real_submit = client.submit
+    sent = []
+
+    def submit(*args, **kw):
+        sent.append(real_submit(*args, **kw))
+        if len(sent) == 2:
+            signal.raise_signal(signal.SIGINT)
+        return sent[-1]
+
+    monkeypatch.setattr(client, "submit", submit)
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)  # as under a terminal
+    caught = None
+    try:
+        run_sweep(Sweep(tiny, seeds=4), tmp_path / "o", dask=client, quiet=True)
+    except KeyboardInterrupt as exc:
+        caught = exc
+    finally:
+        signal.signal(signal.SIGINT, before)
+    assert isinstance(caught, SweepInterrupted)
+    res = caught.result
+    assert len(sent) == 2 and (res.cached, res.failures) == (0, [])
+    assert stored(tmp_path / "o") == set(res.table["run"]) and res.ran == len(set(res.table["run"]))

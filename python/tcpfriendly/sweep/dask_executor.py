@@ -148,12 +148,15 @@ def _submit_all(todo: List[Run], client, collector: Collector, retries: int,
     engine = engine_id()  # the build the run keys name: a worker of another build refuses
     futures = {}
     batch = uuid.uuid4().hex[:8]  # fresh task keys: a resubmitted run never meets a cancelled one
-    for run in todo:
-        args = (run,) if task is not None else (run.scenario_json, run.seed, run.key, run.per_flow)
-        fut = client.submit(run_checked, engine, task or execute_or_failure, *args,
-                            key=f"tcpf-run-{run.key}-{batch}", pure=False, retries=retries)
-        futures[fut] = run
     handled = set()
+
+    def submit_all() -> None:
+        for run in todo:
+            args = (run,) if task is not None else \
+                (run.scenario_json, run.seed, run.key, run.per_flow)
+            fut = client.submit(run_checked, engine, task or execute_or_failure, *args,
+                                key=f"tcpf-run-{run.key}-{batch}", pure=False, retries=retries)
+            futures[fut] = run
 
     def take(fut) -> None:
         run = futures[fut]
@@ -187,7 +190,8 @@ def _submit_all(todo: List[Run], client, collector: Collector, retries: int,
         else:
             collector.ok(run, table)
 
-    try:
+    try:  # a Ctrl-C while submitting (many runs take a while) is a Ctrl-C like any other
+        submit_all()
         for fut in as_completed(list(futures)):
             take(fut)
         return False
