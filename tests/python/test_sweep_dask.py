@@ -187,8 +187,8 @@ def test_a_worker_of_another_engine_build_stops_the_sweep_and_stores_nothing(cli
     assert type(err.value).__name__ == "EngineMismatchError"
     message = str(err.value)
     assert message.startswith("dask: the Dask worker tcp://")
-    assert f"runs engine build {real}, but this sweep's runs are keyed on build planner-build" \
-        in message
+    assert f"runs engine build {real}, but the runs were planned and are cached for build " \
+           "planner-build" in message
     assert "install the same tcpfriendly build on the workers" in message
     assert stored(out) == set()
     assert not (out / "results.parquet").exists()
@@ -228,8 +228,8 @@ def test_tasks_of_other_engine_users_are_checked_too(client, monkeypatch):
     real = version.engine_id()
     monkeypatch.setattr(version, "engine_id", lambda: real + "-other")
     collector = Collector(None, Progress(2, enabled=False), None)
-    with pytest.raises(EngineMismatchError, match=f"runs engine build {real}, but this sweep's "
-                                                  f"runs are keyed on build {real}-other"):
+    with pytest.raises(EngineMismatchError, match=f"runs engine build {real}, but the runs were "
+                                                  f"planned and are cached for build {real}-other"):
         DaskExecutor(client, task=task).run(jobs, collector)
     assert collector.tables == {} and collector.failures == []
 

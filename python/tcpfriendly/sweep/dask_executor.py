@@ -107,10 +107,11 @@ def run_checked(engine: str, fn: Callable[..., Any], *args: Any) -> Any:
 
 def _mismatch(other: OtherEngine, planned: str) -> EngineMismatchError:
     return EngineMismatchError.at(
-        "dask", f"the Dask worker {other.worker} runs engine build {other.engine}, but this "
-                f"sweep's runs are keyed on build {planned} (tcpfriendly.version.engine_id() "
-                "here): install the same tcpfriendly build on the workers as on this machine "
-                "(or run without --dask); no result of that worker was stored")
+        "dask", f"the Dask worker {other.worker} runs engine build {other.engine}, but the "
+                f"runs were planned and are cached for build {planned} (this machine's "
+                "tcpfriendly.version.engine_id()): install the same tcpfriendly build on the "
+                "workers as here (or run without --dask); nothing that worker computed was "
+                "stored")
 
 
 def _client(dask: Any, workers: Optional[int]):
