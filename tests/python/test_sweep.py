@@ -834,6 +834,151 @@ def test_processes_a_dead_worker_fails_the_unfinished_runs_and_a_rerun_redoes_th
     assert (again.ran, again.cached, again.failures) == (16 - res.ran, res.ran, [])  # ...and remade
 
 
+@pytest.mark.parametrize("at", [1, 3])
+def test_processes_a_ctrl_c_right_after_a_submit_leaves_no_chunk_untracked(tmp_path, monkeypatch, at):
+    """The race of a Ctrl-C between ``pool.submit`` and recording its future (the chunk was
+    sent, the sweep did not know): made deterministic by raising SIGINT inside the pool's
+    ``submit`` of chunk ``at``. Every chunk sent must be cancelled or waited for, so that when
+    the sweep returns no worker stores a run any more, the runs it counts are those on disk,
+    and a rerun runs only the missing ones. (The old code lost track of that chunk: with
+    ``at=1`` it was stored a few hundred milliseconds after the sweep had counted 0 runs.)"""
+    from concurrent.futures import wait
+
+    from tcpfriendly.sweep import SweepInterrupted, executors
+
+    (tmp_path / "slow.toml").write_text(SLOW)
+    real_pool = executors.process_pool
+    sent = []
+
+    class InterruptedInSubmit:
+        def __init__(self, pool):
+            self.pool = pool
+
+        def __getattr__(self, name):
+            return getattr(self.pool, name)
+
+        def submit(self, fn, *args):
+            fut = self.pool.submit(fn, *args)
+            sent.append(fut)
+            if len(sent) == at:  # the chunk is the pool's; its future is not yet returned
+                signal.raise_signal(signal.SIGINT)
+            return fut
+
+    monkeypatch.setattr(executors, "process_pool",
+                        lambda workers, start=True: InterruptedInSubmit(real_pool(workers, start)))
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)  # as under a terminal
+    out = tmp_path / "o"
+    try:
+        with pytest.raises(SweepInterrupted) as stop:
+            Sweep(tmp_path / "slow.toml", seeds=6).run(out=out, workers=2, quiet=True,
+                                                       executor="processes")
+    finally:
+        signal.signal(signal.SIGINT, before)
+    res = stop.value.result
+    counted = stored(out)
+    assert len(sent) >= at
+    _, not_done = wait(sent, timeout=60)  # whatever was sent has finished (and stored) now
+    assert not not_done
+    assert stored(out) == counted  # nothing was stored after the sweep returned its count
+    ran = {run[0] for f in sent if not f.cancelled() for run in f.result()[1]}
+    assert ran == counted  # every chunk that ran was waited for and counted
+    assert (res.cached, res.ran, res.failures) == (0, len(counted), [])
+    assert len(counted) < 6 and set(res.table["run"]) == counted
+    monkeypatch.setattr(executors, "process_pool", real_pool)
+    again = Sweep(tmp_path / "slow.toml", seeds=6).run(out=out, workers=2, quiet=True,
+                                                       executor="processes")
+    assert (again.cached, again.ran, again.failures) == (len(counted), 6 - len(counted), [])
+
+
+def test_threads_a_run_finished_after_a_second_ctrl_c_is_not_stored_behind_the_count(
+        tiny, tmp_path, monkeypatch):
+    """A thread abandoned at a second Ctrl-C cannot be stopped: it finishes its run after the
+    sweep counted the runs on disk. That run must not be stored then (the count would be below
+    what is on disk): the store is closed before the count, and a rerun redoes the run. Made
+    deterministic: the second run started waits for the test; the first Ctrl-C comes with the first
+    finished run, the second 0.3 s later; every save writes at once (BATCH_SECONDS = 0)."""
+    import threading
+
+    from tcpfriendly.sweep import SweepInterrupted, executors, store as store_mod
+
+    real_execute = executors.execute
+    release, calls, blocked = threading.Event(), [], []
+
+    def execute(scenario_json, seed, key, per_flow=False):
+        calls.append(seed)
+        if len(calls) == 2:
+            blocked.append(threading.current_thread())
+            assert release.wait(30)
+        return real_execute(scenario_json, seed, key, per_flow)
+
+    monkeypatch.setattr(executors, "execute", execute)
+    monkeypatch.setattr(store_mod, "BATCH_SECONDS", 0.0)
+    timers = []
+
+    def ctrl_c_twice(run, ok):
+        if not timers:
+            timers.append(threading.Timer(0.3, signal.raise_signal, (signal.SIGINT,)))
+            timers[0].start()
+            signal.raise_signal(signal.SIGINT)
+
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)  # as under a terminal
+    out = tmp_path / "o"
+    lines = []
+    try:
+        with pytest.raises(SweepInterrupted) as stop:
+            sw.run_sweep(Sweep(tiny, seeds=4), out, workers=2, executor="threads",
+                         log=lines.append, on_run=ctrl_c_twice)
+        timers[0].join()
+    finally:
+        signal.signal(signal.SIGINT, before)
+        release.set()
+    assert lines[-1] in ("abandoned 1 run in progress", "abandoned 2 runs in progress")
+    res = stop.value.result
+    counted = stored(out)
+    blocked[0].join(30)  # the abandoned run has finished now
+    assert not blocked[0].is_alive()
+    assert stored(out) == counted  # and was not stored behind the count
+    assert 1 <= len(counted) <= 3 and (res.cached, res.ran) == (0, len(counted))
+    assert set(res.table["run"]) == counted
+    again = Sweep(tiny, seeds=4).run(out=out, workers=2, quiet=True, executor="threads")
+    assert (again.cached, again.ran, again.failures) == (len(counted), 4 - len(counted), [])
+
+
+def test_a_closed_store_waits_for_the_batch_being_written_and_stores_nothing_more(
+        tmp_path, monkeypatch):
+    import threading
+
+    import pyarrow as pa
+
+    from tcpfriendly.sweep import store as store_mod
+
+    t = pa.table({"run": ["a"], "seed": [1]})
+    store = sw.RunStore(str(tmp_path / "o"))
+    real_write, writing, go = store_mod.write_batch, threading.Event(), threading.Event()
+
+    def slow_write(directory, tbl, runs):
+        writing.set()
+        assert go.wait(30)
+        return real_write(directory, tbl, runs)
+
+    monkeypatch.setattr(store_mod, "write_batch", slow_write)
+    store.save("a", t)
+    flusher = threading.Thread(target=store.flush)
+    flusher.start()
+    assert writing.wait(30)
+    closer = threading.Thread(target=store.close)
+    closer.start()
+    closer.join(0.3)
+    assert closer.is_alive()  # close waits for the batch being written...
+    go.set()
+    closer.join(30)
+    flusher.join(30)
+    assert stored(tmp_path / "o") == {"a"}  # ...which is stored
+    store.save("b", t)
+    store.flush()
+    assert stored(tmp_path / "o") == {"a"}  # and nothing after it
+
+
 def test_processes_a_failing_run_fails_alone(tiny, tmp_path):
     (tmp_path / "poison.toml").write_text(POISON_SPEC)
     res = Sweep.from_toml(tmp_path / "poison.toml").run(workers=2, quiet=True,

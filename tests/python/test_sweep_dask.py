@@ -167,3 +167,99 @@ def test_dask_poisoned_point_fails_alone_like_the_local_executor(client, tmp_pat
     assert "evaluated to -inf" in on_dask.failures[0][1]
     pd.testing.assert_frame_equal(local.table, on_dask.table, check_exact=True)
     assert (tmp_path / "l" / "results.csv").read_bytes() == (tmp_path / "d" / "results.csv").read_bytes()
+
+
+def test_a_worker_of_another_engine_build_stops_the_sweep_and_stores_nothing(client, tiny, tmp_path,
+                                                                            monkeypatch, capsys):
+    """The run keys name the planning process's engine build; a worker whose engine is another
+    build would store its results under them (a wrong cache entry): it refuses the task, and
+    the sweep stops with an error naming both builds (exit 2), with no run stored. The
+    mismatch is made here by giving the planning process another engine id."""
+    from tcpfriendly import version
+    from tcpfriendly.cli.main import main
+    from tcpfriendly.sweep import SweepError
+
+    real = version.engine_id()  # the workers' (the same install)
+    monkeypatch.setattr(version, "engine_id", lambda: "planner-build")
+    out = tmp_path / "o"
+    with pytest.raises(SweepError) as err:
+        run_sweep(Sweep(tiny, seeds=4), out, dask=client, quiet=True)
+    assert type(err.value).__name__ == "EngineMismatchError"
+    message = str(err.value)
+    assert message.startswith("dask: the Dask worker tcp://")
+    assert f"runs engine build {real}, but the runs were planned and are cached for build " \
+           "planner-build" in message
+    assert "install the same tcpfriendly build on the workers" in message
+    assert stored(out) == set()
+    assert not (out / "results.parquet").exists()
+
+    (tmp_path / "spec.toml").write_text('scenario = "tiny.toml"\nseeds = 3\n')
+    with pytest.raises(SystemExit) as exit_:
+        main(["sweep", str(tmp_path / "spec.toml"), "--out", str(tmp_path / "c"), "--dask",
+              client.scheduler.address])
+    assert exit_.value.code == 2
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[-1].startswith("error: --dask: the Dask worker tcp://")
+    assert f"build {real}" in lines[-1] and "build planner-build" in lines[-1]
+    assert stored(tmp_path / "c") == set()
+    # the same sweep with the workers' build runs and stores every run
+    monkeypatch.setattr(version, "engine_id", lambda: real)
+    res = run_sweep(Sweep(tiny, seeds=4), out, dask=client, quiet=True)
+    assert (res.ran, res.cached, res.failures) == (4, 0, [])
+    assert stored(out) == set(res.table["run"])
+
+
+def test_tasks_of_other_engine_users_are_checked_too(client, monkeypatch):
+    """``tcpf evaluate`` runs its own tasks on Dask (``task=``) and caches their values under
+    keys naming the engine build: a worker of another build refuses them as well."""
+    import operator
+
+    from tcpfriendly import version
+    from tcpfriendly.sweep.core import Run
+    from tcpfriendly.sweep.dask_executor import DaskExecutor, EngineMismatchError
+    from tcpfriendly.sweep.executors import Collector
+    from tcpfriendly.sweep.runner import Progress
+
+    jobs = [Run(0, seed, f"k{seed}", "{}", "") for seed in (1, 2)]
+    task = operator.attrgetter("seed")
+    collector = Collector(None, Progress(2, enabled=False), None)
+    assert DaskExecutor(client, task=task).run(jobs, collector) is False
+    assert collector.tables == {"k1": 1, "k2": 2}
+    real = version.engine_id()
+    monkeypatch.setattr(version, "engine_id", lambda: real + "-other")
+    collector = Collector(None, Progress(2, enabled=False), None)
+    with pytest.raises(EngineMismatchError, match=f"runs engine build {real}, but the runs were "
+                                                  f"planned and are cached for build {real}-other"):
+        DaskExecutor(client, task=task).run(jobs, collector)
+    assert collector.tables == {} and collector.failures == []
+
+
+def test_a_ctrl_c_while_the_runs_are_submitted_is_an_interrupted_sweep(client, tiny, tmp_path,
+                                                                      monkeypatch):
+    """Submitting many runs takes a while: a Ctrl-C then stops the sweep like any other
+    (SweepInterrupted with its result, the submitted runs cancelled, nothing stored behind
+    the count), not a bare KeyboardInterrupt without a summary."""
+    from tcpfriendly.sweep import SweepInterrupted
+
+    real_submit = client.submit
+    sent = []
+
+    def submit(*args, **kw):
+        sent.append(real_submit(*args, **kw))
+        if len(sent) == 2:
+            signal.raise_signal(signal.SIGINT)
+        return sent[-1]
+
+    monkeypatch.setattr(client, "submit", submit)
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)  # as under a terminal
+    caught = None
+    try:
+        run_sweep(Sweep(tiny, seeds=4), tmp_path / "o", dask=client, quiet=True)
+    except KeyboardInterrupt as exc:
+        caught = exc
+    finally:
+        signal.signal(signal.SIGINT, before)
+    assert isinstance(caught, SweepInterrupted)
+    res = caught.result
+    assert len(sent) == 2 and (res.cached, res.failures) == (0, [])
+    assert stored(tmp_path / "o") == set(res.table["run"]) and res.ran == len(set(res.table["run"]))

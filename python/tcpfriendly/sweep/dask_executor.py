@@ -5,9 +5,13 @@ protocol.
 Runs are submitted with ``retries`` (a run lost with its worker is rerun elsewhere; the
 scheduler also reschedules what a dead worker held), results stream back with
 ``as_completed`` and the client writes each run's file, so workers need tcpfriendly installed
-but no shared disk. With ``dask="local"`` we own a ``LocalCluster``: its worker processes
-ignore SIGINT (a terminal's Ctrl-C reaches the whole process group; the sweep handles it and
-closes the cluster) and its in-process scheduler logs only errors.
+but no shared disk: the SAME build of it, since every task carries the engine build the run
+keys name (:func:`tcpfriendly.version.engine_id`, taken in the planning process) and a worker
+whose engine is another build refuses it (:class:`OtherEngine`; the sweep stops with
+:class:`EngineMismatchError` and stores nothing that worker computed). With ``dask="local"``
+we own a ``LocalCluster``: its worker processes ignore SIGINT (a terminal's Ctrl-C reaches the
+whole process group; the sweep handles it and closes the cluster) and its in-process scheduler
+logs only errors.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ from .core import Run, SweepError
 from .executors import Collector, RunFailed, default_workers, execute_or_failure  # noqa: F401
 from .store import rows_table
 
-__all__ = ["DaskExecutor", "run_on_dask", "DASK_CONNECT_TIMEOUT"]
+__all__ = ["DaskExecutor", "run_on_dask", "DASK_CONNECT_TIMEOUT", "EngineMismatchError"]
 
 DASK_CONNECT_TIMEOUT = "10s"  # to reach a scheduler given by address
 _LOGGERS = ("distributed", "distributed.scheduler", "distributed.core", "distributed.nanny",
@@ -66,6 +70,50 @@ class _QuietLogs:
             logger.setLevel(level)
 
 
+class EngineMismatchError(SweepError):
+    """A Dask worker's engine is another build than the one this sweep's run keys name: its
+    results would be stored (cached) under the wrong build's keys, so the sweep stops. The
+    message names both builds and the worker."""
+
+
+class OtherEngine:
+    """What a worker returns instead of running a task planned for another engine build
+    (:func:`run_checked`): its own build and address. A value, not an exception, so that Dask
+    neither retries the task nor logs a traceback for it."""
+
+    __slots__ = ("engine", "worker")
+
+    def __init__(self, engine: str, worker: str):
+        self.engine, self.worker = engine, worker
+
+
+def _worker_address() -> str:
+    try:
+        return distributed.get_worker().address
+    except Exception:  # noqa: BLE001 - not on a Dask worker (a test calling it directly)
+        return "?"
+
+
+def run_checked(engine: str, fn: Callable[..., Any], *args: Any) -> Any:
+    """On a worker: ``fn(*args)`` if this worker's engine build is ``engine`` (the build the
+    planning process keyed the run on), else :class:`OtherEngine` without running anything."""
+    from ..version import engine_id
+
+    mine = engine_id()
+    if mine != engine:
+        return OtherEngine(mine, _worker_address())
+    return fn(*args)
+
+
+def _mismatch(other: OtherEngine, planned: str) -> EngineMismatchError:
+    return EngineMismatchError.at(
+        "dask", f"the Dask worker {other.worker} runs engine build {other.engine}, but the "
+                f"runs were planned and are cached for build {planned} (this machine's "
+                "tcpfriendly.version.engine_id()): install the same tcpfriendly build on the "
+                "workers as here (or run without --dask); nothing that worker computed was "
+                "stored")
+
+
 def _client(dask: Any, workers: Optional[int]):
     """(client, cluster-or-None, owned) for ``dask``: "local", an address or a Client."""
     if distributed is None:
@@ -96,24 +144,39 @@ def _submit_all(todo: List[Run], client, collector: Collector, retries: int,
                 task: Optional[Callable[[Any], Any]] = None) -> bool:
     """Submit ``todo`` and store each result as it arrives. True if interrupted by Ctrl-C
     (results already finished are kept; the rest are cancelled)."""
+    from ..version import engine_id
+
+    engine = engine_id()  # the build the run keys name: a worker of another build refuses
     futures = {}
     batch = uuid.uuid4().hex[:8]  # fresh task keys: a resubmitted run never meets a cancelled one
-    for run in todo:
-        args = (run,) if task is not None else (run.scenario_json, run.seed, run.key, run.per_flow)
-        fut = client.submit(task or execute_or_failure, *args,
-                            key=f"tcpf-run-{run.key}-{batch}", pure=False, retries=retries)
-        futures[fut] = run
     handled = set()
+
+    def submit_all() -> None:
+        for run in todo:
+            args = (run,) if task is not None else \
+                (run.scenario_json, run.seed, run.key, run.per_flow)
+            fut = client.submit(run_checked, engine, task or execute_or_failure, *args,
+                                key=f"tcpf-run-{run.key}-{batch}", pure=False, retries=retries)
+            futures[fut] = run
 
     def take(fut) -> None:
         run = futures[fut]
         handled.add(fut)
         try:
+            value = fut.result()
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # noqa: BLE001 - any failure of this run (KilledWorker
+            # after the retries, an error raised on the worker) fails it alone
+            collector.fail(run, exc)
+            return
+        if isinstance(value, OtherEngine):  # nothing of it is stored: the sweep stops
+            raise _mismatch(value, engine)
+        try:
             if task is not None:  # the task's value goes to the collector as it is
-                value = fut.result()
                 collector.ok(run, value)
                 return
-            rows = fut.result()
+            rows = value
             if isinstance(rows, RunFailed):
                 collector.fail_message(run, rows.message)
                 return
@@ -122,16 +185,21 @@ def _submit_all(todo: List[Run], client, collector: Collector, retries: int,
                 collector.store.save(run.key, table)
         except KeyboardInterrupt:
             raise
-        except BaseException as exc:  # noqa: BLE001 - any failure of this run (KilledWorker
-            # after the retries, an error raised on the worker) fails it alone
+        except BaseException as exc:  # noqa: BLE001 - a run whose rows cannot be stored (or
+            # whose value the collector refuses) fails alone
             collector.fail(run, exc)
         else:
             collector.ok(run, table)
 
-    try:
+    try:  # a Ctrl-C while submitting (many runs take a while) is a Ctrl-C like any other
+        submit_all()
         for fut in as_completed(list(futures)):
             take(fut)
         return False
+    except EngineMismatchError:  # the runs collected so far (other workers, this build) stay
+        collector.progress.close()
+        client.cancel([f for f in futures if f not in handled])
+        raise
     except KeyboardInterrupt:
         collector.progress.close()
         rest = [f for f in futures if f not in handled]

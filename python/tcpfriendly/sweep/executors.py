@@ -255,6 +255,33 @@ class ThreadExecutor:
 
 
 # ----- processes ------------------------------------------------------------------------------
+class _HeldSigint:
+    """A block that a Ctrl-C cannot cut in half: on the main thread, while the block runs, a
+    Ctrl-C is held and handed to the previous handler (``KeyboardInterrupt`` by default) as the
+    block ends. The process executor hands chunks to its pool in such a block, so a chunk sent
+    is always a chunk recorded (a Ctrl-C between ``pool.submit`` and recording its future would
+    leave a worker computing and storing a chunk the sweep neither waits for nor counts).
+    Elsewhere (another thread, or SIGINT ignored or left to the system) it does nothing."""
+
+    def __enter__(self) -> "_HeldSigint":
+        self.held, self.handler = False, None
+        if threading.current_thread() is threading.main_thread():
+            handler = signal.getsignal(signal.SIGINT)
+            if callable(handler):
+                self.handler = handler
+                signal.signal(signal.SIGINT, self._hold)
+        return self
+
+    def _hold(self, signum, frame) -> None:
+        self.held = True
+
+    def __exit__(self, *exc) -> None:
+        if self.handler is not None:
+            signal.signal(signal.SIGINT, self.handler)
+            if self.held:
+                self.handler(signal.SIGINT, None)
+
+
 def _init_worker() -> None:
     """A worker process leaves Ctrl-C (which a terminal sends to the whole process group) to
     the sweep, and imports what its runs need once (it then serves sweep after sweep)."""
@@ -400,14 +427,24 @@ def pool_pids() -> List[int]:
                 for pid in list(getattr(pool, "_processes", None) or {})]
 
 
+KILL_WAIT_SECONDS = 5.0  # a terminated worker is gone in milliseconds; never wait longer
+
+
 def _drop_pool_locked(workers: int, kill: bool) -> None:
     pool = _POOLS.pop(workers, None)
     if pool is None:
         return
-    if kill:  # abandoned runs: stop them now rather than at exit
-        for proc in list((getattr(pool, "_processes", None) or {}).values()):
+    if kill:  # abandoned runs: stop them now rather than at exit, and wait until they are
+        # gone, so that the sweep counts the stored runs once no worker can store one more
+        procs = list((getattr(pool, "_processes", None) or {}).values())
+        for proc in procs:
             try:
                 proc.terminate()
+            except Exception:  # noqa: BLE001 - already gone
+                pass
+        for proc in procs:
+            try:
+                proc.join(KILL_WAIT_SECONDS)
             except Exception:  # noqa: BLE001 - already gone
                 pass
     pool.shutdown(wait=False, cancel_futures=True)
@@ -438,7 +475,10 @@ class ProcessExecutor:
     fails alone; a worker process that dies breaks the pool (as in any
     ``ProcessPoolExecutor``): the runs not finished fail, to be redone by a rerun, and the next
     sweep starts a new pool. The first Ctrl-C cancels the chunks not started and waits for
-    those in progress; a second abandons them (the worker processes are stopped)."""
+    those in progress; a second abandons them (the worker processes are stopped, and waited
+    for). A Ctrl-C never falls between handing a chunk to the pool and recording it
+    (:class:`_HeldSigint`): when :meth:`run` returns, no worker stores a run of it any more, so
+    the runs on disk are the runs done."""
 
     def __init__(self, workers: int, log: Callable[[str], None]):
         self.workers, self.log = workers, log
@@ -458,17 +498,20 @@ class ProcessExecutor:
         abandoned = False
 
         def submit() -> None:
-            # two chunks per worker in flight: a worker never waits for the next one
-            while left and len(futures) < 2 * self.workers:
-                per_run = timing[0] / timing[1] if timing[1] else None
-                chunk = [left.pop() for _ in range(_chunk_size(len(left), self.workers, per_run))]
-                items = [(r.scenario_json, r.seed, r.key, r.per_flow) for r in chunk]
-                try:
-                    futures[pool.submit(_execute_chunk, items, store_dir)] = chunk
-                except Exception as exc:  # noqa: BLE001 - the pool broke (a worker died):
-                    for run in chunk + left[::-1]:  # the runs not sent fail (a rerun redoes them)
-                        collector.fail(run, exc)
-                    left.clear()
+            # two chunks per worker in flight: a worker never waits for the next one. A Ctrl-C
+            # waits for the end of the block: every chunk sent is in futures (waited for)
+            with _HeldSigint():
+                while left and len(futures) < 2 * self.workers:
+                    per_run = timing[0] / timing[1] if timing[1] else None
+                    size = _chunk_size(len(left), self.workers, per_run)
+                    chunk = [left.pop() for _ in range(size)]
+                    items = [(r.scenario_json, r.seed, r.key, r.per_flow) for r in chunk]
+                    try:
+                        futures[pool.submit(_execute_chunk, items, store_dir)] = chunk
+                    except Exception as exc:  # noqa: BLE001 - the pool broke (a worker died):
+                        for run in chunk + left[::-1]:  # the runs not sent fail (a
+                            collector.fail(run, exc)  # rerun redoes them)
+                        left.clear()
 
         def take(fut) -> None:
             chunk = futures.pop(fut)
@@ -514,15 +557,15 @@ class ProcessExecutor:
             return False
         except KeyboardInterrupt:
             left.clear()
-            for fut in list(futures):
-                if fut.cancel():  # not started
-                    futures.pop(fut)
-            collector.progress.close()
-            busy = sum(len(chunk) for chunk in futures.values())
-            if busy:
-                self.log(f"interrupted: finishing the {busy} run{'s' if busy != 1 else ''} in "
-                         "progress (Ctrl-C again to abandon)")
-            try:
+            try:  # (a second Ctrl-C from here on abandons what is in progress)
+                for fut in list(futures):
+                    if fut.cancel():  # not started
+                        futures.pop(fut)
+                collector.progress.close()
+                busy = sum(len(chunk) for chunk in futures.values())
+                if busy:
+                    self.log(f"interrupted: finishing the {busy} run{'s' if busy != 1 else ''} "
+                             "in progress (Ctrl-C again to abandon)")
                 drain(refill=False)
             except KeyboardInterrupt:
                 abandoned = True

@@ -290,6 +290,21 @@ def _check_coverage(sweep, out_dir: str) -> None:
                                          "or choose another directory")
 
 
+def _execute(executor: Executor, todo: List[Run], collector: Collector,
+             store: Optional[RunStore]) -> bool:
+    """``executor.run(todo, collector)``; then the last batch of run files, and nothing more
+    (:meth:`~.store.RunStore.close`: a thread abandoned at a second Ctrl-C may finish a run
+    after the sweep counted the runs on disk)."""
+    try:
+        return executor.run(todo, collector)
+    finally:
+        if store is not None:
+            try:
+                store.flush()
+            finally:
+                store.close()
+
+
 def run_sweep(sweep, out: "Optional[os.PathLike[str] | str]" = None, *,
               workers: Optional[int] = None, dask: Any = None, progress: Optional[bool] = None,
               quiet: bool = False, on_run: Optional[Callable[[Run, bool], None]] = None,
@@ -373,11 +388,8 @@ def run_sweep(sweep, out: "Optional[os.PathLike[str] | str]" = None, *,
     collector = Collector(store, bar, on_run)
     interrupted = False
     if todo:
-        try:
-            interrupted = _executor(dask, workers, say, executor, len(todo)).run(todo, collector)
-        finally:
-            if store is not None:  # the last batch of run files
-                store.flush()
+        interrupted = _execute(_executor(dask, workers, say, executor, len(todo)), todo,
+                               collector, store)
     bar.close()
     ran_keys = set(collector.tables)
     tables.update(collector.tables)

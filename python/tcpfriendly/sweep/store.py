@@ -96,6 +96,9 @@ class RunStore:
         self.dir = os.path.join(out, "runs")
         self.create = create
         self._lock = threading.Lock()
+        self._idle = threading.Condition(self._lock)  # no batch being written
+        self._writing = 0  # batches taken and not yet written
+        self._closed = False
         self._pending: List[Tuple[str, Any]] = []
         self._last_write = time.monotonic()
         self._index: Optional[Dict[str, List[Tuple[str, Any]]]] = None
@@ -219,8 +222,11 @@ class RunStore:
 
     # ----- writing ------------------------------------------------------------------------
     def save(self, key: str, table) -> None:
-        """Buffer the run ``key`` (thread-safe); write a batch when one is due."""
+        """Buffer the run ``key`` (thread-safe); write a batch when one is due. Once the store
+        is closed (:meth:`close`), nothing: the run is not stored (a rerun redoes it)."""
         with self._lock:
+            if self._closed:
+                return
             self._pending.append((key, table))
             due = len(self._pending) >= BATCH_RUNS or \
                 time.monotonic() - self._last_write >= BATCH_SECONDS
@@ -233,24 +239,44 @@ class RunStore:
             batch = self._take()
         self._write(batch)
 
+    def close(self) -> None:
+        """Store nothing more: wait for the batches being written, then drop every later
+        :meth:`save` (and what is buffered: :meth:`flush` first). A sweep closes its store
+        before it counts the runs on disk, so that a run finished after the count (by a thread
+        abandoned at a second Ctrl-C, which cannot be stopped) is not stored behind it: the
+        count stays what is on disk, and a rerun redoes that run."""
+        with self._lock:
+            self._closed = True
+            self._pending = []
+            while self._writing:
+                self._idle.wait()
+
     def _take(self) -> List[Tuple[str, Any]]:
+        """(under the lock) The buffered runs, to be written by :meth:`_write`."""
         batch, self._pending = self._pending, []
         self._last_write = time.monotonic()
         self._index = None  # rescanned on the next lookup
+        if batch:
+            self._writing += 1
         return batch
 
     def _write(self, batch: List[Tuple[str, Any]]) -> None:
         if not batch:
             return
-        import pyarrow as pa
+        try:
+            import pyarrow as pa
 
-        runs, first = [], 0
-        for key, t in batch:
-            runs.append([key, first, t.num_rows, t.column_names])
-            first += t.num_rows
-        table = pa.concat_tables([t.replace_schema_metadata(None) for _, t in batch],
-                                 promote_options="default")
-        write_batch(self.dir, table, runs)
+            runs, first = [], 0
+            for key, t in batch:
+                runs.append([key, first, t.num_rows, t.column_names])
+                first += t.num_rows
+            table = pa.concat_tables([t.replace_schema_metadata(None) for _, t in batch],
+                                     promote_options="default")
+            write_batch(self.dir, table, runs)
+        finally:
+            with self._lock:
+                self._writing -= 1
+                self._idle.notify_all()
 
     def stored_keys(self) -> List[str]:
         """Every run key some file in the store lists (footers only), sorted."""
