@@ -13,6 +13,7 @@ from ..metrics import dynamics as dyn
 from ..metrics.transients import censored_mean
 from ..errors import ScenarioError
 from . import grades as G
+from ..sweep.core import MAX_RUNS
 from .runner import Job, execute
 from .scenarios import EVALUATION, Experiment, algorithm_fields, derived, fill, load_experiment
 
@@ -189,10 +190,17 @@ def _plan(alg: str, params: Optional[Mapping[str, Any]], controllers: Optional[M
         raise ScenarioError(f"seeds: must be a positive integer, got {seeds!r}")
     af = algorithm_fields(alg, params, family, None)
     overrides = dict(assumptions or {})
+    def chosen(o: str, paper: str, eid: str) -> bool:
+        return o == f"{paper}/{eid}" or eid.startswith(o) or o == paper
+
+    for o in only or ():
+        if not isinstance(o, str) or not o or not any(chosen(o, p, e) for p, e in EVALUATION):
+            known = ", ".join(["s1", "s2", "s3", "s4", "jin2001", "sastry2005"]
+                              + [f"{p}/{e}" for p, e in EVALUATION])
+            raise ScenarioError(f"only: no experiment {o!r} (known: {known})", field="only")
     selected = []
     for paper, eid in EVALUATION:
-        key = f"{paper}/{eid}"
-        if only and not any(o == key or eid.startswith(o) or o == paper for o in only):
+        if only and not any(chosen(o, paper, eid) for o in only):
             continue
         selected.append(load_experiment(paper, eid))
     for k in overrides:
@@ -200,7 +208,15 @@ def _plan(alg: str, params: Optional[Mapping[str, Any]], controllers: Optional[M
             raise ScenarioError(f"assumptions: unknown experiment {k!r}")
     all_jobs: List[Job] = []
     per_exp = {}
+    planned = 0
     for exp in selected:
+        # points x seeds, counted before any job is built: a huge --seeds is refused, not listed
+        planned += len(exp.grid(quick)) * exp.seeds(quick, seeds)
+        if planned > MAX_RUNS:
+            raise ScenarioError(f"seeds: the evaluation would have more than {MAX_RUNS} runs of "
+                                f"the algorithm (points x seeds, with {exp.seeds(quick, seeds)} "
+                                f"seeds), over the limit of {MAX_RUNS}: use fewer seeds",
+                                field="seeds")
         vals = exp.values(quick, overrides.get(exp.key))
         f = dict(af, recovery=None if family == "rate-based" else vals.get("recovery"))
         jobs = _experiment_jobs(exp, f, quick, exp.seeds(quick, seeds), base_seed, overrides.get(exp.key, {}))

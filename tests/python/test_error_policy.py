@@ -1,0 +1,49 @@
+"""Adversarial bad input found by the QA pass over `tcpf` and the Python API (error policy of
+the developers' guide): each is exit 2 with one line naming the field (CLI) or a ScenarioError
+naming it (API), quickly, with nothing half-written."""
+
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+import tcpfriendly as tf
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+TCPF = [sys.executable, "-m", "tcpfriendly.cli"]
+
+
+def tcpf(*args, cwd=ROOT):
+    t0 = time.monotonic()
+    r = subprocess.run(TCPF + [str(a) for a in args], capture_output=True, text=True, timeout=60,
+                       cwd=cwd)
+    return r, time.monotonic() - t0
+
+
+def one_error_line(r):
+    lines = r.stderr.strip().splitlines()
+    assert r.returncode == 2, (r.returncode, r.stderr)
+    assert len(lines) == 1 and lines[0].startswith("error: "), r.stderr
+    assert "Traceback" not in r.stderr
+    return lines[0]
+
+
+# ----- tcpf evaluate --------------------------------------------------------------------------
+@pytest.mark.parametrize("only", [["s9"], ["jin"], ["s1", "nope"]])
+def test_evaluate_refuses_an_unknown_experiment(only):
+    # used to be ignored: `tcpf evaluate gaimd --quick --only s9` graded nothing and exited 0
+    from tcpfriendly.evaluate.core import evaluate
+    with pytest.raises(tf.ScenarioError) as e:
+        evaluate("gaimd", quick=True, only=only)
+    assert e.value.field == "only" and "no experiment" in str(e.value)
+    assert "s1, s2, s3, s4, jin2001, sastry2005" in str(e.value)
+
+
+def test_evaluate_refuses_a_huge_seed_count_before_listing_runs():
+    # `tcpf evaluate gaimd --quick --seeds 100000000` used to build the job list until killed
+    r, took = tcpf("evaluate", "gaimd", "--quick", "--seeds", "100000000")
+    line = one_error_line(r)
+    assert line.startswith("error: --seeds: ") and "over the limit of 100000" in line, line
+    assert took < 10
