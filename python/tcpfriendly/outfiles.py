@@ -32,6 +32,7 @@ import hashlib
 import json
 import os
 import secrets
+import stat
 from typing import IO, Any, Callable, Dict, Iterable, List, Optional
 
 from .errors import ScenarioError
@@ -97,6 +98,15 @@ def atomic_write(path: str, write: Callable[[IO[bytes]], None], *, force: bool =
     if os.path.islink(path) and not force:
         raise OutputError.at(field, f"{path} is a symbolic link; refusing to write through it "
                                     "(remove it, or use --force to replace the link itself)")
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        mode = None
+    if mode is not None and not (stat.S_ISREG(mode) or stat.S_ISLNK(mode) or stat.S_ISDIR(mode)):
+        # a device, FIFO or socket: renaming over it would replace it (as root, /dev/full
+        # became a regular file); never, whatever force says
+        raise OutputError.at(field, f"cannot write {path}: it exists and is not a regular file "
+                                    "(a device, FIFO or socket); choose a file name")
     tmp = temp_name(path)
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) \
         | getattr(os, "O_CLOEXEC", 0)

@@ -47,3 +47,30 @@ def test_evaluate_refuses_a_huge_seed_count_before_listing_runs():
     line = one_error_line(r)
     assert line.startswith("error: --seeds: ") and "over the limit of 100000" in line, line
     assert took < 10
+
+
+# ----- output files ---------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory):
+    d = tmp_path_factory.mktemp("run")
+    tf.run({"duration": 1, "bottleneck": {"rate": "1Mbps", "delay": "10ms"},
+            "flows": [{"count": 1, "algorithm": "tcp"}]}).write(d)
+    return d
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs mkfifo")
+def test_a_report_never_replaces_a_fifo_or_device(run_dir, tmp_path):
+    # `tcpf report DIR -o /dev/full` (as root) renamed the page over /dev/full, leaving a
+    # regular file where the device was; a FIFO was replaced the same way
+    from tcpfriendly import report
+    from tcpfriendly.outfiles import OutputError, atomic_write
+    fifo = tmp_path / "page.html"
+    os.mkfifo(fifo)
+    with pytest.raises(OutputError) as e:
+        report.write(run_dir, fifo)
+    assert e.value.field == "-o" and "not a regular file" in str(e.value)
+    with pytest.raises(OutputError):
+        atomic_write(str(fifo), lambda f: f.write(b"x"), force=True)
+    assert os.path.exists(fifo) and not os.path.isfile(fifo)
+    assert os.listdir(tmp_path) == ["page.html"]  # no temporary left behind
+    assert report.write(run_dir, tmp_path / "ok.html") == str(tmp_path / "ok.html")
