@@ -54,6 +54,11 @@ def _csv_ready(df: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+# A run's result JSON is at most a few hundred MB (2e6 time-series rows, the engine's limit);
+# a larger file (or a device such as /dev/zero) is refused before it is read (tcpf plot, report).
+MAX_RESULT_BYTES = 1024 * 1024 * 1024
+
+
 class Result:
     """The outcome of :func:`run`.
 

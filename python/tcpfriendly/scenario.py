@@ -11,8 +11,9 @@ import copy
 import json
 import math
 import os
+import stat
 import sys
-from typing import Any, Dict, List, Mapping, Optional, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Union
 
 from .errors import ScenarioError, ScenarioFileError
 
@@ -101,6 +102,42 @@ def _read_toml(text: str, source: str) -> Dict[str, Any]:
                             f"(a scenario needs a few levels)", field=None) from None
 
 
+def read_bounded(path: Any, what: str, field: Optional[str] = None,
+                 limit: int = MAX_SCENARIO_BYTES,
+                 head: Optional[Callable[[bytes], None]] = None) -> bytes:
+    """The bytes of an input file, at most ``limit`` of them: the one bounded reader of every
+    input file (TOML inputs through :func:`read_toml_file`, run results for ``tcpf plot`` and
+    ``tcpf report``). A file that cannot be opened, or is larger than ``limit`` (or endless,
+    such as /dev/zero), raises :class:`ScenarioFileError` naming it ("cannot read ``what``
+    PATH: ..."), before more than ``limit`` bytes are held. ``head``, if given, is called with
+    the first 64 KiB and may raise: input that cannot be of the expected kind is refused
+    before the rest is read."""
+    name = os.fspath(path)
+    first = min(limit + 1, _HEAD_BYTES) if head is not None else limit + 1
+    try:
+        with open(name, "rb") as f:
+            st = os.fstat(f.fileno())
+            if stat.S_ISREG(st.st_mode) and st.st_size > limit:
+                raw = None  # a regular file's size is known: refused without reading it
+            else:
+                raw = f.read(first)
+                if head is not None:
+                    head(raw)
+                if len(raw) == first and first <= limit:
+                    raw += f.read(limit + 1 - first)
+    except OSError as exc:
+        raise ScenarioFileError(f"cannot read {what} {name}: {exc.strerror or type(exc).__name__}",
+                                field=field) from None
+    if raw is None or len(raw) > limit:
+        raise ScenarioFileError(f"cannot read {what} {name}: larger than "
+                                f"{limit // (1024 * 1024)} MiB, the limit for a {what}",
+                                field=field)
+    return raw
+
+
+_HEAD_BYTES = 64 * 1024
+
+
 def read_toml_file(path: Any, what: str = "scenario file", field: Optional[str] = None) -> Dict[str, Any]:
     """Read a TOML input file (a scenario, sweep spec, experiment, thresholds or bank file):
     the one reader, so each refuses the same bad input with one line naming the file.
@@ -112,16 +149,7 @@ def read_toml_file(path: Any, what: str = "scenario file", field: Optional[str] 
     into memory; text that is not UTF-8 or not TOML raises :class:`ScenarioError`
     ("malformed TOML in PATH: ...")."""
     name = os.fspath(path)
-    try:
-        with open(name, "rb") as f:
-            raw = f.read(MAX_SCENARIO_BYTES + 1)
-    except OSError as exc:
-        raise ScenarioFileError(f"cannot read {what} {name}: {exc.strerror or type(exc).__name__}",
-                                field=field) from None
-    if len(raw) > MAX_SCENARIO_BYTES:
-        raise ScenarioFileError(f"cannot read {what} {name}: larger than "
-                                f"{MAX_SCENARIO_BYTES // (1024 * 1024)} MiB, the limit for a {what}",
-                                field=field)
+    raw = read_bounded(name, what, field)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:

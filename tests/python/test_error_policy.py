@@ -74,3 +74,26 @@ def test_a_report_never_replaces_a_fifo_or_device(run_dir, tmp_path):
     assert os.path.exists(fifo) and not os.path.isfile(fifo)
     assert os.listdir(tmp_path) == ["page.html"]  # no temporary left behind
     assert report.write(run_dir, tmp_path / "ok.html") == str(tmp_path / "ok.html")
+
+
+# ----- input files ----------------------------------------------------------------------------
+@pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="needs /dev/zero")
+def test_plot_and_report_refuse_an_endless_result_before_reading_it():
+    # `tcpf plot /dev/zero` read until MemoryError ("error: internal error: MemoryError", exit 1)
+    r, took = tcpf("plot", "/dev/zero", "-o", os.devnull)
+    assert "/dev/zero: not a run result (not a JSON object)" in one_error_line(r)
+    assert took < 10
+
+
+def test_a_huge_result_file_is_refused_by_its_size(tmp_path):
+    from tcpfriendly.report.run import load
+    from tcpfriendly.results import MAX_RESULT_BYTES
+    big = tmp_path / "result.json"
+    with open(big, "wb") as f:
+        f.write(b'{"flows": [')
+        f.truncate(MAX_RESULT_BYTES + 1)  # sparse: nothing is written or read
+    t0 = time.monotonic()
+    with pytest.raises(tf.ScenarioError) as e:
+        load(str(tmp_path))
+    assert time.monotonic() - t0 < 2
+    assert e.value.field == "PATH" and "larger than 1024 MiB, the limit for a run result" in str(e.value)

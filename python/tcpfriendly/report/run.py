@@ -32,13 +32,18 @@ def detect(path: str) -> bool:
 
 
 def load(path: str):
-    from ..results import Result
+    from ..results import MAX_RESULT_BYTES, Result
+    from ..scenario import read_bounded
 
     p = _json_path(path)
+
+    def a_json_object(head: bytes) -> None:
+        if head.lstrip()[:1] not in (b"{", b""):
+            raise ScenarioError.at("PATH", f"{p}: not a run result (not a JSON object)")
+
+    raw = read_bounded(p, "run result", "PATH", limit=MAX_RESULT_BYTES, head=a_json_object)
     try:
-        with open(p, encoding="utf-8") as f:
-            text = f.read()
-        result = Result(text)
+        result = Result(raw.decode("utf-8"))
     except json.JSONDecodeError as exc:
         raise ScenarioError.at("PATH", f"{p}: not valid JSON ({exc.msg}, line {exc.lineno})") from None
     except UnicodeDecodeError:
