@@ -214,14 +214,16 @@ class OutDir:
 
 def claim(directory: "os.PathLike[str] | str", command: str, identity: str, *,
           force: bool = False, field: Optional[str] = "out", files: Iterable[str] = (),
-          legacy: Optional[Callable[[str], Optional[str]]] = None) -> OutDir:
+          legacy: Optional[Callable[[str], Optional[str]]] = None,
+          force_flag: Optional[str] = "--force") -> OutDir:
     """Check that ``command`` may write its output (``identity``) into ``directory``, writing
     nothing yet. Allowed: a missing or empty directory, or one whose manifest records the same
     command and identity. Anything else (another output, or a non-empty directory without our
     manifest) is an :class:`OutputError` naming ``field`` unless ``force``. ``files`` are the
     names about to be written: a symbolic link among them is refused now (unless ``force``).
     ``legacy(directory)`` may return the identity of an output written before manifests
-    existed (e.g. a sweep's ``sweep.json``), or None."""
+    existed (e.g. a sweep's ``sweep.json``), or None. ``force_flag`` is the option the
+    messages offer (None: a command without one; they only say to choose another directory)."""
     path = os.fspath(directory)
     if not path:
         raise OutputError.at(field, "must be a directory name, got ''")
@@ -241,8 +243,8 @@ def claim(directory: "os.PathLike[str] | str", command: str, identity: str, *,
                 held = (f"the output of a different `tcpf {what}` (another scenario, seed or "
                         "spec)" if what == command else
                         f"the output of `tcpf {what}`, not of `tcpf {command}`")
-                raise OutputError.at(field, f"{path} holds {held}; use --force to replace it, "
-                                            "or choose another directory")
+                fix = f"use {force_flag} to replace it, or " if force_flag else ""
+                raise OutputError.at(field, f"{path} holds {held}; {fix}choose another directory")
         elif entries:
             old = legacy(path) if legacy is not None else None
             if old is not None and old == identity:
@@ -250,8 +252,8 @@ def claim(directory: "os.PathLike[str] | str", command: str, identity: str, *,
             elif not force:
                 why = (f"holds the output of a different `tcpf {command}`" if old is not None else
                        f"is not empty and holds no tcpfriendly output ({MANIFEST} missing)")
-                raise OutputError.at(field, f"{path} {why}; use --force to write into it anyway, "
-                                            "or choose a new or empty directory")
+                fix = f"use {force_flag} to write into it anyway, or " if force_flag else ""
+                raise OutputError.at(field, f"{path} {why}; {fix}choose a new or empty directory")
     if not force:
         for name in files:
             target = os.path.join(path, name)

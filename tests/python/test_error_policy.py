@@ -97,3 +97,33 @@ def test_a_huge_result_file_is_refused_by_its_size(tmp_path):
         load(str(tmp_path))
     assert time.monotonic() - t0 < 2
     assert e.value.field == "PATH" and "larger than 1024 MiB, the limit for a run result" in str(e.value)
+
+
+def test_evaluate_refuses_an_out_that_is_a_file_or_another_commands_output(run_dir, tmp_path):
+    # `tcpf evaluate gaimd --quick --out FILE` ran every simulation, then died on saving
+    # ("error: FILE/runs: Not a directory", exit 134: aborted); an --out holding a `tcpf run`
+    # was filled with the evaluation's files
+    from tcpfriendly.evaluate.core import evaluate
+    from tcpfriendly.outfiles import OutputError
+    afile = tmp_path / "a.toml"
+    afile.write_text("duration = 1\n")
+    before = sorted(os.listdir(run_dir))
+    for out, says in ((afile, "exists and is not a directory"),
+                      (run_dir, "holds the output of `tcpf run`, not of `tcpf evaluate`")):
+        t0 = time.monotonic()
+        with pytest.raises(OutputError) as e:
+            evaluate("gaimd", quick=True, out=str(out))
+        assert time.monotonic() - t0 < 2 and e.value.field == "out" and says in str(e.value)
+        assert "--force" not in str(e.value)  # tcpf evaluate has no --force
+    assert sorted(os.listdir(run_dir)) == before and afile.read_text() == "duration = 1\n"
+
+
+def test_reproduce_refuses_a_bad_out_and_names_the_seed_range(run_dir):
+    # `tcpf reproduce jin2001 --quick --out RUN_DIR` ran into a `tcpf run` directory;
+    # `--seeds 0` said "argument --seeds: invalid conv value: '0'"
+    before = sorted(os.listdir(run_dir))
+    r, took = tcpf("reproduce", "jin2001", "--quick", "--out", run_dir)
+    assert "--out: " in one_error_line(r) and "holds the output of `tcpf run`" in r.stderr
+    assert took < 10 and sorted(os.listdir(run_dir)) == before
+    r, _ = tcpf("reproduce", "jin2001", "--seeds", "0")
+    assert one_error_line(r) == "error: argument --seeds: must be a positive integer, got 0"

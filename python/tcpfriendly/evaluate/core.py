@@ -12,6 +12,7 @@ import numpy as np
 from ..metrics import dynamics as dyn
 from ..metrics.transients import censored_mean
 from ..errors import ScenarioError
+from ..outfiles import claim
 from . import grades as G
 from ..sweep.core import MAX_RUNS
 from .runner import Job, execute
@@ -299,6 +300,12 @@ def evaluate_many(schemes: Sequence[Tuple[str, Optional[Mapping[str, Any]]]], *,
     idles between schemes; the TCP reference runs, identical for every scheme, run once).
     ``wall_s`` of each evaluation is the batch's wall time."""
     t0 = time.monotonic()
+    if out is not None:
+        # before anything runs: refuse a file, or another command's output (a `tcpf run` or
+        # `tcpf sweep` directory); evaluations of any scheme share a directory (and its cache),
+        # and one written before manifests existed is accepted. Nothing is written here.
+        claim(out, "evaluate", "evaluate", field="out", legacy=lambda _d: "evaluate",
+              force_flag=None)
     plans = [_plan(alg, prm, controllers, quick, seeds, thresholds, assumptions, only, base_seed)
              for alg, prm in schemes]
     jobs = [j for p in plans for j in p.jobs]
