@@ -37,7 +37,7 @@ from typing import IO, Any, Callable, Dict, Iterable, List, Optional
 
 from .errors import ScenarioError
 
-__all__ = ["MANIFEST", "OutputError", "OutDir", "claim", "atomic_write", "identity_of"]
+__all__ = ["MANIFEST", "OutputError", "OutDir", "claim", "atomic_write", "identity_of", "figure_file"]
 
 MANIFEST = ".tcpf-out.json"
 _TMP_SUFFIX = ".tmp"
@@ -132,6 +132,31 @@ def atomic_write(path: str, write: Callable[[IO[bytes]], None], *, force: bool =
             raise OutputError.at(field, f"cannot write {path}: {_describe(exc)}") from None
         raise
     return path
+
+
+def figure_file(path: "os.PathLike[str] | str", field: Optional[str],
+                formats: Iterable[str] = ("png", "svg", "pdf"), make_dirs: bool = False) -> str:
+    """Check a figure's file name before anything is computed, and return its format: the
+    name ends in one of ``formats`` (matplotlib would otherwise append ``.png`` to a name
+    without one, or refuse the format after the work), is not a directory, device or FIFO, and
+    its directory exists (unless ``make_dirs``: the caller creates it). Raises
+    :class:`OutputError` naming ``field``."""
+    name = os.fspath(path)
+    formats = tuple(formats)
+    ext = os.path.splitext(name)[1].lower().lstrip(".")
+    if ext not in formats:
+        raise OutputError.at(field, f"the file name must end in {', '.join('.' + f for f in formats)}; "
+                                    f"got {name or repr(name)}")
+    if os.path.isdir(name):
+        raise OutputError.at(field, f"{name} is a directory; give a file name such as "
+                                    f"{os.path.join(name, 'figure.' + formats[0])}")
+    if os.path.exists(name) and not os.path.isfile(name):
+        raise OutputError.at(field, f"cannot write {name}: it exists and is not a regular file "
+                                    "(a device, FIFO or socket); choose a file name")
+    directory = os.path.dirname(os.path.abspath(name))
+    if not make_dirs and not os.path.isdir(directory):
+        raise OutputError.at(field, f"directory {directory} does not exist")
+    return ext
 
 
 def _read_manifest(directory: str) -> Optional[Dict[str, Any]]:

@@ -127,3 +127,24 @@ def test_reproduce_refuses_a_bad_out_and_names_the_seed_range(run_dir):
     assert took < 10 and sorted(os.listdir(run_dir)) == before
     r, _ = tcpf("reproduce", "jin2001", "--seeds", "0")
     assert one_error_line(r) == "error: argument --seeds: must be a positive integer, got 0"
+
+
+# ----- figure file names ----------------------------------------------------------------------
+def test_sweep_plot_checks_its_out_name_before_reading_the_sweep(tmp_path):
+    # `tcpf sweep plot DIR ... --out EXISTING_DIR` wrote EXISTING_DIR.png and printed
+    # "wrote EXISTING_DIR" (exit 0); `--out x.txt` failed after the work with matplotlib's
+    # "Format 'txt' is not supported" (no --out in the message)
+    (tmp_path / "adir").mkdir()
+    for out in (tmp_path / "adir", tmp_path / "x.txt", tmp_path / "noext"):
+        r, _ = tcpf("sweep", "plot", tmp_path, "--x", "a", "--y", "b", "--out", out)
+        assert one_error_line(r) == f"error: --out: the file name must end in .png, .svg, .pdf; got {out}"
+    assert sorted(os.listdir(tmp_path)) == ["adir"]
+
+
+def test_model_plot_refuses_a_directory_named_like_a_figure(tmp_path):
+    # `tcpf model rate ... --plot DIR.png` (a directory) failed in savefig: exit 1, "Is a directory"
+    from tcpfriendly.cli.model import _run
+    (tmp_path / "f.png").mkdir()
+    with pytest.raises(tf.ScenarioError) as e:
+        _run("rate", dict(alpha=0.31, beta=0.125, p=0.01, rtt=0.1), False, str(tmp_path / "f.png"))
+    assert e.value.field == "--plot" and "is a directory" in str(e.value)
