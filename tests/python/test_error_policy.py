@@ -148,3 +148,36 @@ def test_model_plot_refuses_a_directory_named_like_a_figure(tmp_path):
     with pytest.raises(tf.ScenarioError) as e:
         _run("rate", dict(alpha=0.31, beta=0.125, p=0.01, rtt=0.1), False, str(tmp_path / "f.png"))
     assert e.value.field == "--plot" and "is a directory" in str(e.value)
+
+
+# ----- tcpf ns2 compare -----------------------------------------------------------------------
+def test_ns2_compare_bounds_its_seed_count(tmp_path):
+    # `tcpf ns2 compare FILE --seeds 1000000000` listed the seeds until
+    # "error: internal error: MemoryError" (exit 1, 11 s)
+    scen = os.path.join(ROOT, "validation", "ns2", "droptail-025bdp.toml")
+    r, took = tcpf("ns2", "compare", scen, "--seeds", "1000000000")
+    assert one_error_line(r) == "error: --seeds: must be an integer in 1..1000; got 1000000000"
+    assert took < 10
+
+
+def test_a_scenario_is_not_an_ns2_bank(tmp_path):
+    # `tcpf ns2 compare --bank --bank-file SCENARIO.toml` printed "0 of 0 scenarios pass",
+    # exited 0 and wrote REPORT.md beside the scenario
+    from tcpfriendly.ns2 import compare as cmp
+    scen = tmp_path / "s.toml"
+    scen.write_text('duration = 1\n[bottleneck]\nrate = "1Mbps"\ndelay = "10ms"\n')
+    r, _ = tcpf("ns2", "compare", "--bank", "--bank-file", scen)
+    assert "duration: unknown key in the ns-2 validation bank" in one_error_line(r)
+    bank = tmp_path / "bank.toml"
+    bank.write_text("[tolerances]\ngoodput = { rel = 0.1 }\n")  # a bank for one file: valid
+    assert cmp.load_bank(str(bank)).scenarios == []
+    r, _ = tcpf("ns2", "compare", "--bank", "--bank-file", bank)
+    assert one_error_line(r) == f"error: --bank-file: {bank} lists no [[scenarios]] to compare"
+    for text, field in (('seeds = "3"\n', "seeds"), ("scenarios = [1]\n", "scenarios[0]"),
+                        ('[[scenarios]]\nfile = "x.toml"\nseeds = 0\n', "scenarios[0].seeds"),
+                        ('[[scenarios]]\nfile = "x.toml"\nfle = 1\n', "scenarios[0].fle")):
+        bank.write_text(text)
+        with pytest.raises(tf.ScenarioError) as e:
+            cmp.load_bank(str(bank))
+        assert e.value.field == field, (text, str(e.value))
+    assert sorted(os.listdir(tmp_path)) == ["bank.toml", "s.toml"]
