@@ -181,3 +181,19 @@ def test_a_scenario_is_not_an_ns2_bank(tmp_path):
             cmp.load_bank(str(bank))
         assert e.value.field == field, (text, str(e.value))
     assert sorted(os.listdir(tmp_path)) == ["bank.toml", "s.toml"]
+
+
+# ----- models ---------------------------------------------------------------------------------
+def test_a_model_parameter_nested_or_of_a_wrong_type_is_named():
+    # `tcpf model chiu-jain --alg simd --n 2 --W 110 --init 10,nan` said "error: parameters
+    # are not valid JSON: expected value at line 1 column 52"; models.call(..., alpha=b"1")
+    # raised json's TypeError (CLI: "internal error", exit 1)
+    from tcpfriendly import models
+    with pytest.raises(models.ModelError) as e:
+        models.call("chiu_jain", alg="simd", n=2, W=110, init=[10, float("nan")])
+    assert e.value.field == "init[1]" and "must be a finite number, got nan" in str(e.value)
+    with pytest.raises(models.ModelError) as e:
+        models.call("rate", alpha=b"1", beta=0.1, p=0.01, rtt=0.1)
+    assert e.value.field == "alpha" and "got bytes" in str(e.value)
+    r, _ = tcpf("model", "chiu-jain", "--alg", "simd", "--n", "2", "--W", "110", "--init", "10,nan")
+    assert one_error_line(r) == "error: --init[1]: must be a finite number, got nan"
