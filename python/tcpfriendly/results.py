@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 import math
 import os
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence
 
 if TYPE_CHECKING:  # annotations only: pandas is imported on first use (CLI start-up)
     import pandas as pd
 
 from . import metrics
-from .errors import ScenarioError
+from .errors import ScenarioError, ScenarioTypeError
 from .outfiles import OutDir, atomic_write, claim, identity_of
 # the text formatting of results (one home: tcpfriendly.formatting, shared with plot and report)
 from .formatting import (_algorithm_label, _fixed, _int, _link_label, _num, _params_label,  # noqa: F401
@@ -327,6 +327,9 @@ def _check_controllers(sc, controllers):
     """Check user-defined controller classes, and build each once with its group's params so
     that a bad parameter is reported as a scenario error naming the field."""
     from .controller import Controller
+    if not isinstance(controllers, Mapping):
+        raise ScenarioTypeError(f"controllers: must be a dict {{name: Controller subclass}}, got "
+                                f"{type(controllers).__name__}", field="controllers")
     out = {}
     for name, cls in controllers.items():
         if not isinstance(name, str) or not name:

@@ -15,7 +15,7 @@ import stat
 import sys
 from typing import Any, Callable, Dict, List, Mapping, Optional, Union
 
-from .errors import ScenarioError, ScenarioFileError
+from .errors import ScenarioError, ScenarioFileError, ScenarioTypeError, path_arg
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -112,7 +112,7 @@ def read_bounded(path: Any, what: str, field: Optional[str] = None,
     PATH: ..."), before more than ``limit`` bytes are held. ``head``, if given, is called with
     the first 64 KiB and may raise: input that cannot be of the expected kind is refused
     before the rest is read."""
-    name = os.fspath(path)
+    name = path_arg(path, field or what, f"the path of a {what}")
     first = min(limit + 1, _HEAD_BYTES) if head is not None else limit + 1
     try:
         with open(name, "rb") as f:
@@ -148,8 +148,8 @@ def read_toml_file(path: Any, what: str = "scenario file", field: Optional[str] 
     :data:`MAX_SCENARIO_BYTES` (or endless, such as /dev/zero) is refused before it is read
     into memory; text that is not UTF-8 or not TOML raises :class:`ScenarioError`
     ("malformed TOML in PATH: ...")."""
+    raw = read_bounded(path, what, field)
     name = os.fspath(path)
-    raw = read_bounded(name, what, field)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -346,9 +346,9 @@ def as_scenario(scenario: ScenarioLike) -> Scenario:
         return Scenario(scenario)
     if isinstance(scenario, (str, os.PathLike)):
         return Scenario.from_toml(scenario)
-    raise TypeError(
-        f"expected a Scenario, a dict or the path of a TOML file, got {type(scenario).__name__}"
-    )
+    raise ScenarioTypeError(
+        f"scenario: expected a Scenario, a dict or the path of a TOML file, got "
+        f"{type(scenario).__name__}", field="scenario")
 
 
 def check_seed(seed: Any, name: str = "seed") -> Optional[int]:

@@ -197,3 +197,30 @@ def test_a_model_parameter_nested_or_of_a_wrong_type_is_named():
     assert e.value.field == "alpha" and "got bytes" in str(e.value)
     r, _ = tcpf("model", "chiu-jain", "--alg", "simd", "--n", "2", "--W", "110", "--init", "10,nan")
     assert one_error_line(r) == "error: --init[1]: must be a finite number, got nan"
+
+
+# ----- the Python API with wrong types --------------------------------------------------------
+BASE = {"duration": 1, "bottleneck": {"rate": "1Mbps", "delay": "10ms"},
+        "flows": [{"count": 1, "algorithm": "tcp"}]}
+
+
+@pytest.mark.parametrize("call, field", [
+    # each raised a bare TypeError or AttributeError ("'list' object has no attribute 'items'")
+    (lambda: tf.run([1]), "scenario"),
+    (lambda: tf.run(None), "scenario"),
+    (lambda: tf.run(b"duration = 1"), "scenario"),
+    (lambda: tf.run(BASE, controllers=[1]), "controllers"),
+    (lambda: tf.sweep.sweep(None), "spec"),
+    (lambda: tf.sweep.sweep([BASE]), "spec"),
+    (lambda: tf.sweep.sweep({"scenario": BASE, "seeds": 1}, out=5), "out"),
+    (lambda: tf.sweep.sweep({"scenario": BASE, "seeds": 1}, out=b"/tmp/x"), "out"),
+    (lambda: tf.evaluate.evaluate("gaimd", [("alpha", 1)], quick=True), "params"),
+    (lambda: tf.evaluate.evaluate("gaimd", quick=True, out=5), "out"),
+    (lambda: tf.evaluate.evaluate("gaimd", quick=True, thresholds=5), "thresholds"),
+])
+def test_a_wrong_type_in_the_api_is_a_scenario_error_naming_the_field(call, field):
+    from tcpfriendly.errors import ScenarioTypeError
+    with pytest.raises(ScenarioTypeError) as e:  # a ScenarioError, and still a TypeError
+        call()
+    assert e.value.field == field and str(e.value).startswith(f"{field}: ")
+    assert isinstance(e.value, TypeError) and isinstance(e.value, tf.ScenarioError)

@@ -11,7 +11,7 @@ import numpy as np
 
 from ..metrics import dynamics as dyn
 from ..metrics.transients import censored_mean
-from ..errors import ScenarioError
+from ..errors import ScenarioError, ScenarioTypeError, path_arg
 from ..outfiles import claim
 from . import grades as G
 from ..sweep.core import MAX_RUNS
@@ -99,6 +99,9 @@ def check_algorithm(alg: str, params: Optional[Mapping[str, Any]] = None,
     naming the bad field."""
     if not isinstance(alg, str) or not alg:
         raise ScenarioError(f"algorithm: must be a non-empty name, got {alg!r}")
+    if params is not None and not isinstance(params, Mapping):
+        raise ScenarioTypeError(f"params: must be a dict {{name: value}}, got {type(params).__name__}",
+                                field="params")
     reg = _registry()
     controllers = dict(controllers or {})
     if alg not in reg and alg not in controllers:
@@ -301,6 +304,7 @@ def evaluate_many(schemes: Sequence[Tuple[str, Optional[Mapping[str, Any]]]], *,
     ``wall_s`` of each evaluation is the batch's wall time."""
     t0 = time.monotonic()
     if out is not None:
+        out = path_arg(out, "out", "a directory path")
         # before anything runs: refuse a file, or another command's output (a `tcpf run` or
         # `tcpf sweep` directory); evaluations of any scheme share a directory (and its cache),
         # and one written before manifests existed is accepted. Nothing is written here.

@@ -12,6 +12,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 from .core import FLOW_METRICS, GROUP_METRICS, Run, SweepError, SweepInterrupted, SweepOutputError, _label
 from .executors import (Collector, Executor, ProcessExecutor, ThreadExecutor, default_workers,
                         main_is_importable, pool_is_warm)
+from ..errors import path_arg
 from ..outfiles import OutputError, claim
 from .store import RunStore, _write_outputs, _write_spec, legacy_identity, split_flows
 
@@ -355,7 +356,7 @@ def run_sweep(sweep, out: "Optional[os.PathLike[str] | str]" = None, *,
             sys.stderr.flush()
     say = (lambda message: None) if quiet else log
     start = time.monotonic()
-    out_dir = os.fspath(out) if out is not None else None
+    out_dir = path_arg(out, "out", "a directory path") if out is not None else None
     claimed = _claim(sweep, out_dir, force) if out_dir is not None else None
     points, runs = sweep.plan()
     if dask is None:  # (once the spec and out are valid) a process pool starts while we read
