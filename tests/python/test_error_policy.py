@@ -224,3 +224,25 @@ def test_a_wrong_type_in_the_api_is_a_scenario_error_naming_the_field(call, fiel
         call()
     assert e.value.field == field and str(e.value).startswith(f"{field}: ")
     assert isinstance(e.value, TypeError) and isinstance(e.value, tf.ScenarioError)
+
+
+# ----- tcpf plot ------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def run_with_series():
+    return tf.run(BASE, timeseries=0.1)
+
+
+def test_plot_refuses_a_bad_format_list_or_bin_before_making_the_directory(run_with_series, tmp_path):
+    # `tcpf plot R --format gif -o D` left an empty D behind; `--format ,` printed "wrote"
+    # (nothing) and exited 0; `--bin 1e300` drew with numpy's "overflow encountered" on stderr
+    from tcpfriendly import plot
+    out = tmp_path / "figs"
+    for formats, says in ((["gif"], "must be png, svg or pdf, got 'gif'"),
+                          ([], "give at least one of png, svg, pdf")):
+        with pytest.raises(tf.ScenarioError) as e:
+            plot.write(run_with_series, out, kinds=["goodput"], formats=formats)
+        assert e.value.field == "formats" and says in str(e.value)
+    with pytest.raises(tf.ScenarioError) as e:
+        plot.write(run_with_series, out, kinds=["rate"], bin_s=1e300)
+    assert e.value.field == "bin_s" and "at most the run's duration (1 s)" in str(e.value)
+    assert not out.exists()
