@@ -246,3 +246,17 @@ def test_plot_refuses_a_bad_format_list_or_bin_before_making_the_directory(run_w
         plot.write(run_with_series, out, kinds=["rate"], bin_s=1e300)
     assert e.value.field == "bin_s" and "at most the run's duration (1 s)" in str(e.value)
     assert not out.exists()
+
+
+def test_evaluate_refuses_an_out_that_cannot_hold_its_cache_before_running(tmp_path):
+    # with a file named `runs` in --out, `tcpf evaluate gaimd --quick --only s1 --out D` ran the
+    # simulations, then failed on the first save: "error: D/runs: File exists", exit 134
+    # (the process aborted at exit with engine threads still running)
+    from tcpfriendly.evaluate.core import evaluate
+    from tcpfriendly.outfiles import OutputError
+    (tmp_path / "runs").write_text("")
+    t0 = time.monotonic()
+    with pytest.raises(OutputError) as e:
+        evaluate("gaimd", quick=True, only=["s1"], out=str(tmp_path))
+    assert time.monotonic() - t0 < 2 and e.value.field == "out"
+    assert "cannot create the run cache" in str(e.value)
