@@ -260,3 +260,20 @@ def test_evaluate_refuses_an_out_that_cannot_hold_its_cache_before_running(tmp_p
         evaluate("gaimd", quick=True, only=["s1"], out=str(tmp_path))
     assert time.monotonic() - t0 < 2 and e.value.field == "out"
     assert "cannot create the run cache" in str(e.value)
+
+
+# ----- worker counts --------------------------------------------------------------------------
+@pytest.mark.parametrize("call", [
+    lambda: tf.sweep.sweep({"scenario": BASE, "seeds": 1}, workers=100000, executor="threads"),
+    lambda: tf.evaluate.evaluate("gaimd", quick=True, only=["s1"], workers=100000),
+    lambda: tf.reproduce.reproduce("jin2001", ["fig7-bernoulli"], quick=True, workers=100000),
+])
+def test_a_worker_count_is_bounded(call):
+    # unbounded before: `tcpf sweep SPEC --processes --workers 100000` asked the process pool
+    # for 100000 warm workers (one Python process each) before the first run
+    from tcpfriendly.sweep.core import MAX_WORKERS
+    t0 = time.monotonic()
+    with pytest.raises(tf.ScenarioError) as e:
+        call()
+    assert time.monotonic() - t0 < 2 and e.value.field == "workers"
+    assert str(e.value) == f"workers: must be at most {MAX_WORKERS} (simulations at once), got 100000"

@@ -82,6 +82,7 @@ def run_args(args: argparse.Namespace, argv: Optional[List[str]] = None) -> int:
     from ..reproduce import (PAPERS, inventory_rows, inventory_summary, plan, reproduce,
                              results_json, write_outputs)
     from ..outfiles import claim
+    from .errors import as_flags
     from ..reproduce.inventory import row_counts
     from ..reproduce.report import table_text
 
@@ -107,9 +108,10 @@ def run_args(args: argparse.Namespace, argv: Optional[List[str]] = None) -> int:
         if paper not in todo:
             continue
         t0 = time.monotonic()
-        results += reproduce(paper, [x.id for x in todo[paper]], quick=args.quick, seeds=args.seeds,
-                             out=args.out, workers=args.workers, dask=args.dask, quiet=args.json,
-                             on_result=on_result)
+        with as_flags({"workers": "--workers", "seeds": "--seeds"}):
+            results += reproduce(paper, [x.id for x in todo[paper]], quick=args.quick,
+                                 seeds=args.seeds, out=args.out, workers=args.workers,
+                                 dask=args.dask, quiet=args.json, on_result=on_result)
         wall[paper] = time.monotonic() - t0
     write_outputs(results, args.out, command, wall)
     rows = inventory_rows(results)

@@ -137,9 +137,9 @@ def run_command(
         help="Progress bar on stderr (default: when stderr is a terminal)."),
 ) -> None:
     from ..sweep import Sweep, SweepError, SweepInterrupted, run_sweep
+    from ..sweep.core import check_workers
 
-    if workers is not None and workers < 1:
-        raise SweepError(f"--workers: must be a positive integer, got {workers}", field="--workers")
+    check_workers(workers, "--workers", SweepError)
     if dask is not None and dask != "local" and workers is not None:
         raise SweepError("--workers: a Dask scheduler decides its workers; use --workers only "
                          "with --dask local or without --dask", field="--workers")

@@ -126,12 +126,12 @@ def evaluate_command(argv: Optional[List[str]] = None) -> int:
 def run_args(a: argparse.Namespace) -> int:
     """Run the evaluation the parsed options of :func:`add_arguments` ask for, print it and
     return 0. Bad input raises :class:`ScenarioError` naming the option or field."""
+    from ..sweep.core import check_workers
     from .core import evaluate_many
     from .report import table4_markdown, table4_text, text_report, write_outputs
     if a.seeds is not None and a.seeds < 1:
         raise ScenarioError(f"--seeds: must be a positive integer, got {a.seeds}")
-    if a.workers is not None and a.workers < 1:
-        raise ScenarioError(f"--workers: must be a positive integer, got {a.workers}")
+    check_workers(a.workers, "--workers")
     if not a.all and not a.algorithm:
         raise ScenarioError("algorithm: give an algorithm name or --all")
     params = parse_params(a.params)

@@ -372,11 +372,11 @@ def execute(jobs: List[Job], workers: Optional[int] = None, out: Optional[str] =
             identical jobs), ``cached`` (found in ``memo`` or ``out``) and ``ran``.
     """
     from ..errors import ScenarioError
+    from ..sweep.core import check_workers
     from ..sweep.executors import Collector, ThreadExecutor, default_workers
     from ..sweep.runner import Progress
 
-    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
-        raise ScenarioError(f"workers: must be a positive integer, got {workers!r}")
+    check_workers(workers)
     if controllers and dask is not None:
         raise ScenarioError("dask: Python controllers run in-process; evaluate them without --dask")
     if log is None:

@@ -9,7 +9,8 @@ import sys
 import time
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
-from .core import FLOW_METRICS, GROUP_METRICS, Run, SweepError, SweepInterrupted, SweepOutputError, _label
+from .core import (FLOW_METRICS, GROUP_METRICS, Run, SweepError, SweepInterrupted, SweepOutputError, _label,
+                   check_workers)
 from .executors import (Collector, Executor, ProcessExecutor, ThreadExecutor, default_workers,
                         main_is_importable, pool_is_warm)
 from ..errors import path_arg
@@ -346,8 +347,7 @@ def run_sweep(sweep, out: "Optional[os.PathLike[str] | str]" = None, *,
             written (the message names it).
         SweepInterrupted: Ctrl-C; finished runs are stored and ``.result`` has the table.
     """
-    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
-        raise SweepError.at("workers", f"must be a positive integer, got {workers!r}")
+    check_workers(workers, cls=SweepError)
     if executor not in EXECUTORS:
         raise SweepError.at("executor", f"must be one of {', '.join(EXECUTORS)}, got {executor!r}")
     if log is None:
