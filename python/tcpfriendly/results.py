@@ -68,11 +68,12 @@ class Result:
         links: one row per link, the bottleneck first (pandas DataFrame).
     """
 
-    def __init__(self, text: str, trace: Optional[bytes] = None):
+    def __init__(self, text: str, trace: Optional[bytes] = None, raw: Optional[Dict[str, Any]] = None):
         self._text = text
         #: The packet trace (the scenario's ``[trace]`` table) in its format, or None.
         self.trace: Optional[bytes] = trace
-        self.raw: Dict[str, Any] = json.loads(text)
+        # ``raw``: ``text`` already parsed (by a reader that checked it), not parsed twice
+        self.raw: Dict[str, Any] = raw if raw is not None else json.loads(text)
         self._flows: Optional[pd.DataFrame] = None
         self._links: Optional[pd.DataFrame] = None
 

@@ -138,6 +138,37 @@ def read_bounded(path: Any, what: str, field: Optional[str] = None,
 _HEAD_BYTES = 64 * 1024
 
 
+def read_json_object(path: Any, what: str, field: Optional[str], limit: int) -> Dict[str, Any]:
+    """The object of :func:`read_json_text`."""
+    return read_json_text(path, what, field, limit)[1]
+
+
+def read_json_text(path: Any, what: str, field: Optional[str], limit: int):
+    """(text, object) of a JSON object read from an output file (a run result, an evaluation) through
+    :func:`read_bounded`: input that does not start like a JSON object (such as /dev/zero) is
+    refused before the rest is read; each failure is a ScenarioError naming ``field`` and the
+    file ("PATH: not a run result (not a JSON object)", "not valid JSON (..., line N)")."""
+    name = os.fspath(path) if isinstance(path, (str, os.PathLike)) else path
+
+    def an_object(head: bytes) -> None:
+        if head.lstrip()[:1] not in (b"{", b""):
+            raise ScenarioError.at(field, f"{name}: not a {what} (not a JSON object)")
+
+    raw = read_bounded(path, what, field, limit=limit, head=an_object)
+    try:
+        text = raw.decode("utf-8")
+        data = json.loads(text)
+    except UnicodeDecodeError:
+        raise ScenarioError.at(field, f"{name}: not a UTF-8 text file") from None
+    except json.JSONDecodeError as exc:
+        raise ScenarioError.at(field, f"{name}: not valid JSON ({exc.msg}, line {exc.lineno})") from None
+    except RecursionError:
+        raise ScenarioError.at(field, f"{name}: not a {what} (nested too deeply)") from None
+    if not isinstance(data, dict):
+        raise ScenarioError.at(field, f"{name}: not a {what} (not a JSON object)")
+    return text, data
+
+
 def read_toml_file(path: Any, what: str = "scenario file", field: Optional[str] = None) -> Dict[str, Any]:
     """Read a TOML input file (a scenario, sweep spec, experiment, thresholds or bank file):
     the one reader, so each refuses the same bad input with one line naming the file.

@@ -277,3 +277,25 @@ def test_a_worker_count_is_bounded(call):
         call()
     assert time.monotonic() - t0 < 2 and e.value.field == "workers"
     assert str(e.value) == f"workers: must be at most {MAX_WORKERS} (simulations at once), got 100000"
+
+
+# ----- tcpf report ----------------------------------------------------------------------------
+@pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="needs /dev/zero")
+@pytest.mark.parametrize("content, says", [
+    (b"[1, 2]\n", "not a tcpf evaluate result (not a JSON object)"),   # AttributeError, exit 1
+    ("/dev/zero", "not a tcpf evaluate result (not a JSON object)"),  # MemoryError, exit 1
+    (b'{"algorithm": \n', "not valid JSON (Expecting value, line 2)"),
+])
+def test_report_refuses_an_evaluation_json_that_is_not_an_object(tmp_path, content, says):
+    from tcpfriendly import report
+    p = tmp_path / "evaluation-x.json"
+    if content == "/dev/zero":
+        os.symlink("/dev/zero", p)
+    else:
+        p.write_bytes(content)
+    t0 = time.monotonic()
+    with pytest.raises(tf.ScenarioError) as e:
+        report.write(tmp_path, tmp_path / "r.html")
+    assert time.monotonic() - t0 < 2 and e.value.field == "PATH"
+    assert str(e.value) == f"PATH: {p}: {says}"
+    assert not (tmp_path / "r.html").exists()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import shlex
 from typing import List
@@ -33,21 +32,11 @@ def detect(path: str) -> bool:
 
 def load(path: str):
     from ..results import MAX_RESULT_BYTES, Result
-    from ..scenario import read_bounded
+    from ..scenario import read_json_text
 
     p = _json_path(path)
-
-    def a_json_object(head: bytes) -> None:
-        if head.lstrip()[:1] not in (b"{", b""):
-            raise ScenarioError.at("PATH", f"{p}: not a run result (not a JSON object)")
-
-    raw = read_bounded(p, "run result", "PATH", limit=MAX_RESULT_BYTES, head=a_json_object)
-    try:
-        result = Result(raw.decode("utf-8"))
-    except json.JSONDecodeError as exc:
-        raise ScenarioError.at("PATH", f"{p}: not valid JSON ({exc.msg}, line {exc.lineno})") from None
-    except UnicodeDecodeError:
-        raise ScenarioError.at("PATH", f"{p}: not a UTF-8 text file") from None
+    text, raw = read_json_text(p, "run result", "PATH", MAX_RESULT_BYTES)
+    result = Result(text, raw=raw)
     if not isinstance(result.raw, dict) or not isinstance(result.raw.get("flows"), list):
         raise ScenarioError.at("PATH", f"{p}: not a run result (no \"flows\" list)")
     return result
