@@ -299,3 +299,26 @@ def test_report_refuses_an_evaluation_json_that_is_not_an_object(tmp_path, conte
     assert time.monotonic() - t0 < 2 and e.value.field == "PATH"
     assert str(e.value) == f"PATH: {p}: {says}"
     assert not (tmp_path / "r.html").exists()
+
+
+def test_a_sweep_record_that_is_not_an_object_is_named(tmp_path):
+    # sweep.json holding [1] beside a valid table: `tcpf report D` and `tcpf sweep plot D ...`
+    # failed with "internal error: AttributeError: 'list' object has no attribute 'get'" (exit
+    # 1); a truncated sweep.json gave sweep plot "Expecting value: line 2 column 1" (no file)
+    import shutil
+    from tcpfriendly import report
+    from tcpfriendly.sweep.plot import plot
+    good = tmp_path / "good"
+    tf.sweep.sweep({"scenario": BASE, "seeds": 1, "axes": {"duration": [1, 2]}}, out=good, quiet=True)
+    bad = tmp_path / "bad"
+    shutil.copytree(good, bad)
+    for text, says in (("[1]\n", "not a sweep record (not a JSON object)"),
+                       ('{"axes": [\n', "not valid JSON (Expecting value, line 2)")):
+        (bad / "sweep.json").write_text(text)
+        with pytest.raises(tf.ScenarioError) as e:
+            report.write(bad, tmp_path / "r.html")
+        assert str(e.value) == f"PATH: {bad / 'sweep.json'}: {says}"
+        with pytest.raises(tf.ScenarioError) as e:
+            plot(str(bad), x="duration", y="share", out=str(tmp_path / "p.png"))
+        assert str(e.value) == f"DIR: {bad / 'sweep.json'}: {says}"
+    assert not (tmp_path / "r.html").exists() and not (tmp_path / "p.png").exists()
