@@ -322,3 +322,13 @@ def test_a_sweep_record_that_is_not_an_object_is_named(tmp_path):
             plot(str(bad), x="duration", y="share", out=str(tmp_path / "p.png"))
         assert str(e.value) == f"DIR: {bad / 'sweep.json'}: {says}"
     assert not (tmp_path / "r.html").exists() and not (tmp_path / "p.png").exists()
+
+
+def test_evaluate_all_refuses_what_it_would_ignore():
+    # `tcpf evaluate --all --params alpha=1` (and `tcpf evaluate gaimd --all`) ignored the
+    # parameters (the name) and ran all of tsao2007's Table 4
+    for args, what in ((["--all", "--params", "alpha=1"], "--params"), (["gaimd", "--all"], "an algorithm name")):
+        r, took = tcpf("evaluate", *args)
+        assert one_error_line(r) == ("error: --all: evaluates tsao2007's schemes with their own "
+                                     f"parameters; {what} does not apply (give one or the other)")
+        assert took < 10

@@ -134,6 +134,11 @@ def run_args(a: argparse.Namespace) -> int:
     check_workers(a.workers, "--workers")
     if not a.all and not a.algorithm:
         raise ScenarioError("algorithm: give an algorithm name or --all")
+    if a.all and (a.algorithm or a.params):
+        # --all grades its own list of schemes with their published parameters
+        what = "an algorithm name" if a.algorithm else "--params"
+        raise ScenarioError(f"--all: evaluates tsao2007's schemes with their own parameters; "
+                            f"{what} does not apply (give one or the other)", field="--all")
     params = parse_params(a.params)
     controllers = parse_controllers(a.controller)
     if a.dask is not None and not a.dask.strip():
