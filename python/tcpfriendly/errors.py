@@ -38,6 +38,24 @@ class ScenarioError(ValueError):
         return cls.at(getattr(exc, "field", None), getattr(exc, "message", str(exc)))
 
 
+class ScenarioTypeError(ScenarioError, TypeError):
+    """A value of the wrong type where the API expects a scenario, a spec, a path or a table
+    (a list where a dict goes, bytes, None): a :class:`ScenarioError` naming the field (so bad
+    input, exit 2 in ``tcpf``) and, as before, a ``TypeError``."""
+
+
+def path_arg(value: object, field: str, what: str = "a path") -> str:
+    """``value`` (a str or os.PathLike naming a file or directory) as a str, or a
+    :class:`ScenarioTypeError` naming ``field``: the one check of a path given to the API."""
+    import os
+    if isinstance(value, (str, os.PathLike)):
+        name = os.fspath(value)
+        if isinstance(name, str):
+            return name
+    raise ScenarioTypeError(f"{field}: must be {what} (str or os.PathLike), got "
+                            f"{type(value).__name__}", field=field)
+
+
 class ScenarioFileError(ScenarioError, OSError):
     """The scenario file does not exist or cannot be read.
 

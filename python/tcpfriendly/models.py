@@ -56,13 +56,29 @@ def names() -> List[str]:
     return list(_core().model_names())
 
 
+def _check_param(v: Any, where: str) -> None:
+    """JSON has no NaN, infinity or bytes: name the parameter (``init[1]``, ``params.alpha``)
+    instead of failing as "not valid JSON" in the engine or with json's TypeError."""
+    if isinstance(v, float) and not math.isfinite(v):
+        raise ModelError(f"{where}: must be a finite number, got {v}", field=where)
+    if isinstance(v, (list, tuple)):
+        for i, x in enumerate(v):
+            _check_param(x, f"{where}[{i}]")
+    elif isinstance(v, dict):
+        for key, x in v.items():
+            if not isinstance(key, str):
+                raise ModelError(f"{where}: keys must be strings, got {key!r}", field=where)
+            _check_param(x, f"{where}.{key}")
+    elif v is not None and not isinstance(v, (bool, int, float, str)):
+        raise ModelError(f"{where}: must be a number, string, list or table, got "
+                         f"{type(v).__name__}", field=where)
+
+
 def call(name: str, **params: Any) -> Dict[str, Any]:
     """Run model ``name`` with keyword parameters (``None`` values are left out)."""
     clean = {k: v for k, v in params.items() if v is not None}
     for k, v in clean.items():
-        # JSON has no NaN or infinity: name the parameter instead of failing as "not valid JSON".
-        if isinstance(v, float) and not math.isfinite(v):
-            raise ModelError(f"{k}: must be a finite number, got {v}", field=k)
+        _check_param(v, k)
     try:
         text = _core().model(name, json.dumps(clean))
     except _core().FieldError as exc:

@@ -32,11 +32,12 @@ import hashlib
 import json
 import os
 import secrets
+import stat
 from typing import IO, Any, Callable, Dict, Iterable, List, Optional
 
 from .errors import ScenarioError
 
-__all__ = ["MANIFEST", "OutputError", "OutDir", "claim", "atomic_write", "identity_of"]
+__all__ = ["MANIFEST", "OutputError", "OutDir", "claim", "atomic_write", "identity_of", "figure_file"]
 
 MANIFEST = ".tcpf-out.json"
 _TMP_SUFFIX = ".tmp"
@@ -97,6 +98,15 @@ def atomic_write(path: str, write: Callable[[IO[bytes]], None], *, force: bool =
     if os.path.islink(path) and not force:
         raise OutputError.at(field, f"{path} is a symbolic link; refusing to write through it "
                                     "(remove it, or use --force to replace the link itself)")
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        mode = None
+    if mode is not None and not (stat.S_ISREG(mode) or stat.S_ISLNK(mode) or stat.S_ISDIR(mode)):
+        # a device, FIFO or socket: renaming over it would replace it (as root, /dev/full
+        # became a regular file); never, whatever force says
+        raise OutputError.at(field, f"cannot write {path}: it exists and is not a regular file "
+                                    "(a device, FIFO or socket); choose a file name")
     tmp = temp_name(path)
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) \
         | getattr(os, "O_CLOEXEC", 0)
@@ -122,6 +132,31 @@ def atomic_write(path: str, write: Callable[[IO[bytes]], None], *, force: bool =
             raise OutputError.at(field, f"cannot write {path}: {_describe(exc)}") from None
         raise
     return path
+
+
+def figure_file(path: "os.PathLike[str] | str", field: Optional[str],
+                formats: Iterable[str] = ("png", "svg", "pdf"), make_dirs: bool = False) -> str:
+    """Check a figure's file name before anything is computed, and return its format: the
+    name ends in one of ``formats`` (matplotlib would otherwise append ``.png`` to a name
+    without one, or refuse the format after the work), is not a directory, device or FIFO, and
+    its directory exists (unless ``make_dirs``: the caller creates it). Raises
+    :class:`OutputError` naming ``field``."""
+    name = os.fspath(path)
+    formats = tuple(formats)
+    ext = os.path.splitext(name)[1].lower().lstrip(".")
+    if ext not in formats:
+        raise OutputError.at(field, f"the file name must end in {', '.join('.' + f for f in formats)}; "
+                                    f"got {name or repr(name)}")
+    if os.path.isdir(name):
+        raise OutputError.at(field, f"{name} is a directory; give a file name such as "
+                                    f"{os.path.join(name, 'figure.' + formats[0])}")
+    if os.path.exists(name) and not os.path.isfile(name):
+        raise OutputError.at(field, f"cannot write {name}: it exists and is not a regular file "
+                                    "(a device, FIFO or socket); choose a file name")
+    directory = os.path.dirname(os.path.abspath(name))
+    if not make_dirs and not os.path.isdir(directory):
+        raise OutputError.at(field, f"directory {directory} does not exist")
+    return ext
 
 
 def _read_manifest(directory: str) -> Optional[Dict[str, Any]]:
@@ -204,14 +239,16 @@ class OutDir:
 
 def claim(directory: "os.PathLike[str] | str", command: str, identity: str, *,
           force: bool = False, field: Optional[str] = "out", files: Iterable[str] = (),
-          legacy: Optional[Callable[[str], Optional[str]]] = None) -> OutDir:
+          legacy: Optional[Callable[[str], Optional[str]]] = None,
+          force_flag: Optional[str] = "--force") -> OutDir:
     """Check that ``command`` may write its output (``identity``) into ``directory``, writing
     nothing yet. Allowed: a missing or empty directory, or one whose manifest records the same
     command and identity. Anything else (another output, or a non-empty directory without our
     manifest) is an :class:`OutputError` naming ``field`` unless ``force``. ``files`` are the
     names about to be written: a symbolic link among them is refused now (unless ``force``).
     ``legacy(directory)`` may return the identity of an output written before manifests
-    existed (e.g. a sweep's ``sweep.json``), or None."""
+    existed (e.g. a sweep's ``sweep.json``), or None. ``force_flag`` is the option the
+    messages offer (None: a command without one; they only say to choose another directory)."""
     path = os.fspath(directory)
     if not path:
         raise OutputError.at(field, "must be a directory name, got ''")
@@ -231,8 +268,8 @@ def claim(directory: "os.PathLike[str] | str", command: str, identity: str, *,
                 held = (f"the output of a different `tcpf {what}` (another scenario, seed or "
                         "spec)" if what == command else
                         f"the output of `tcpf {what}`, not of `tcpf {command}`")
-                raise OutputError.at(field, f"{path} holds {held}; use --force to replace it, "
-                                            "or choose another directory")
+                fix = f"use {force_flag} to replace it, or " if force_flag else ""
+                raise OutputError.at(field, f"{path} holds {held}; {fix}choose another directory")
         elif entries:
             old = legacy(path) if legacy is not None else None
             if old is not None and old == identity:
@@ -240,8 +277,8 @@ def claim(directory: "os.PathLike[str] | str", command: str, identity: str, *,
             elif not force:
                 why = (f"holds the output of a different `tcpf {command}`" if old is not None else
                        f"is not empty and holds no tcpfriendly output ({MANIFEST} missing)")
-                raise OutputError.at(field, f"{path} {why}; use --force to write into it anyway, "
-                                            "or choose a new or empty directory")
+                fix = f"use {force_flag} to write into it anyway, or " if force_flag else ""
+                raise OutputError.at(field, f"{path} {why}; {fix}choose a new or empty directory")
     if not force:
         for name in files:
             target = os.path.join(path, name)

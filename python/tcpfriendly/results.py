@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 import math
 import os
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence
 
 if TYPE_CHECKING:  # annotations only: pandas is imported on first use (CLI start-up)
     import pandas as pd
 
 from . import metrics
-from .errors import ScenarioError
+from .errors import ScenarioError, ScenarioTypeError
 from .outfiles import OutDir, atomic_write, claim, identity_of
 # the text formatting of results (one home: tcpfriendly.formatting, shared with plot and report)
 from .formatting import (_algorithm_label, _fixed, _int, _link_label, _num, _params_label,  # noqa: F401
@@ -54,6 +54,11 @@ def _csv_ready(df: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+# A run's result JSON is at most a few hundred MB (2e6 time-series rows, the engine's limit);
+# a larger file (or a device such as /dev/zero) is refused before it is read (tcpf plot, report).
+MAX_RESULT_BYTES = 1024 * 1024 * 1024
+
+
 class Result:
     """The outcome of :func:`run`.
 
@@ -63,11 +68,12 @@ class Result:
         links: one row per link, the bottleneck first (pandas DataFrame).
     """
 
-    def __init__(self, text: str, trace: Optional[bytes] = None):
+    def __init__(self, text: str, trace: Optional[bytes] = None, raw: Optional[Dict[str, Any]] = None):
         self._text = text
         #: The packet trace (the scenario's ``[trace]`` table) in its format, or None.
         self.trace: Optional[bytes] = trace
-        self.raw: Dict[str, Any] = json.loads(text)
+        # ``raw``: ``text`` already parsed (by a reader that checked it), not parsed twice
+        self.raw: Dict[str, Any] = raw if raw is not None else json.loads(text)
         self._flows: Optional[pd.DataFrame] = None
         self._links: Optional[pd.DataFrame] = None
 
@@ -322,6 +328,9 @@ def _check_controllers(sc, controllers):
     """Check user-defined controller classes, and build each once with its group's params so
     that a bad parameter is reported as a scenario error naming the field."""
     from .controller import Controller
+    if not isinstance(controllers, Mapping):
+        raise ScenarioTypeError(f"controllers: must be a dict {{name: Controller subclass}}, got "
+                                f"{type(controllers).__name__}", field="controllers")
     out = {}
     for name, cls in controllers.items():
         if not isinstance(name, str) or not name:

@@ -11,10 +11,11 @@ import copy
 import json
 import math
 import os
+import stat
 import sys
-from typing import Any, Dict, List, Mapping, Optional, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Union
 
-from .errors import ScenarioError, ScenarioFileError
+from .errors import ScenarioError, ScenarioFileError, ScenarioTypeError, path_arg
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -101,6 +102,73 @@ def _read_toml(text: str, source: str) -> Dict[str, Any]:
                             f"(a scenario needs a few levels)", field=None) from None
 
 
+def read_bounded(path: Any, what: str, field: Optional[str] = None,
+                 limit: int = MAX_SCENARIO_BYTES,
+                 head: Optional[Callable[[bytes], None]] = None) -> bytes:
+    """The bytes of an input file, at most ``limit`` of them: the one bounded reader of every
+    input file (TOML inputs through :func:`read_toml_file`, run results for ``tcpf plot`` and
+    ``tcpf report``). A file that cannot be opened, or is larger than ``limit`` (or endless,
+    such as /dev/zero), raises :class:`ScenarioFileError` naming it ("cannot read ``what``
+    PATH: ..."), before more than ``limit`` bytes are held. ``head``, if given, is called with
+    the first 64 KiB and may raise: input that cannot be of the expected kind is refused
+    before the rest is read."""
+    name = path_arg(path, field or what, f"the path of a {what}")
+    first = min(limit + 1, _HEAD_BYTES) if head is not None else limit + 1
+    try:
+        with open(name, "rb") as f:
+            st = os.fstat(f.fileno())
+            if stat.S_ISREG(st.st_mode) and st.st_size > limit:
+                raw = None  # a regular file's size is known: refused without reading it
+            else:
+                raw = f.read(first)
+                if head is not None:
+                    head(raw)
+                if len(raw) == first and first <= limit:
+                    raw += f.read(limit + 1 - first)
+    except OSError as exc:
+        raise ScenarioFileError(f"cannot read {what} {name}: {exc.strerror or type(exc).__name__}",
+                                field=field) from None
+    if raw is None or len(raw) > limit:
+        raise ScenarioFileError(f"cannot read {what} {name}: larger than "
+                                f"{limit // (1024 * 1024)} MiB, the limit for a {what}",
+                                field=field)
+    return raw
+
+
+_HEAD_BYTES = 64 * 1024
+
+
+def read_json_object(path: Any, what: str, field: Optional[str], limit: int) -> Dict[str, Any]:
+    """The object of :func:`read_json_text`."""
+    return read_json_text(path, what, field, limit)[1]
+
+
+def read_json_text(path: Any, what: str, field: Optional[str], limit: int):
+    """(text, object) of a JSON object read from an output file (a run result, an evaluation) through
+    :func:`read_bounded`: input that does not start like a JSON object (such as /dev/zero) is
+    refused before the rest is read; each failure is a ScenarioError naming ``field`` and the
+    file ("PATH: not a run result (not a JSON object)", "not valid JSON (..., line N)")."""
+    name = os.fspath(path) if isinstance(path, (str, os.PathLike)) else path
+
+    def an_object(head: bytes) -> None:
+        if head.lstrip()[:1] not in (b"{", b""):
+            raise ScenarioError.at(field, f"{name}: not a {what} (not a JSON object)")
+
+    raw = read_bounded(path, what, field, limit=limit, head=an_object)
+    try:
+        text = raw.decode("utf-8")
+        data = json.loads(text)
+    except UnicodeDecodeError:
+        raise ScenarioError.at(field, f"{name}: not a UTF-8 text file") from None
+    except json.JSONDecodeError as exc:
+        raise ScenarioError.at(field, f"{name}: not valid JSON ({exc.msg}, line {exc.lineno})") from None
+    except RecursionError:
+        raise ScenarioError.at(field, f"{name}: not a {what} (nested too deeply)") from None
+    if not isinstance(data, dict):
+        raise ScenarioError.at(field, f"{name}: not a {what} (not a JSON object)")
+    return text, data
+
+
 def read_toml_file(path: Any, what: str = "scenario file", field: Optional[str] = None) -> Dict[str, Any]:
     """Read a TOML input file (a scenario, sweep spec, experiment, thresholds or bank file):
     the one reader, so each refuses the same bad input with one line naming the file.
@@ -111,17 +179,8 @@ def read_toml_file(path: Any, what: str = "scenario file", field: Optional[str] 
     :data:`MAX_SCENARIO_BYTES` (or endless, such as /dev/zero) is refused before it is read
     into memory; text that is not UTF-8 or not TOML raises :class:`ScenarioError`
     ("malformed TOML in PATH: ...")."""
+    raw = read_bounded(path, what, field)
     name = os.fspath(path)
-    try:
-        with open(name, "rb") as f:
-            raw = f.read(MAX_SCENARIO_BYTES + 1)
-    except OSError as exc:
-        raise ScenarioFileError(f"cannot read {what} {name}: {exc.strerror or type(exc).__name__}",
-                                field=field) from None
-    if len(raw) > MAX_SCENARIO_BYTES:
-        raise ScenarioFileError(f"cannot read {what} {name}: larger than "
-                                f"{MAX_SCENARIO_BYTES // (1024 * 1024)} MiB, the limit for a {what}",
-                                field=field)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -318,9 +377,9 @@ def as_scenario(scenario: ScenarioLike) -> Scenario:
         return Scenario(scenario)
     if isinstance(scenario, (str, os.PathLike)):
         return Scenario.from_toml(scenario)
-    raise TypeError(
-        f"expected a Scenario, a dict or the path of a TOML file, got {type(scenario).__name__}"
-    )
+    raise ScenarioTypeError(
+        f"scenario: expected a Scenario, a dict or the path of a TOML file, got "
+        f"{type(scenario).__name__}", field="scenario")
 
 
 def check_seed(seed: Any, name: str = "seed") -> Optional[int]:

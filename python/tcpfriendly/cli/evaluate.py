@@ -73,11 +73,12 @@ def register(app: typer.Typer) -> None:
     def evaluate_command(ctx: typer.Context) -> None:
         from ..evaluate.cli import run_args
         from ..evaluate.runner import EvaluationInterrupted
-        from .errors import EXIT_INTERRUPTED, fail
+        from .errors import EXIT_INTERRUPTED, as_flags, fail
 
         args = parser().parse_args(ctx.args)  # --help prints and exits 0
         try:
-            code = run_args(args)
+            with as_flags({"seeds": "--seeds", "only": "--only", "out": "--out"}):
+                code = run_args(args)
         except EvaluationInterrupted as exc:  # say what is cached and how to resume
             fail(EXIT_INTERRUPTED, str(exc))
         raise typer.Exit(code)

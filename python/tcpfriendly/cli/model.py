@@ -96,8 +96,9 @@ def _run(name: str, params: Dict[str, Any], as_json: bool, plot: Optional[str],
          notes: Callable[[Dict[str, Any]], List[str]] = lambda r: []) -> None:
     from .. import models
 
-    if plot is not None and not str(plot).lower().endswith((".png", ".svg")):
-        raise ScenarioError(f"--plot: the file name must end in .png or .svg; got {plot}")
+    if plot is not None:
+        from ..outfiles import figure_file
+        figure_file(plot, "--plot", formats=("png", "svg"))
     if plot is not None and name == "friendly_alpha":
         params = dict(params, series=True)
     try:
@@ -111,9 +112,6 @@ def _run(name: str, params: Dict[str, Any], as_json: bool, plot: Optional[str],
         raise ScenarioError(msg) from None
     flat = models.summary(result)
     if plot is not None:
-        directory = os.path.dirname(os.path.abspath(plot))
-        if not os.path.isdir(directory):
-            raise ScenarioError(f"--plot: directory {directory} does not exist")
         models.plot(name, result, plot)
     if as_json:
         sys.stdout.write(json.dumps(flat) + "\n")

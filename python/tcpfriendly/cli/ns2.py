@@ -19,6 +19,7 @@ from typing import List, Optional
 import typer
 
 from ..errors import ScenarioError
+from .errors import as_flags
 
 app = typer.Typer(
     short_help="ns-2 cross-checks: export a scenario to ns-2, compare both simulators.",
@@ -131,8 +132,9 @@ def compare_command(
 
     if jobs < 1:
         raise ScenarioError(f"--jobs: must be at least 1, got {jobs}")
-    if seeds is not None and seeds < 1:
-        raise ScenarioError(f"--seeds: must be at least 1, got {seeds}")
+    if seeds is not None:
+        with as_flags({"seeds": "--seeds"}):
+            cmp.check_seeds(seeds, "seeds")
     if bank_mode and file is not None:
         raise ScenarioError("FILE.toml: give either a scenario file or --bank, not both")
     if not bank_mode and file is None:
@@ -151,6 +153,8 @@ def compare_command(
         raise typer.Exit(0 if res["passed"] else 1)
 
     bank = cmp.load_bank(bank_file)
+    if not bank.scenarios:
+        raise ScenarioError.at("--bank-file", f"{bank.path} lists no [[scenarios]] to compare")
     progress = None if as_json else (lambda msg: typer.echo(msg, err=True))
     result = cmp.run_bank(bank, ci_only=ci, seeds=seeds, workers=jobs, ns_binary=ns_binary,
                           only=only, progress=progress)

@@ -45,12 +45,14 @@ class _Parser(argparse.ArgumentParser):
 
 def _positive(flag: str):
     def conv(text: str) -> int:
+        # argparse replaces a ValueError's message (ScenarioError is one) by "invalid conv
+        # value"; ArgumentTypeError's is kept: "argument --seeds: must be a positive integer"
         try:
             v = int(text)
         except ValueError:
-            raise ScenarioError(f"{flag}: must be a positive integer, got {text!r}") from None
+            raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}") from None
         if v < 1:
-            raise ScenarioError(f"{flag}: must be a positive integer, got {v}")
+            raise argparse.ArgumentTypeError(f"must be a positive integer, got {v}")
         return v
     return conv
 
@@ -79,12 +81,18 @@ def parser() -> argparse.ArgumentParser:
 def run_args(args: argparse.Namespace, argv: Optional[List[str]] = None) -> int:
     from ..reproduce import (PAPERS, inventory_rows, inventory_summary, plan, reproduce,
                              results_json, write_outputs)
+    from ..outfiles import claim
+    from .errors import as_flags
     from ..reproduce.inventory import row_counts
     from ..reproduce.report import table_text
 
     if args.paper not in PAPERS and args.paper != "all":
         raise ScenarioError(f"PAPER: must be one of {', '.join(PAPERS)}, all; got {args.paper!r}")
     plan(args.paper, args.only)  # bad --only: exit 2 before anything runs
+    # and a bad --out: a file, or another command's output (`tcpf run`, `tcpf sweep`); one
+    # written before manifests existed is accepted. Nothing is written here.
+    claim(args.out, "reproduce", "reproduce", field="--out", legacy=lambda _d: "reproduce",
+          force_flag=None)
     command = "tcpf reproduce " + " ".join(shlex.quote(a) for a in (argv or []))
     wall = {}
 
@@ -100,9 +108,10 @@ def run_args(args: argparse.Namespace, argv: Optional[List[str]] = None) -> int:
         if paper not in todo:
             continue
         t0 = time.monotonic()
-        results += reproduce(paper, [x.id for x in todo[paper]], quick=args.quick, seeds=args.seeds,
-                             out=args.out, workers=args.workers, dask=args.dask, quiet=args.json,
-                             on_result=on_result)
+        with as_flags({"workers": "--workers", "seeds": "--seeds"}):
+            results += reproduce(paper, [x.id for x in todo[paper]], quick=args.quick,
+                                 seeds=args.seeds, out=args.out, workers=args.workers,
+                                 dask=args.dask, quiet=args.json, on_result=on_result)
         wall[paper] = time.monotonic() - t0
     write_outputs(results, args.out, command, wall)
     rows = inventory_rows(results)

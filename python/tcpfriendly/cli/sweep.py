@@ -137,9 +137,9 @@ def run_command(
         help="Progress bar on stderr (default: when stderr is a terminal)."),
 ) -> None:
     from ..sweep import Sweep, SweepError, SweepInterrupted, run_sweep
+    from ..sweep.core import check_workers
 
-    if workers is not None and workers < 1:
-        raise SweepError(f"--workers: must be a positive integer, got {workers}", field="--workers")
+    check_workers(workers, "--workers", SweepError)
     if dask is not None and dask != "local" and workers is not None:
         raise SweepError("--workers: a Dask scheduler decides its workers; use --workers only "
                          "with --dask local or without --dask", field="--workers")
@@ -267,6 +267,7 @@ def plot_command(
     per_flow: bool = typer.Option(
         False, "--per-flow", help="Each flow as a point (the sweep's per-flow table), over each group's mean."),
 ) -> None:
+    from ..outfiles import figure_file
     from ..sweep.plot import plot
 
     fixed = {}
@@ -277,6 +278,7 @@ def plot_command(
         fixed[name] = value
     if not os.path.isdir(directory):
         raise ScenarioError(f"DIR: {directory} is not a directory (a sweep's --out)", field="DIR")
+    figure_file(out, "--out", make_dirs=True)  # before the table is read: a name matplotlib would change or refuse
     names = ("x", "y", "hue", "kind", "where", "group", "out", "ratio", "paired")
     with as_flags({**{name: f"--{name}" for name in names}, "per_flow": "--per-flow"}):
         plot(directory, x=x, y=y, hue=hue, kind=kind, where=fixed, group=group, out=out,

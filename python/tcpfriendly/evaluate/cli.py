@@ -126,14 +126,19 @@ def evaluate_command(argv: Optional[List[str]] = None) -> int:
 def run_args(a: argparse.Namespace) -> int:
     """Run the evaluation the parsed options of :func:`add_arguments` ask for, print it and
     return 0. Bad input raises :class:`ScenarioError` naming the option or field."""
+    from ..sweep.core import check_workers
     from .core import evaluate_many
     from .report import table4_markdown, table4_text, text_report, write_outputs
     if a.seeds is not None and a.seeds < 1:
         raise ScenarioError(f"--seeds: must be a positive integer, got {a.seeds}")
-    if a.workers is not None and a.workers < 1:
-        raise ScenarioError(f"--workers: must be a positive integer, got {a.workers}")
+    check_workers(a.workers, "--workers")
     if not a.all and not a.algorithm:
         raise ScenarioError("algorithm: give an algorithm name or --all")
+    if a.all and (a.algorithm or a.params):
+        # --all grades its own list of schemes with their published parameters
+        what = "an algorithm name" if a.algorithm else "--params"
+        raise ScenarioError(f"--all: evaluates tsao2007's schemes with their own parameters; "
+                            f"{what} does not apply (give one or the other)", field="--all")
     params = parse_params(a.params)
     controllers = parse_controllers(a.controller)
     if a.dask is not None and not a.dask.strip():

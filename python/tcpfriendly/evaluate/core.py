@@ -11,8 +11,10 @@ import numpy as np
 
 from ..metrics import dynamics as dyn
 from ..metrics.transients import censored_mean
-from ..errors import ScenarioError
+from ..errors import ScenarioError, ScenarioTypeError, path_arg
+from ..outfiles import claim
 from . import grades as G
+from ..sweep.core import MAX_RUNS
 from .runner import Job, execute
 from .scenarios import EVALUATION, Experiment, algorithm_fields, derived, fill, load_experiment
 
@@ -97,6 +99,9 @@ def check_algorithm(alg: str, params: Optional[Mapping[str, Any]] = None,
     naming the bad field."""
     if not isinstance(alg, str) or not alg:
         raise ScenarioError(f"algorithm: must be a non-empty name, got {alg!r}")
+    if params is not None and not isinstance(params, Mapping):
+        raise ScenarioTypeError(f"params: must be a dict {{name: value}}, got {type(params).__name__}",
+                                field="params")
     reg = _registry()
     controllers = dict(controllers or {})
     if alg not in reg and alg not in controllers:
@@ -189,10 +194,17 @@ def _plan(alg: str, params: Optional[Mapping[str, Any]], controllers: Optional[M
         raise ScenarioError(f"seeds: must be a positive integer, got {seeds!r}")
     af = algorithm_fields(alg, params, family, None)
     overrides = dict(assumptions or {})
+    def chosen(o: str, paper: str, eid: str) -> bool:
+        return o == f"{paper}/{eid}" or eid.startswith(o) or o == paper
+
+    for o in only or ():
+        if not isinstance(o, str) or not o or not any(chosen(o, p, e) for p, e in EVALUATION):
+            known = ", ".join(["s1", "s2", "s3", "s4", "jin2001", "sastry2005"]
+                              + [f"{p}/{e}" for p, e in EVALUATION])
+            raise ScenarioError(f"only: no experiment {o!r} (known: {known})", field="only")
     selected = []
     for paper, eid in EVALUATION:
-        key = f"{paper}/{eid}"
-        if only and not any(o == key or eid.startswith(o) or o == paper for o in only):
+        if only and not any(chosen(o, paper, eid) for o in only):
             continue
         selected.append(load_experiment(paper, eid))
     for k in overrides:
@@ -200,7 +212,15 @@ def _plan(alg: str, params: Optional[Mapping[str, Any]], controllers: Optional[M
             raise ScenarioError(f"assumptions: unknown experiment {k!r}")
     all_jobs: List[Job] = []
     per_exp = {}
+    planned = 0
     for exp in selected:
+        # points x seeds, counted before any job is built: a huge --seeds is refused, not listed
+        planned += len(exp.grid(quick)) * exp.seeds(quick, seeds)
+        if planned > MAX_RUNS:
+            raise ScenarioError(f"seeds: the evaluation would have more than {MAX_RUNS} runs of "
+                                f"the algorithm (points x seeds, with {exp.seeds(quick, seeds)} "
+                                f"seeds), over the limit of {MAX_RUNS}: use fewer seeds",
+                                field="seeds")
         vals = exp.values(quick, overrides.get(exp.key))
         f = dict(af, recovery=None if family == "rate-based" else vals.get("recovery"))
         jobs = _experiment_jobs(exp, f, quick, exp.seeds(quick, seeds), base_seed, overrides.get(exp.key, {}))
@@ -283,6 +303,13 @@ def evaluate_many(schemes: Sequence[Tuple[str, Optional[Mapping[str, Any]]]], *,
     idles between schemes; the TCP reference runs, identical for every scheme, run once).
     ``wall_s`` of each evaluation is the batch's wall time."""
     t0 = time.monotonic()
+    if out is not None:
+        out = path_arg(out, "out", "a directory path")
+        # before anything runs: refuse a file, or another command's output (a `tcpf run` or
+        # `tcpf sweep` directory); evaluations of any scheme share a directory (and its cache),
+        # and one written before manifests existed is accepted. Nothing is written here.
+        claim(out, "evaluate", "evaluate", field="out", legacy=lambda _d: "evaluate",
+              force_flag=None)
     plans = [_plan(alg, prm, controllers, quick, seeds, thresholds, assumptions, only, base_seed)
              for alg, prm in schemes]
     jobs = [j for p in plans for j in p.jobs]

@@ -41,7 +41,7 @@ def default_thresholds_path() -> str:
 def load_thresholds(path: Optional[str] = None) -> Dict[str, Dict[str, float]]:
     """Read and check a thresholds file (default: the experiments home's)."""
     from ..scenario import read_toml_file
-    data = read_toml_file(path or default_thresholds_path(), "thresholds file")
+    data = read_toml_file(path or default_thresholds_path(), "thresholds file", field="thresholds")
     return check_thresholds(data)
 
 

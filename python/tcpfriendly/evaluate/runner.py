@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from ..metrics import dynamics as dyn
+from ..outfiles import OutputError
 
 __all__ = ["Job", "execute", "run_job", "REDUCERS", "RunCache", "EvaluationFailed", "EvaluationInterrupted"]
 
@@ -305,6 +306,13 @@ class RunCache:
 
     def __init__(self, out: str):
         self.dir = os.path.join(out, "runs")
+        # made now, before any run: a directory that cannot hold the cache (a file named
+        # runs, no permission) is refused up front, not after every simulation has run
+        try:
+            os.makedirs(self.dir, exist_ok=True)
+        except OSError as exc:
+            raise OutputError.at("out", f"cannot create the run cache {self.dir}: "
+                                        f"{exc.strerror or type(exc).__name__}") from None
 
     def path(self, key: str) -> str:
         return os.path.join(self.dir, key + ".json")
@@ -364,11 +372,11 @@ def execute(jobs: List[Job], workers: Optional[int] = None, out: Optional[str] =
             identical jobs), ``cached`` (found in ``memo`` or ``out``) and ``ran``.
     """
     from ..errors import ScenarioError
+    from ..sweep.core import check_workers
     from ..sweep.executors import Collector, ThreadExecutor, default_workers
     from ..sweep.runner import Progress
 
-    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
-        raise ScenarioError(f"workers: must be a positive integer, got {workers!r}")
+    check_workers(workers)
     if controllers and dask is not None:
         raise ScenarioError("dask: Python controllers run in-process; evaluate them without --dask")
     if log is None:

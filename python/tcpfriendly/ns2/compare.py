@@ -226,11 +226,32 @@ def _tolerance(key: str, v: Any, where: str) -> Tolerance:
     return Tolerance(**kw)
 
 
+# Runs per simulator and scenario: a few in the bank, at most this many from --seeds or the bank
+# (a larger count was listed seed by seed until memory ran out).
+MAX_SEEDS = 1000
+_BANK_KEYS = ("tolerances", "seeds", "ci_seeds", "scenarios")
+_ENTRY_KEYS = ("file", "name", "seeds", "ci", "expected_failures", "summary", "note")
+
+
+def check_seeds(n: Any, where: str) -> int:
+    """``n`` as a count of seeds in 1..:data:`MAX_SEEDS`, or a ScenarioError naming ``where``."""
+    if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= MAX_SEEDS:
+        raise ScenarioError.at(where, f"must be an integer in 1..{MAX_SEEDS}; got {n!r}")
+    return n
+
+
 def load_bank(path: Optional[str] = None) -> Bank:
     """Read the bank file: [tolerances], defaults and the [[scenarios]] list."""
     from ..scenario import read_toml_file
     path = path or default_bank_path()
     data = read_toml_file(path, "ns-2 validation bank")
+    for key in data:
+        if key not in _BANK_KEYS:
+            raise ScenarioError.at(key, f"unknown key in the ns-2 validation bank {path} (allowed: "
+                                        f"{', '.join(_BANK_KEYS)}; a scenario file is not a bank)")
+    if not isinstance(data.get("tolerances", {}), dict) or not isinstance(data.get("scenarios", []), list):
+        raise ScenarioError.at("tolerances", "the bank's [tolerances] must be a table and "
+                                             "[[scenarios]] an array of tables")
     base = os.path.dirname(os.path.abspath(path))
     tol_v = data.get("tolerances", {})
     tolerances: Dict[str, Tolerance] = {}
@@ -238,12 +259,19 @@ def load_bank(path: Optional[str] = None) -> Bank:
         if key not in METRICS:
             raise ScenarioError(f"tolerances.{key}: unknown metric (known: {', '.join(METRICS)})")
         tolerances[key] = _tolerance(key, v, "tolerances")
-    default_seeds = int(data.get("seeds", 3))
+    default_seeds = check_seeds(data.get("seeds", 3), "seeds")
     entries = []
     for i, sv in enumerate(data.get("scenarios", [])):
         where = f"scenarios[{i}]"
+        if not isinstance(sv, dict):
+            raise ScenarioError.at(where, "must be a table ([[scenarios]])")
+        for key in sv:
+            if key not in _ENTRY_KEYS:
+                raise ScenarioError.at(f"{where}.{key}", f"unknown key (allowed: {', '.join(_ENTRY_KEYS)})")
         if "file" not in sv:
             raise ScenarioError(f"{where}.file: is required")
+        if not isinstance(sv["file"], str):
+            raise ScenarioError.at(f"{where}.file", f"must be a path; got {sv['file']!r}")
         xfs = []
         for j, xf in enumerate(sv.get("expected_failures", [])):
             w = f"{where}.expected_failures[{j}]"
@@ -255,13 +283,14 @@ def load_bank(path: Optional[str] = None) -> Bank:
                                        group=xf.get("group"), link=xf.get("link")))
         file = os.path.join(base, sv["file"])
         name = sv.get("name") or os.path.splitext(os.path.basename(sv["file"]))[0]
-        entries.append(BankEntry(name=name, path=file, seeds=int(sv.get("seeds", default_seeds)),
+        entries.append(BankEntry(name=name, path=file,
+                                 seeds=check_seeds(sv.get("seeds", default_seeds), f"{where}.seeds"),
                                  ci=bool(sv.get("ci", False)), expected_failures=xfs,
                                  summary=str(sv.get("summary", "")),
                                  note=" ".join(str(sv.get("note", "")).split())))
     ci_seeds = data.get("ci_seeds")
     return Bank(path=path, tolerances=tolerances, scenarios=entries, default_seeds=default_seeds,
-                ci_seeds=int(ci_seeds) if ci_seeds is not None else None)
+                ci_seeds=check_seeds(ci_seeds, "ci_seeds") if ci_seeds is not None else None)
 
 
 # --------------------------------------------------------------------------------------------
@@ -401,10 +430,8 @@ def _prepare(path: str, seeds: Optional[int], bank: Optional[Bank], entry: Optio
         entry = BankEntry(name=os.path.splitext(os.path.basename(path))[0], path=path,
                           seeds=bank.default_seeds if bank else 3)
     n = seeds if seeds is not None else entry.seeds
-    if n < 1:
-        # the argument, or the bank's setting for this scenario
-        where = "seeds" if seeds is not None else f"{entry.name}.seeds"
-        raise ScenarioError.at(where, f"must be at least 1; got {n}")
+    # the argument, or the bank's setting for this scenario
+    check_seeds(n, "seeds" if seeds is not None else f"{entry.name}.seeds")
     return sc, entry, [base + k for k in range(n)]
 
 

@@ -246,6 +246,11 @@ def _rate(raw, by, flows, t0, t1, bin_s=DEFAULT_BIN_S, **_):
     ts = _series(raw, "flows", "rate")
     if isinstance(bin_s, bool) or not isinstance(bin_s, (int, float)) or not math.isfinite(bin_s) or bin_s <= 0:
         raise ScenarioError.at("bin_s", f"must be a positive number of seconds, got {bin_s!r}")
+    duration = (raw.get("scenario") or {}).get("duration")
+    if isinstance(duration, (int, float)) and duration > 0 and bin_s > duration:
+        # one bin covers the whole run already; a wider one overflowed numpy (a warning on stderr)
+        raise ScenarioError.at("bin_s", f"must be at most the run's duration ({duration:g} s), "
+                               f"got {bin_s:g}")
     interval = _interval(raw, ts)
     if math.isfinite(interval) and bin_s < interval * (1 - 1e-9):
         raise ScenarioError.at("bin_s", f"must be at least the time series' sampling interval "
@@ -452,12 +457,16 @@ def _savefig(fig, target, fmt: str) -> None:
         fig.savefig(target, format=fmt, dpi=100, metadata=meta)
 
 
+def _check_format(fmt: Any) -> None:
+    if fmt not in ("png", "svg", "pdf"):
+        raise ScenarioError.at("formats", f"must be png, svg or pdf, got {fmt!r}")
+
+
 def save(fig, base: "os.PathLike[str] | str", formats: Sequence[str] = ("png", "svg")) -> List[str]:
     """Write ``fig`` as ``base.png``, ``base.svg`` (any of png, svg, pdf); returns the paths."""
     written = []
     for fmt in formats:
-        if fmt not in ("png", "svg", "pdf"):
-            raise ScenarioError.at("formats", f"must be png, svg or pdf, got {fmt!r}")
+        _check_format(fmt)
         path = f"{os.fspath(base)}.{fmt}"
         _savefig(fig, path, fmt)
         written.append(path)
@@ -476,6 +485,11 @@ def write(result: Any, directory: "os.PathLike[str] | str", kinds: Optional[Sequ
     """Draw each of ``kinds`` (default: every kind the result supports, :func:`available_kinds`)
     and write ``DIRECTORY/<kind>.<format>``, creating the directory. Every figure is drawn
     before anything is written, so a bad argument writes nothing. Returns the paths written."""
+    formats = list(formats)
+    if not formats:
+        raise ScenarioError.at("formats", "give at least one of png, svg, pdf")
+    for fmt in formats:  # before the directory is made: a bad --format leaves nothing behind
+        _check_format(fmt)
     kinds = list(kinds) if kinds is not None else available_kinds(result)
     figs = [(kind, figure(result, kind, **options)) for kind in kinds]
     directory = os.fspath(directory)

@@ -26,10 +26,10 @@ navigation and the "regenerate" commands.
 from __future__ import annotations
 
 import os
-import time
 from typing import Callable, List, Optional
 
 from ..errors import ScenarioError, ScenarioFileError
+from ..outfiles import atomic_write
 from . import html as H
 from .page import Page, Section, Source  # noqa: F401 - Section: re-exported for sources
 
@@ -107,12 +107,7 @@ def write(path: "os.PathLike[str] | str", out: Optional["os.PathLike[str] | str"
     parent = os.path.dirname(os.path.abspath(out))
     if not os.path.isdir(parent):
         raise ScenarioFileError.at("-o", f"{parent}: no such directory")
-    tmp = f"{out}.{os.getpid()}.{int(time.time() * 1e6)}.tmp"
-    try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, out)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    # the one atomic writer: a temporary renamed over ``out``; a device, FIFO, socket or
+    # symbolic link at ``out`` is refused, never replaced
+    atomic_write(out, lambda f: f.write(text.encode("utf-8")), field="-o")
     return out

@@ -18,6 +18,8 @@ from types import SimpleNamespace
 from typing import Any, Dict, List
 
 from ..errors import ScenarioError
+from ..results import MAX_RESULT_BYTES
+from ..scenario import read_json_object
 from . import html as H
 from .page import Page, Section
 
@@ -171,11 +173,7 @@ def _command(ev: Dict[str, Any], path: str) -> str:
 def build(path: str) -> Page:
     evs = []
     for p in _files(path):
-        try:
-            with open(p, encoding="utf-8") as f:
-                evs.append(json.load(f))
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise ScenarioError.at("PATH", f"{p}: not a readable evaluation JSON ({exc})") from None
+        evs.append(read_json_object(p, "tcpf evaluate result", "PATH", MAX_RESULT_BYTES))
     sections = []
     commands = []
     for ev in evs:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import shlex
 from typing import List
@@ -32,17 +31,12 @@ def detect(path: str) -> bool:
 
 
 def load(path: str):
-    from ..results import Result
+    from ..results import MAX_RESULT_BYTES, Result
+    from ..scenario import read_json_text
 
     p = _json_path(path)
-    try:
-        with open(p, encoding="utf-8") as f:
-            text = f.read()
-        result = Result(text)
-    except json.JSONDecodeError as exc:
-        raise ScenarioError.at("PATH", f"{p}: not valid JSON ({exc.msg}, line {exc.lineno})") from None
-    except UnicodeDecodeError:
-        raise ScenarioError.at("PATH", f"{p}: not a UTF-8 text file") from None
+    text, raw = read_json_text(p, "run result", "PATH", MAX_RESULT_BYTES)
+    result = Result(text, raw=raw)
     if not isinstance(result.raw, dict) or not isinstance(result.raw.get("flows"), list):
         raise ScenarioError.at("PATH", f"{p}: not a run result (no \"flows\" list)")
     return result

@@ -4,7 +4,6 @@ capped table, so a sweep of thousands of runs gives a page of the same size as a
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import shlex
@@ -113,11 +112,10 @@ def build(path: str) -> Page:
     from ..sweep.plot import summarize
     from ..sweep.store import load_results
 
-    with open(os.path.join(path, "sweep.json"), encoding="utf-8") as f:
-        try:
-            record = json.load(f)
-        except json.JSONDecodeError as exc:
-            raise ScenarioError.at("PATH", f"{path}/sweep.json: not valid JSON ({exc.msg})") from None
+    from ..results import MAX_RESULT_BYTES
+    from ..scenario import read_json_object
+
+    record = read_json_object(os.path.join(path, "sweep.json"), "sweep record", "PATH", MAX_RESULT_BYTES)
     table = load_results(path)
     if table.empty:
         raise ScenarioError.at("PATH", f"{path}: the sweep's results table is empty (no finished run)")

@@ -24,6 +24,7 @@ import time
 from typing import Any, Dict, List, Optional, Sequence
 
 from ..errors import ScenarioError
+from ..sweep.core import check_workers
 from .inventory import (RowStatus, counts_text, load_rows, row_counts, row_statuses, rows_json,
                         rows_text)
 from .report import paper_markdown, table_text, write_figure
@@ -75,8 +76,7 @@ def reproduce(paper: str, only: Optional[Sequence[str]] = None, *, quick: bool =
     """
     if seeds is not None and (isinstance(seeds, bool) or not isinstance(seeds, int) or seeds < 1):
         raise ScenarioError(f"seeds: must be a positive integer, got {seeds!r}", field="seeds")
-    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
-        raise ScenarioError(f"workers: must be a positive integer, got {workers!r}", field="workers")
+    check_workers(workers)
     todo = plan(paper, only)
     # without a run cache on disk, the evaluations of one call still share their runs in
     # memory (tsao2007 table4 and observations evaluate the same schemes)

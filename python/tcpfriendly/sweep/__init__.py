@@ -64,6 +64,7 @@ from __future__ import annotations
 import os
 from typing import Any, Mapping, Optional
 
+from ..errors import path_arg
 from .core import (FLOW_METRICS, GROUP_METRICS, LINK_METRICS, Run, SweepError, SweepInterrupted, run_key)
 from .executors import Collector, Executor, ThreadExecutor, execute, run_rows
 from .runner import Progress, SweepResult, run_sweep
@@ -85,5 +86,5 @@ def sweep(spec: Any, out: "Optional[os.PathLike[str] | str]" = None, **kwargs) -
     elif isinstance(spec, Mapping):
         sw = Sweep.from_dict(spec)
     else:
-        sw = Sweep.from_toml(spec)
+        sw = Sweep.from_toml(path_arg(spec, "spec", "a Sweep, a spec dict or the path of a TOML spec"))
     return run_sweep(sw, out, **kwargs)

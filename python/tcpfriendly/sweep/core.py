@@ -25,6 +25,21 @@ _INT_METRICS = _metrics.INT_METRICS
 # lengths before anything is expanded, so a larger spec is refused at once (exit 2, naming the
 # largest factor); planning keeps about 2 kB per run in memory.
 MAX_RUNS = 100_000
+# The most simulations at once (threads, worker processes or LocalCluster workers): far above
+# any machine's cores, and low enough that a typo cannot start 100000 processes.
+MAX_WORKERS = 1024
+
+
+def check_workers(workers: Any, field: str = "workers", cls: type = ScenarioError) -> Optional[int]:
+    """``workers`` (None: the default) as a count in 1..:data:`MAX_WORKERS`, or ``cls`` naming
+    ``field``: the one check of a worker count (sweep, evaluate, reproduce and their CLIs)."""
+    if workers is None:
+        return None
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise cls.at(field, f"must be a positive integer, got {workers!r}")
+    if workers > MAX_WORKERS:
+        raise cls.at(field, f"must be at most {MAX_WORKERS} (simulations at once), got {workers}")
+    return workers
 # Identity columns of a run file (before the metrics).
 _RUN_ID_COLUMNS = ["run", "seed", "group", "algorithm", "recovery", "params", "direction"]
 

@@ -11,7 +11,6 @@ cell (n = 1 gives no interval).
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from typing import Any, Dict, List, Optional, Sequence
@@ -61,8 +60,11 @@ def _load(source, flows: bool = False) -> "tuple[Any, List[str]]":
     axes: List[str] = []
     spec = os.path.join(directory, "sweep.json")
     if os.path.exists(spec):
-        with open(spec, encoding="utf-8") as f:
-            axes = list(json.load(f).get("axes", []))
+        from ..results import MAX_RESULT_BYTES
+        from ..scenario import read_json_object
+        axes = read_json_object(spec, "sweep record", "DIR", MAX_RESULT_BYTES).get("axes", [])
+        if not isinstance(axes, list) or not all(isinstance(a, str) for a in axes):
+            raise ScenarioError.at("DIR", f"{spec}: not a sweep record (axes is not a list of names)")
     return table, axes
 
 

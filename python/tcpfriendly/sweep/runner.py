@@ -9,9 +9,11 @@ import sys
 import time
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
-from .core import FLOW_METRICS, GROUP_METRICS, Run, SweepError, SweepInterrupted, SweepOutputError, _label
+from .core import (FLOW_METRICS, GROUP_METRICS, Run, SweepError, SweepInterrupted, SweepOutputError, _label,
+                   check_workers)
 from .executors import (Collector, Executor, ProcessExecutor, ThreadExecutor, default_workers,
                         main_is_importable, pool_is_warm)
+from ..errors import path_arg
 from ..outfiles import OutputError, claim
 from .store import RunStore, _write_outputs, _write_spec, legacy_identity, split_flows
 
@@ -345,8 +347,7 @@ def run_sweep(sweep, out: "Optional[os.PathLike[str] | str]" = None, *,
             written (the message names it).
         SweepInterrupted: Ctrl-C; finished runs are stored and ``.result`` has the table.
     """
-    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
-        raise SweepError.at("workers", f"must be a positive integer, got {workers!r}")
+    check_workers(workers, cls=SweepError)
     if executor not in EXECUTORS:
         raise SweepError.at("executor", f"must be one of {', '.join(EXECUTORS)}, got {executor!r}")
     if log is None:
@@ -355,7 +356,7 @@ def run_sweep(sweep, out: "Optional[os.PathLike[str] | str]" = None, *,
             sys.stderr.flush()
     say = (lambda message: None) if quiet else log
     start = time.monotonic()
-    out_dir = os.fspath(out) if out is not None else None
+    out_dir = path_arg(out, "out", "a directory path") if out is not None else None
     claimed = _claim(sweep, out_dir, force) if out_dir is not None else None
     points, runs = sweep.plan()
     if dask is None:  # (once the spec and out are valid) a process pool starts while we read
