@@ -112,10 +112,9 @@ def build(path: str) -> Page:
     from ..sweep.plot import summarize
     from ..sweep.store import load_results
 
-    from ..results import MAX_RESULT_BYTES
-    from ..scenario import read_json_object
+    from ..sweep.store import read_record
 
-    record = read_json_object(os.path.join(path, "sweep.json"), "sweep record", "PATH", MAX_RESULT_BYTES)
+    record = read_record(path, "PATH")
     table = load_results(path)
     if table.empty:
         raise ScenarioError.at("PATH", f"{path}: the sweep's results table is empty (no finished run)")

@@ -60,9 +60,8 @@ def _load(source, flows: bool = False) -> "tuple[Any, List[str]]":
     axes: List[str] = []
     spec = os.path.join(directory, "sweep.json")
     if os.path.exists(spec):
-        from ..results import MAX_RESULT_BYTES
-        from ..scenario import read_json_object
-        axes = read_json_object(spec, "sweep record", "DIR", MAX_RESULT_BYTES).get("axes", [])
+        from .store import read_record
+        axes = read_record(directory, "DIR").get("axes", [])
         if not isinstance(axes, list) or not all(isinstance(a, str) for a in axes):
             raise ScenarioError.at("DIR", f"{spec}: not a sweep record (axes is not a list of names)")
     return table, axes

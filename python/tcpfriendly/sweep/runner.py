@@ -15,7 +15,7 @@ from .executors import (Collector, Executor, ProcessExecutor, ThreadExecutor, de
                         main_is_importable, pool_is_warm)
 from ..errors import path_arg
 from ..outfiles import OutputError, claim
-from .store import RunStore, _write_outputs, _write_spec, legacy_identity, split_flows
+from .store import RunStore, _write_outputs, _write_spec, legacy_identity, read_record, split_flows
 
 # ----- progress -----------------------------------------------------------------------------
 def _clock(seconds: float) -> str:
@@ -273,13 +273,13 @@ def _check_coverage(sweep, out_dir: str) -> None:
     if os.path.islink(path) or not os.path.isfile(path):
         return
     try:
-        with open(path, "rb") as f:
-            record = json.loads(f.read().decode("utf-8"))
+        record = read_record(out_dir)
         old_points = record["points"]
         old = {(json.dumps(old_points[r["point"]], sort_keys=True), int(r["seed"]))
                for r in record["runs"]}
     except (OSError, ValueError, KeyError, IndexError, TypeError, AttributeError):
-        return  # not a readable record: nothing to protect beyond the manifest
+        return  # not a readable record (a ScenarioError is a ValueError): nothing to protect
+        # beyond the manifest
     seeds = set(sweep.seeds)
     grid = {json.dumps(p, sort_keys=True) for p in sweep.points()}
     lost = sorted((p, s) for p, s in old if p not in grid or s not in seeds)

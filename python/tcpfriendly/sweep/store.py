@@ -9,7 +9,7 @@ import threading
 import time
 from typing import Any, Dict, List, Optional, Tuple
 
-from ..errors import ScenarioFileError
+from ..errors import ScenarioError, ScenarioFileError
 from ..outfiles import OutDir, OutputError, atomic_write, stale_temp_pid
 from .core import _INT_METRICS, FLOW_METRICS, Run, spec_identity
 
@@ -414,6 +414,16 @@ def _write_spec(out: OutDir, sweep, points, runs) -> str:
     return out.write_text("sweep.json", text)
 
 
+def read_record(directory: str, field: Optional[str] = "DIR") -> Dict[str, Any]:
+    """``DIRECTORY/sweep.json`` (:func:`spec_record`'s object) through the one bounded JSON
+    reader (scenario.read_json_object): a ScenarioError naming ``field`` and the file when it
+    cannot be read or is not a JSON object."""
+    from ..results import MAX_RESULT_BYTES
+    from ..scenario import read_json_object
+    return read_json_object(os.path.join(directory, "sweep.json"), "sweep record", field,
+                            MAX_RESULT_BYTES)
+
+
 def legacy_identity(directory: str) -> Optional[str]:
     """The identity of a sweep written before output manifests existed: the spec recorded in
     its ``sweep.json`` (None when there is none)."""
@@ -421,8 +431,7 @@ def legacy_identity(directory: str) -> Optional[str]:
     if os.path.islink(path) or not os.path.isfile(path):
         return None
     try:
-        with open(path, "rb") as f:
-            spec = json.loads(f.read().decode("utf-8")).get("spec")
-        return spec_identity(spec) if isinstance(spec, dict) else None
-    except (OSError, ValueError, AttributeError):
+        spec = read_record(directory).get("spec")
+    except ScenarioError:
         return None
+    return spec_identity(spec) if isinstance(spec, dict) else None
