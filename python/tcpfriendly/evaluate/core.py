@@ -183,6 +183,11 @@ class _Plan:
         self.per_exp, self.jobs = per_exp, jobs
 
 
+def _chosen(o: str, paper: str, eid: str) -> bool:
+    """``--only``'s match: the experiment's key, a prefix of its id (s1, ...) or its paper."""
+    return o == f"{paper}/{eid}" or eid.startswith(o) or o == paper
+
+
 def _plan(alg: str, params: Optional[Mapping[str, Any]], controllers: Optional[Mapping[str, type]],
           quick: bool, seeds: Optional[int], thresholds: Optional[str],
           assumptions: Optional[Mapping[str, Mapping[str, Any]]], only: Optional[Sequence[str]],
@@ -194,17 +199,14 @@ def _plan(alg: str, params: Optional[Mapping[str, Any]], controllers: Optional[M
         raise ScenarioError(f"seeds: must be a positive integer, got {seeds!r}")
     af = algorithm_fields(alg, params, family, None)
     overrides = dict(assumptions or {})
-    def chosen(o: str, paper: str, eid: str) -> bool:
-        return o == f"{paper}/{eid}" or eid.startswith(o) or o == paper
-
     for o in only or ():
-        if not isinstance(o, str) or not o or not any(chosen(o, p, e) for p, e in EVALUATION):
+        if not isinstance(o, str) or not o or not any(_chosen(o, p, e) for p, e in EVALUATION):
             known = ", ".join(["s1", "s2", "s3", "s4", "jin2001", "sastry2005"]
                               + [f"{p}/{e}" for p, e in EVALUATION])
             raise ScenarioError(f"only: no experiment {o!r} (known: {known})", field="only")
     selected = []
     for paper, eid in EVALUATION:
-        if only and not any(chosen(o, paper, eid) for o in only):
+        if only and not any(_chosen(o, paper, eid) for o in only):
             continue
         selected.append(load_experiment(paper, eid))
     for k in overrides:

@@ -37,7 +37,7 @@ def load(path: str):
     p = _json_path(path)
     text, raw = read_json_text(p, "run result", "PATH", MAX_RESULT_BYTES)
     result = Result(text, raw=raw)
-    if not isinstance(result.raw, dict) or not isinstance(result.raw.get("flows"), list):
+    if not isinstance(raw.get("flows"), list):  # (read_json_text returns an object)
         raise ScenarioError.at("PATH", f"{p}: not a run result (no \"flows\" list)")
     return result
 

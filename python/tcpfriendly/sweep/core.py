@@ -40,6 +40,8 @@ def check_workers(workers: Any, field: str = "workers", cls: type = ScenarioErro
     if workers > MAX_WORKERS:
         raise cls.at(field, f"must be at most {MAX_WORKERS} (simulations at once), got {workers}")
     return workers
+
+
 # Identity columns of a run file (before the metrics).
 _RUN_ID_COLUMNS = ["run", "seed", "group", "algorithm", "recovery", "params", "direction"]
 
