@@ -103,3 +103,62 @@ def test_sweep_on_processes_whose_on_run_raises_stores_nothing_afterwards(tmp_pa
     time.sleep(1.0)
     assert stored(out) == before
     assert len(before) < 40  # the sweep did stop: not every run was done
+
+
+# ----- a bad --dask is refused before anything is written ------------------------------------
+MALFORMED = ("nonsense://x", "not an address")
+
+
+@pytest.mark.parametrize("address", MALFORMED)
+def test_sweep_with_a_malformed_dask_address_writes_nothing(tcpf, tmp_path, address):
+    """`tcpf sweep SPEC --dask nonsense://x --out D`: exit 2, one line naming --dask, and no D
+    (before: D/sweep.json, D/runs and the manifest were written, then the error, not naming
+    --dask)."""
+    pytest.importorskip("distributed")
+    (tmp_path / "tiny.toml").write_text(TINY)
+    (tmp_path / "spec.toml").write_text('scenario = "tiny.toml"\nseeds = 2\n')
+    out = tmp_path / "d"
+    p = tcpf("sweep", tmp_path / "spec.toml", "--out", out, "--dask", address, "--no-progress")
+    _assert_clean_exit(p, 2, f"error: --dask: not a Dask scheduler address: {address!r}")
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("command", [("evaluate", "gaimd", "--quick"),
+                                     ("reproduce", "yang2000", "--quick")])
+def test_evaluate_and_reproduce_with_a_malformed_dask_address_write_nothing(tcpf, tmp_path, command):
+    """The same for `tcpf evaluate` (it made D/runs first) and `tcpf reproduce` (it ran and
+    printed the analytic experiments first, then failed naming `dask`)."""
+    pytest.importorskip("distributed")
+    out = tmp_path / "d"
+    p = tcpf(*command, "--out", out, "--dask", "nonsense://x")
+    _assert_clean_exit(p, 2, "error: --dask: not a Dask scheduler address: 'nonsense://x'")
+    assert p.stdout == ""
+    assert not out.exists()
+
+
+def test_an_unreachable_scheduler_is_bad_input_naming_dask_and_writes_nothing(tmp_path, monkeypatch,
+                                                                              capsys):
+    """An address where no scheduler answers: `dask: cannot connect ...` (a SweepError, still a
+    RuntimeError), before the output directory is made; `tcpf sweep` exits 2 naming --dask."""
+    pytest.importorskip("distributed")
+    from tcpfriendly.cli.main import main
+    from tcpfriendly.sweep import SweepError
+    from tcpfriendly.sweep import dask_executor as sweep_dask
+
+    monkeypatch.setattr(sweep_dask, "DASK_CONNECT_TIMEOUT", "1s")
+    (tmp_path / "tiny.toml").write_text(TINY)
+    out = tmp_path / "x"
+    with pytest.raises(SweepError, match="^dask: cannot connect to the Dask scheduler at "
+                                         "tcp://127.0.0.1:9: ") as err:
+        run_sweep(Sweep(tmp_path / "tiny.toml", seeds=2), out, dask="tcp://127.0.0.1:9", quiet=True)
+    assert isinstance(err.value, RuntimeError)
+    assert not out.exists()
+
+    (tmp_path / "spec.toml").write_text('scenario = "tiny.toml"\nseeds = 2\n')
+    with pytest.raises(SystemExit) as exit_:
+        main(["sweep", str(tmp_path / "spec.toml"), "--out", str(out), "--dask", "tcp://127.0.0.1:9"])
+    assert exit_.value.code == 2
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(
+        "error: --dask: cannot connect to the Dask scheduler at tcp://127.0.0.1:9: "), lines
+    assert not out.exists()
