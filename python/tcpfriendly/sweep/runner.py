@@ -343,7 +343,9 @@ def run_sweep(sweep, out: "Optional[os.PathLike[str] | str]" = None, *,
     lists them.
 
     Raises:
-        SweepError: the spec or a grid point is invalid (before anything runs).
+        SweepError: the spec or a grid point is invalid (before anything runs), or ``dask``
+            is a malformed or unreachable scheduler address (before anything is written;
+            unreachable: :class:`~.dask_executor.DaskConnectError`, also a RuntimeError).
         OutputError: ``out`` holds another output (unless ``force``), or a file cannot be
             written (the message names it).
         SweepInterrupted: Ctrl-C; finished runs are stored and ``.result`` has the table.
