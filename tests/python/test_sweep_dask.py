@@ -67,7 +67,7 @@ def test_unreachable_scheduler(tiny, tmp_path, monkeypatch):
     from tcpfriendly.sweep import dask_executor as sweep_dask
 
     monkeypatch.setattr(sweep_dask, "DASK_CONNECT_TIMEOUT", "1s")
-    with pytest.raises(RuntimeError, match="^cannot connect to the Dask scheduler at tcp://127.0.0.1:9"):
+    with pytest.raises(RuntimeError, match="^dask: cannot connect to the Dask scheduler at tcp://127.0.0.1:9"):
         run_sweep(Sweep(tiny, seeds=2), tmp_path / "x", dask="tcp://127.0.0.1:9", quiet=True)
 
 

@@ -77,7 +77,7 @@ def register(app: typer.Typer) -> None:
 
         args = parser().parse_args(ctx.args)  # --help prints and exits 0
         try:
-            with as_flags({"seeds": "--seeds", "only": "--only", "out": "--out"}):
+            with as_flags({"seeds": "--seeds", "only": "--only", "out": "--out", "dask": "--dask"}):
                 code = run_args(args)
         except EvaluationInterrupted as exc:  # say what is cached and how to resume
             fail(EXIT_INTERRUPTED, str(exc))

@@ -85,6 +85,7 @@ def run_args(args: argparse.Namespace, argv: Optional[List[str]] = None) -> int:
     from .errors import as_flags
     from ..reproduce.inventory import row_counts
     from ..reproduce.report import table_text
+    from ..sweep.runner import dask_session
 
     if args.paper not in PAPERS and args.paper != "all":
         raise ScenarioError(f"PAPER: must be one of {', '.join(PAPERS)}, all; got {args.paper!r}")
@@ -104,15 +105,17 @@ def run_args(args: argparse.Namespace, argv: Optional[List[str]] = None) -> int:
     results = []
     papers = PAPERS if args.paper == "all" else [args.paper]
     todo = plan(args.paper, args.only)
-    for paper in papers:
-        if paper not in todo:
-            continue
-        t0 = time.monotonic()
-        with as_flags({"workers": "--workers", "seeds": "--seeds"}):
+    flags = {"workers": "--workers", "seeds": "--seeds", "dask": "--dask"}
+    # a Dask scheduler address is reached once, now: a bad one is refused before anything runs
+    with as_flags(flags), dask_session(args.dask, args.workers) as dask:
+        for paper in papers:
+            if paper not in todo:
+                continue
+            t0 = time.monotonic()
             results += reproduce(paper, [x.id for x in todo[paper]], quick=args.quick,
                                  seeds=args.seeds, out=args.out, workers=args.workers,
-                                 dask=args.dask, quiet=args.json, on_result=on_result)
-        wall[paper] = time.monotonic() - t0
+                                 dask=dask, quiet=args.json, on_result=on_result)
+            wall[paper] = time.monotonic() - t0
     write_outputs(results, args.out, command, wall)
     rows = inventory_rows(results)
     if args.json:

@@ -374,7 +374,7 @@ def execute(jobs: List[Job], workers: Optional[int] = None, out: Optional[str] =
     from ..errors import ScenarioError
     from ..sweep.core import check_workers
     from ..sweep.executors import Collector, ThreadExecutor, default_workers
-    from ..sweep.runner import Progress
+    from ..sweep.runner import Progress, dask_session
 
     check_workers(workers)
     if controllers and dask is not None:
@@ -383,51 +383,53 @@ def execute(jobs: List[Job], workers: Optional[int] = None, out: Optional[str] =
         def log(message: str) -> None:
             sys.stderr.write(message + "\n")
             sys.stderr.flush()
-    keys = [j.key(cache_version(j.reducer)) for j in jobs]
-    cache = RunCache(out) if out else None
-    found: Dict[str, Dict[str, Any]] = {}
-    todo: Dict[str, _Run] = {}
-    for j, k in zip(jobs, keys):
-        if k in found or k in todo:
-            continue  # identical jobs (the TCP reference of the same point) run once
-        if memo is not None and k in memo:
-            found[k] = memo[k]
-            continue
-        value = cache.load(k) if cache else None
-        if value is not None:
-            found[k] = value
-            continue
-        todo[k] = _Run(k, j)
-    order = sorted(todo.values(), key=lambda r: -_cost(r.job))  # stable: ties keep plan order
-    if stats is not None:
-        stats.update(listed=len(jobs), distinct=len(found) + len(todo), cached=len(found), ran=0)
-    if progress is None:
-        progress = hasattr(sys.stderr, "isatty") and sys.stderr.isatty()
-    bar = Progress(len(order), enabled=bool(progress), label=label)
+    with dask_session(dask, workers) as reached:  # an address is reached here, before the
+        # cache is made (a bad one: a SweepError naming dask)
+        keys = [j.key(cache_version(j.reducer)) for j in jobs]
+        cache = RunCache(out) if out else None
+        found: Dict[str, Dict[str, Any]] = {}
+        todo: Dict[str, _Run] = {}
+        for j, k in zip(jobs, keys):
+            if k in found or k in todo:
+                continue  # identical jobs (the TCP reference of the same point) run once
+            if memo is not None and k in memo:
+                found[k] = memo[k]
+                continue
+            value = cache.load(k) if cache else None
+            if value is not None:
+                found[k] = value
+                continue
+            todo[k] = _Run(k, j)
+        order = sorted(todo.values(), key=lambda r: -_cost(r.job))  # stable: ties keep plan order
+        if stats is not None:
+            stats.update(listed=len(jobs), distinct=len(found) + len(todo), cached=len(found), ran=0)
+        if progress is None:
+            progress = hasattr(sys.stderr, "isatty") and sys.stderr.isatty()
+        bar = Progress(len(order), enabled=bool(progress), label=label)
 
-    class _Store(Collector):
-        def ok(self, run, value) -> None:  # on the calling thread, as each run finishes
-            found[run.key] = value
-            if memo is not None:
-                memo[run.key] = value
-            if cache is not None:
-                cache.save(run.key, value)
-            super().ok(run, value)
+        class _Store(Collector):
+            def ok(self, run, value) -> None:  # on the calling thread, as each run finishes
+                found[run.key] = value
+                if memo is not None:
+                    memo[run.key] = value
+                if cache is not None:
+                    cache.save(run.key, value)
+                super().ok(run, value)
 
-    collector = _Store(None, bar, None)
-    interrupted = False
-    if order:
-        if controllers:
-            executor = ThreadExecutor(1, log, _Task(controllers))
-        elif dask is not None:
-            from ..sweep.dask_executor import DaskExecutor
-            executor = DaskExecutor(dask, workers, task=_run_task)
-        else:
-            executor = ThreadExecutor(workers or default_workers(), log, _Task())
-        try:
-            interrupted = executor.run(order, collector)
-        finally:
-            bar.close()
+        collector = _Store(None, bar, None)
+        interrupted = False
+        if order:
+            if controllers:
+                executor = ThreadExecutor(1, log, _Task(controllers))
+            elif dask is not None:
+                from ..sweep.dask_executor import DaskExecutor
+                executor = DaskExecutor(reached, workers, task=_run_task)
+            else:
+                executor = ThreadExecutor(workers or default_workers(), log, _Task())
+            try:
+                interrupted = executor.run(order, collector)
+            finally:
+                bar.close()
     if stats is not None:
         stats["ran"] = len(collector.tables)
     if interrupted:

@@ -20,7 +20,8 @@ import logging
 import signal
 import threading
 import uuid
-from typing import Any, Callable, List, Optional, Tuple
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator, List, Optional, Tuple
 
 try:
     import distributed
@@ -33,7 +34,8 @@ from .core import Run, SweepError
 from .executors import Collector, RunFailed, default_workers, execute_or_failure  # noqa: F401
 from .store import rows_table
 
-__all__ = ["DaskExecutor", "run_on_dask", "DASK_CONNECT_TIMEOUT", "EngineMismatchError"]
+__all__ = ["DaskExecutor", "run_on_dask", "connected", "DASK_CONNECT_TIMEOUT", "DaskConnectError",
+           "EngineMismatchError"]
 
 DASK_CONNECT_TIMEOUT = "10s"  # to reach a scheduler given by address
 _LOGGERS = ("distributed", "distributed.scheduler", "distributed.core", "distributed.nanny",
@@ -68,6 +70,11 @@ class _QuietLogs:
     def __exit__(self, *exc) -> None:
         for logger, level in self.saved:
             logger.setLevel(level)
+
+
+class DaskConnectError(SweepError, RuntimeError):
+    """The Dask scheduler given by address cannot be reached (refused, timed out): bad input
+    naming ``dask`` (a :class:`~.core.SweepError`), and a ``RuntimeError`` as it always was."""
 
 
 class EngineMismatchError(SweepError):
@@ -137,7 +144,31 @@ def _client(dask: Any, workers: Optional[int]):
     try:
         return distributed.Client(dask, timeout=DASK_CONNECT_TIMEOUT), None, True
     except (OSError, TimeoutError) as exc:
-        raise RuntimeError(f"cannot connect to the Dask scheduler at {dask}: {exc}") from None
+        raise DaskConnectError.at("dask", f"cannot connect to the Dask scheduler at {dask}: "
+                                          f"{' '.join(str(exc).split())}") from None
+    except (ValueError, TypeError) as exc:  # distributed's word on a malformed address
+        raise SweepError.at("dask", f"not a Dask scheduler address: {dask!r} ("
+                                    f"{' '.join(str(exc).split())}); expected 'local' or an "
+                                    "address such as tcp://host:8786") from None
+
+
+@contextmanager
+def connected(dask: Any, workers: Optional[int] = None) -> Iterator[Any]:
+    """``dask`` ready for one or more sweeps (their ``dask=``), reached when the block is
+    entered, so that a caller entering it first writes nothing for a bad address: None, "local"
+    and a ``distributed.Client`` as they are (each sweep on "local" starts its own
+    LocalCluster); a scheduler address as a Client connected now and closed at the end of the
+    block. A malformed address is a :class:`~.core.SweepError`, an unreachable one a
+    :class:`DaskConnectError`, both naming ``dask``."""
+    if dask is None or (isinstance(dask, str) and dask == "local") or \
+            (distributed is not None and isinstance(dask, distributed.Client)):
+        yield dask
+        return
+    client = _client(dask, workers)[0]
+    try:
+        yield client
+    finally:
+        client.close()
 
 
 def _submit_all(todo: List[Run], client, collector: Collector, retries: int,

@@ -217,6 +217,15 @@ def _run_threads(todo: List[Run], workers: int, collector: Collector,
         else:
             collector.fail(item[0], item[2])
 
+    def settle() -> None:  # the runs in progress end; their outcomes are not reported
+        nonlocal alive
+        while alive:
+            try:
+                if results.get(timeout=0.2) is None:
+                    alive -= 1
+            except queue.Empty:
+                pass
+
     try:
         while alive:
             drain(0.2)
@@ -237,6 +246,14 @@ def _run_threads(todo: List[Run], workers: int, collector: Collector,
                 busy = running[0]
             log(f"abandoned {busy} run{'s' if busy != 1 else ''} in progress")
         return True
+    except BaseException:
+        # raised on this thread (the collector could not store a result, an on_run callback
+        # raised): start no more runs and wait for those in progress before it propagates. A
+        # thread left inside the engine when the interpreter finalizes aborts the process
+        # (SIGABRT, exit 134) instead of reporting the error. A Ctrl-C meanwhile abandons them.
+        stop.set()
+        settle()
+        raise
 
 
 class ThreadExecutor:
@@ -571,6 +588,21 @@ class ProcessExecutor:
                 abandoned = True
                 self.log("abandoned the runs in progress")
             return True
+        except BaseException:
+            # raised here (the collector could not store a result, an on_run callback
+            # raised): no chunk goes out any more and those in progress end before it
+            # propagates, so that no worker stores a run of this sweep after run() returns.
+            # A Ctrl-C meanwhile abandons them (the workers are stopped)
+            left.clear()
+            for fut in list(futures):
+                if fut.cancel():
+                    futures.pop(fut)
+            try:
+                wait(list(futures))
+            except KeyboardInterrupt:
+                abandoned = True
+                raise
+            raise
         finally:
             broken = getattr(pool, "_broken", False)
             if abandoned or broken:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -342,7 +343,9 @@ def run_sweep(sweep, out: "Optional[os.PathLike[str] | str]" = None, *,
     lists them.
 
     Raises:
-        SweepError: the spec or a grid point is invalid (before anything runs).
+        SweepError: the spec or a grid point is invalid (before anything runs), or ``dask``
+            is a malformed or unreachable scheduler address (before anything is written;
+            unreachable: :class:`~.dask_executor.DaskConnectError`, also a RuntimeError).
         OutputError: ``out`` holds another output (unless ``force``), or a file cannot be
             written (the message names it).
         SweepInterrupted: Ctrl-C; finished runs are stored and ``.result`` has the table.
@@ -363,34 +366,36 @@ def run_sweep(sweep, out: "Optional[os.PathLike[str] | str]" = None, *,
         n = workers or default_workers()  # the stored runs
         if local_executor(executor, n, len(runs)) == "processes":
             ProcessExecutor(n, say).prepare()
-    store = RunStore(out_dir) if out_dir is not None else None
-    unique: Dict[str, Run] = {}
-    for run in runs:
-        unique.setdefault(run.key, run)
-    tables: Dict[str, Any] = {}
-    if store is not None:
-        for k in unique:
-            t = store.try_load(k)  # an empty or corrupt file is a missing run: redone
-            if t is not None:
-                tables[k] = t
-    done_keys = set(tables)
-    todo = [run for k, run in unique.items() if k not in done_keys]
-    if claimed is not None:
-        _write_spec(claimed, sweep, points, runs)
-        claimed.commit(extra=["runs/"], remove_stale=False)
-    shape = f"{len(points)} point{'s' if len(points) != 1 else ''} x {len(sweep.seeds)} seed" \
-            f"{'s' if len(sweep.seeds) != 1 else ''}"
-    dup = len(runs) - len(unique)
-    say(f"sweep: {len(unique)} runs ({shape}{f'; {dup} duplicate' if dup else ''}): "
-        f"{len(done_keys)} already done, {len(todo)} to run")
-    if progress is None:
-        progress = hasattr(sys.stderr, "isatty") and sys.stderr.isatty()
-    bar = Progress(len(todo), enabled=bool(progress) and not quiet)
-    collector = Collector(store, bar, on_run)
-    interrupted = False
-    if todo:
-        interrupted = _execute(_executor(dask, workers, say, executor, len(todo)), todo,
-                               collector, store)
+    with dask_session(dask, workers) as reached:  # an address is reached here, before anything
+        # is written (a bad one: a SweepError naming dask)
+        store = RunStore(out_dir) if out_dir is not None else None
+        unique: Dict[str, Run] = {}
+        for run in runs:
+            unique.setdefault(run.key, run)
+        tables: Dict[str, Any] = {}
+        if store is not None:
+            for k in unique:
+                t = store.try_load(k)  # an empty or corrupt file is a missing run: redone
+                if t is not None:
+                    tables[k] = t
+        done_keys = set(tables)
+        todo = [run for k, run in unique.items() if k not in done_keys]
+        if claimed is not None:
+            _write_spec(claimed, sweep, points, runs)
+            claimed.commit(extra=["runs/"], remove_stale=False)
+        shape = f"{len(points)} point{'s' if len(points) != 1 else ''} x {len(sweep.seeds)} seed" \
+                f"{'s' if len(sweep.seeds) != 1 else ''}"
+        dup = len(runs) - len(unique)
+        say(f"sweep: {len(unique)} runs ({shape}{f'; {dup} duplicate' if dup else ''}): "
+            f"{len(done_keys)} already done, {len(todo)} to run")
+        if progress is None:
+            progress = hasattr(sys.stderr, "isatty") and sys.stderr.isatty()
+        bar = Progress(len(todo), enabled=bool(progress) and not quiet)
+        collector = Collector(store, bar, on_run)
+        interrupted = False
+        if todo:
+            interrupted = _execute(_executor(reached, workers, say, executor, len(todo)), todo,
+                                   collector, store)
     bar.close()
     ran_keys = set(collector.tables)
     tables.update(collector.tables)
@@ -447,6 +452,17 @@ def local_executor(executor: str, workers: int, runs: int) -> str:
     if pool_is_warm(workers):
         return "processes"
     return "processes" if runs >= AUTO_PROCESS_RUNS and main_is_importable() else "threads"
+
+
+def dask_session(dask: Any, workers: Optional[int] = None):
+    """A context manager giving ``dask`` ready for one or more sweeps
+    (:func:`~.dask_executor.connected`: a scheduler address is reached as the block starts and
+    closed as it ends); None, without importing Dask, when ``dask`` is None."""
+    if dask is None:
+        return contextlib.nullcontext(None)
+    from .dask_executor import connected
+
+    return connected(dask, workers)
 
 
 def _executor(dask: Any, workers: Optional[int], log: Callable[[str], None],
