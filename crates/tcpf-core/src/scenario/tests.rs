@@ -450,3 +450,18 @@ fn messages_show_extreme_numbers_and_sizes_readably() {
     assert!(e.starts_with("flows[1].params.alpha: must be in ") && e.ends_with("; got -1e-300"), "{e}");
     assert!(e.len() < 200, "{e}");
 }
+
+/// A formula whose constant part is not a finite number is refused at validation, naming the
+/// flow group's parameter; it used to be accepted and stop the run.
+#[test]
+fn a_non_finite_constant_formula_is_refused_naming_the_field() {
+    let mut s = base();
+    s["flows"][1] = json!({"algorithm": "formula", "params": {"increase": "1/0", "decrease": "0.5*w"}});
+    assert_eq!(error_of(s).to_string(), "flows[1].params.increase: constant part '1/0' must be a finite number; it evaluates to inf at column 1");
+    let mut s = base();
+    s["flows"][1] = json!({"algorithm": "formula", "params": {"f": "w", "g": "sqrt(c - 1)", "c": 0}});
+    assert_eq!(error_of(s).to_string(), "flows[1].params.g: constant part 'sqrt(c - 1)' must be a finite number; it evaluates to NaN at column 1");
+    let mut s = base();
+    s["flows"][1] = json!({"algorithm": "formula", "params": {"increase": "1/(w - 20)", "decrease": "0.5*w"}});
+    assert!(Scenario::from_value(&s).is_ok(), "a formula with a variable is judged at run time");
+}
