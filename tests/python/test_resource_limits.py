@@ -161,7 +161,7 @@ def test_the_default_memory_guard_stops_a_flood_of_floods(tmp_path):
     s = scenario(tmp_path, CBR.format(duration=60, count=100, rate="1Gbps"))
     rc, _, err, rss, cpu, wall = tcpf("run", s, timeout=300)
     line = one_error_line(err, rc)
-    assert line.startswith("error: limits.memory: the run outgrew its memory limit of 1024 MiB"), line
+    assert line.startswith("error: limits.memory: the run outgrew its memory limit of 1 GiB"), line
     assert rss < MAX_RSS, f"peak RSS {rss / 2**20:.0f} MiB"
     assert wall < 120
 

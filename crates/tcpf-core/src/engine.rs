@@ -1,7 +1,7 @@
 //! The simulation: links, endpoints and the event loop that joins them.
 
 use crate::cc;
-use crate::error::{FieldError, RunError};
+use crate::error::{show_bytes, FieldError, RunError};
 pub use crate::config::{FlowKind, FlowSpec, SimConfig};
 use crate::metrics::{FlowResult, LinkResult, LossLog, RunResult, TimeSeries};
 use crate::net::{Link, LinkStats, LossModel, Packet, PacketKind, Pipes};
@@ -385,7 +385,6 @@ impl Simulation {
         if held <= limit {
             return Ok(());
         }
-        let mb = |b: u64| b as f64 / (1 << 20) as f64;
         let what = if packets >= senders.max(samples) {
             "packets queued and in flight"
         } else if senders >= samples {
@@ -398,12 +397,12 @@ impl Simulation {
         Err(FieldError::new(
             "limits.memory",
             format!(
-                "the run outgrew its memory limit of {:.0} MiB at t = {} s: {:.0} MiB held, most of it {what} ({:.0} MiB); raise limits.memory (at most {} GiB), set max_window or limits.access_queue, or make the senders respond to loss",
-                mb(limit),
+                "the run outgrew its memory limit of {} at t = {} s: {} held, most of it {what} ({}); raise limits.memory (at most {}), set max_window or limits.access_queue, or make the senders respond to loss",
+                show_bytes(limit),
                 to_secs(self.q.now()),
-                mb(held),
-                mb(packets.max(senders).max(samples)),
-                crate::config::Limits::MAX_MEMORY >> 30
+                show_bytes(held),
+                show_bytes(packets.max(senders).max(samples)),
+                show_bytes(crate::config::Limits::MAX_MEMORY)
             ),
         ))
     }

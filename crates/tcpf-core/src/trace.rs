@@ -10,7 +10,7 @@
 //! run (packets still in flight) are left out. The trace is bounded: past `max_bytes` the
 //! tracer records nothing more and the run fails with an error naming `trace.max_bytes`.
 
-use crate::error::FieldError;
+use crate::error::{show_bytes, FieldError};
 use crate::net::packet::{ecn, Packet, PacketKind};
 use crate::sim::{to_secs, Time};
 
@@ -330,11 +330,11 @@ impl Tracer {
             Some(t) => Err(FieldError::new(
                 "trace.max_bytes",
                 format!(
-                    "the {} trace reached its limit of {} bytes at t = {} s; raise trace.max_bytes (at most {}), trace fewer flows (trace.flows) or links (trace.links), or shorten the run",
+                    "the {} trace reached its limit of {} at t = {} s; raise trace.max_bytes (at most {}), trace fewer flows (trace.flows) or links (trace.links), or shorten the run",
                     self.format.name(),
-                    self.max_bytes,
+                    show_bytes(self.max_bytes),
                     to_secs(t),
-                    TraceSpec::MAX_MAX_BYTES
+                    show_bytes(TraceSpec::MAX_MAX_BYTES)
                 ),
             )),
         }

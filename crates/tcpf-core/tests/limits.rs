@@ -88,9 +88,9 @@ mod resources {
             }
             api::normalize(&s.to_string()).unwrap_err().to_string()
         };
-        assert_eq!(bad("memory", json!("1000GB")), "limits.memory: must be in [1048576, 68719476736] bytes (\"1MiB\" to \"64GiB\"); got '1000GB'");
+        assert_eq!(bad("memory", json!("1000GB")), "limits.memory: must be in [1048576, 68719476736] bytes (1 MiB to 64 GiB); got '1000GB'");
         assert!(bad("memory", json!("3 furlongs")).starts_with("limits.memory: unknown memory unit 'furlongs'"));
-        assert_eq!(bad("memory", json!(1e300)), "limits.memory: must be in [1048576, 68719476736] bytes (\"1MiB\" to \"64GiB\"); got 1e+300");
+        assert_eq!(bad("memory", json!(1e300)), "limits.memory: must be in [1048576, 68719476736] bytes (1 MiB to 64 GiB); got 1e+300");
         assert!(bad("access_queue", json!(0)).starts_with("limits.access_queue: must be a whole number in [1, 16777216]"));
         assert!(bad("window", json!(5)).starts_with("limits.window: "));
         assert!(bad("max_window", json!(1u64 << 25)).starts_with("max_window: must be a whole number in [1, 16777216]"));

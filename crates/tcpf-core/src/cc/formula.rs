@@ -16,10 +16,12 @@
 //! `-w^2 = -(w^2)`), parentheses, functions `log` = `ln` (natural), `exp`, `sqrt`, `abs`,
 //! `min`, `max`, `pow`.
 //!
-//! A formula is parsed by a recursive-descent parser into a tree, constant sub-trees are folded,
-//! and the tree is compiled once into flat stack code evaluated without allocation. No `eval`,
-//! no Python. Bad formulas fail at load with the column of the error; a NaN or infinite value at
-//! run time stops the run (through `Controller::error`) instead of panicking.
+//! A formula is parsed by a recursive-descent parser into a tree, constant sub-trees are folded
+//! as they are parsed, and the tree is compiled once into flat stack code evaluated without
+//! allocation. No `eval`, no Python. Bad formulas fail at load with the column of the error,
+//! among them a constant part that is not a finite number (`1/0`, `log(0)`, `sqrt(-1)`,
+//! `1e308*10`), which would stop the run at its first use; a NaN or infinite value at run time
+//! (`1/(w - 20)` at w = 20) stops the run (through `Controller::error`) instead of panicking.
 //!
 //! Limits, so that no formula can exhaust the stack: at most `MAX_LEN` (10 000) characters,
 //! `MAX_NEST` (200) levels of nesting (each parenthesis or function call, unary sign and `^`
@@ -132,6 +134,9 @@ struct Parser<'a> {
     used_consts: Vec<bool>,
     /// Current nesting level (bounded so a hostile formula cannot exhaust the stack).
     nest: usize,
+    /// Fold constant sub-trees while parsing (always, but for a test that compares the
+    /// unfolded tree's old folding).
+    fold: bool,
 }
 
 /// Longest formula, in characters.
@@ -183,32 +188,61 @@ impl<'a> Parser<'a> {
         self.fail(self.pos, format!("unexpected {what}"))
     }
 
-    fn expr(&mut self) -> Result<Node, FormulaError> {
-        let first = self.term()?;
-        let mut rest = Vec::new();
-        loop {
-            let op = match self.peek() {
-                Some(b'+') => BinOp::Add,
-                Some(b'-') => BinOp::Sub,
-                _ => return Ok(chain(first, rest)),
-            };
-            self.pos += 1;
-            rest.push((op, self.term()?));
+    /// `v`, the value of the constant sub-expression `src[start..pos]` just parsed, as a
+    /// folded constant; refused unless it is a finite number, as the run would stop at the
+    /// formula's first use (or, inside `min`/`max`, run on an infinity the author did not mean).
+    fn constant(&self, v: f64, start: usize) -> Result<Node, FormulaError> {
+        if v.is_finite() {
+            return Ok(Node::Num(v));
         }
+        let text = self.src[start..self.pos].trim_end();
+        let shown = match text.char_indices().nth(40) {
+            Some((cut, _)) => format!("{}...", &text[..cut]),
+            None => text.to_string(),
+        };
+        self.fail(start, format!("constant part '{shown}' must be a finite number; it evaluates to {v}"))
+    }
+
+    /// The chain `first op t op t …` (ops from `op_at`, terms from `next`) that starts at
+    /// `start`. Its constant prefix is folded (`1 + 2 + w` → `3 + w`, but `w + 1 + 2` stays), as
+    /// the left-deep tree `(w + 1) + 2` it stands for would be.
+    fn chain_from(
+        &mut self,
+        start: usize,
+        op_at: fn(u8) -> Option<BinOp>,
+        next: fn(&mut Self) -> Result<Node, FormulaError>,
+    ) -> Result<Node, FormulaError> {
+        let mut acc = next(self)?;
+        let mut rest = Vec::new();
+        while let Some(op) = self.peek().and_then(op_at) {
+            self.pos += 1;
+            let t = next(self)?;
+            match (&acc, &t) {
+                (Node::Num(x), Node::Num(y)) if self.fold && rest.is_empty() => acc = self.constant(apply_bin(op, *x, *y), start)?,
+                _ => rest.push((op, t)),
+            }
+        }
+        Ok(chain(acc, rest))
+    }
+
+    fn expr(&mut self) -> Result<Node, FormulaError> {
+        self.skip_ws();
+        let sum = |c| match c {
+            b'+' => Some(BinOp::Add),
+            b'-' => Some(BinOp::Sub),
+            _ => None,
+        };
+        self.chain_from(self.pos, sum, Self::term)
     }
 
     fn term(&mut self) -> Result<Node, FormulaError> {
-        let first = self.unary()?;
-        let mut rest = Vec::new();
-        loop {
-            let op = match self.peek() {
-                Some(b'*') => BinOp::Mul,
-                Some(b'/') => BinOp::Div,
-                _ => return Ok(chain(first, rest)),
-            };
-            self.pos += 1;
-            rest.push((op, self.unary()?));
-        }
+        self.skip_ws();
+        let product = |c| match c {
+            b'*' => Some(BinOp::Mul),
+            b'/' => Some(BinOp::Div),
+            _ => None,
+        };
+        self.chain_from(self.pos, product, Self::unary)
     }
 
     /// Parse what follows the token just consumed (at `at`) one nesting level deeper.
@@ -227,7 +261,10 @@ impl<'a> Parser<'a> {
             Some(b'-') => {
                 let at = self.pos;
                 self.pos += 1;
-                Ok(Node::Neg(Box::new(self.nested(at, Self::unary)?)))
+                Ok(match self.nested(at, Self::unary)? {
+                    Node::Num(v) if self.fold => Node::Num(-v),
+                    a => Node::Neg(Box::new(a)),
+                })
             }
             Some(b'+') => {
                 let at = self.pos;
@@ -239,12 +276,17 @@ impl<'a> Parser<'a> {
     }
 
     fn power(&mut self) -> Result<Node, FormulaError> {
+        self.skip_ws();
+        let start = self.pos;
         let base = self.atom()?;
         if self.peek() == Some(b'^') {
             let at = self.pos;
             self.pos += 1;
             let exp = self.nested(at, Self::unary)?; // right-associative; allows 2^-1
-            return Ok(Node::Bin(BinOp::Pow, Box::new(base), Box::new(exp)));
+            return match (base, exp) {
+                (Node::Num(x), Node::Num(y)) if self.fold => self.constant(apply_bin(BinOp::Pow, x, y), start),
+                (base, exp) => Ok(Node::Bin(BinOp::Pow, Box::new(base), Box::new(exp))),
+            };
         }
         Ok(base)
     }
@@ -369,6 +411,10 @@ impl<'a> Parser<'a> {
             let s = if arity == 1 { "" } else { "s" };
             return self.fail(start, format!("{name} takes {arity} argument{s}, got {}", args.len()));
         }
+        if self.fold && args.iter().all(|a| matches!(a, Node::Num(_))) {
+            let v: Vec<f64> = args.iter().map(|a| if let Node::Num(v) = a { *v } else { 0.0 }).collect();
+            return self.constant(apply_func(func, v[0], v.get(1).copied().unwrap_or(0.0)), start);
+        }
         Ok(Node::Call(func, args))
     }
 }
@@ -379,44 +425,6 @@ fn chain(first: Node, rest: Vec<(BinOp, Node)>) -> Node {
         first
     } else {
         Node::Chain(Box::new(first), rest)
-    }
-}
-
-/// Fold constant sub-trees (evaluated with the same functions as at run time). A chain folds
-/// its constant prefix only (`1 + 2 + w` → `3 + w`, but `w + 1 + 2` stays), as the left-deep
-/// tree `(w + 1) + 2` it stands for would.
-fn fold(n: Node) -> Node {
-    match n {
-        Node::Chain(first, rest) => {
-            let mut acc = fold(*first);
-            let mut out = Vec::new();
-            for (op, t) in rest {
-                let t = fold(t);
-                match (&acc, &t) {
-                    (Node::Num(x), Node::Num(y)) if out.is_empty() => acc = Node::Num(apply_bin(op, *x, *y)),
-                    _ => out.push((op, t)),
-                }
-            }
-            chain(acc, out)
-        }
-        Node::Neg(a) => match fold(*a) {
-            Node::Num(v) => Node::Num(-v),
-            a => Node::Neg(Box::new(a)),
-        },
-        Node::Bin(op, a, b) => match (fold(*a), fold(*b)) {
-            (Node::Num(x), Node::Num(y)) => Node::Num(apply_bin(op, x, y)),
-            (a, b) => Node::Bin(op, Box::new(a), Box::new(b)),
-        },
-        Node::Call(f, args) => {
-            let args: Vec<Node> = args.into_iter().map(fold).collect();
-            if args.iter().all(|a| matches!(a, Node::Num(_))) {
-                let v: Vec<f64> = args.iter().map(|a| if let Node::Num(v) = a { *v } else { 0.0 }).collect();
-                Node::Num(apply_func(f, v[0], v.get(1).copied().unwrap_or(0.0)))
-            } else {
-                Node::Call(f, args)
-            }
-        }
-        n => n,
     }
 }
 
@@ -489,7 +497,7 @@ impl Program {
         if len > MAX_LEN {
             return Err(FormulaError { column: MAX_LEN + 1, message: format!("formula too long ({len} characters, max {MAX_LEN})") });
         }
-        let mut p = Parser { src: text, bytes: text.as_bytes(), pos: 0, vars, consts, used_consts: vec![false; consts.len()], nest: 0 };
+        let mut p = Parser { src: text, bytes: text.as_bytes(), pos: 0, vars, consts, used_consts: vec![false; consts.len()], nest: 0, fold: true };
         if p.peek().is_none() {
             return p.fail(p.pos, "empty formula");
         }
@@ -497,7 +505,6 @@ impl Program {
         if p.peek().is_some() {
             return p.unexpected();
         }
-        let tree = fold(tree);
         let mut code = Vec::new();
         let mut depth = 0;
         let mut uses = 0;
@@ -869,8 +876,9 @@ mod tests {
         assert!(formula_info().notes.contains(&format!("at most {MAX_LEN} characters and {MAX_NEST} levels of nesting")));
     }
 
-    /// The flat chains compile to exactly the code the left-deep binary trees they replaced did
-    /// (same instructions, same folded constants), so every formula evaluates bit-identically.
+    /// The flat chains, folded as they are parsed, compile to exactly the code the left-deep
+    /// binary trees they replaced did after a separate folding pass (same instructions, same
+    /// folded constants), so every formula evaluates bit-identically.
     #[test]
     fn chains_compile_like_the_left_deep_trees_they_replaced() {
         #[derive(Debug)]
@@ -941,25 +949,63 @@ mod tests {
             "1/w", "0.3*w", "log(w)/w", "0.5*log(w)", "w^2/log(w)", "0.5*log(w)/w", "a*log(w)/w", "b*log(w)", "1 + 2 + w", "w + 1 + 2",
             "1 - 2 * 3 / w - 4 + w*w*2*3", "2*3*w/4/5", "-2^2 - -w^-1", "10 - 4 - 3 + w", "a*(1-b)/(1+b) * w^0.5 + min(w, 3)*2*3",
             "max(1+2+3, w) - sqrt(2)*sqrt(3) + exp(1)*w - abs(-w+1-2)", "(w_max - w)/w0 + t*rtt/min_rtt - ssthresh*0.5*0.5",
-            "sqrt(-1) + 1 + 2 + w", "1/0 - 1/0 + w*0*1", "pow(w, 2) * 3 * 4 / (1 + w + w^2 + w^3)", "((1+2)*(3+4))/w + ((w+1)*2)*3",
+            "sqrt(2) + 1 + 2 + w", "1/3 - 1/7 + w*0*1", "-(2^0.5) - -w*(3-5)^2 + min(1, 2)*w", "pow(w, 2) * 3 * 4 / (1 + w + w^2 + w^3)", "((1+2)*(3+4))/w + ((w+1)*2)*3",
         ];
         let vars = [[8.0, 12.0, 6.0, 1.25, 0.1, 0.05, 20.0], [0.5, 1.0, 0.25, 0.0, 0.3, 0.3, 2.0], [1e6, 2e6, 5e5, 100.0, 1.0, 0.01, 64.0]];
         for f in formulas {
-            let mut p = Parser { src: f, bytes: f.as_bytes(), pos: 0, vars: VARIABLES, consts: &consts, used_consts: vec![false; 2], nest: 0 };
-            let tree = p.expr().unwrap();
-            assert!(p.peek().is_none(), "{f}");
+            let parse = |fold: bool| {
+                let mut p = Parser { src: f, bytes: f.as_bytes(), pos: 0, vars: VARIABLES, consts: &consts, used_consts: vec![false; 2], nest: 0, fold };
+                let tree = p.expr().unwrap();
+                assert!(p.peek().is_none(), "{f}");
+                tree
+            };
+            let tree = parse(false);
             let (mut old_code, mut old_max) = (Vec::new(), 0);
             old_emit(&old_fold(to_old(&tree)), &mut old_code, 0, &mut old_max);
             let new = Program::compile(f, VARIABLES, &consts).unwrap();
             assert_eq!(format!("{:?}", new.code), format!("{old_code:?}"), "{f}");
             let (mut new_max, mut uses) = (0, 0);
-            emit(&fold(tree), &mut Vec::new(), 0, &mut new_max, &mut uses);
+            emit(&parse(true), &mut Vec::new(), 0, &mut new_max, &mut uses);
             assert_eq!(new_max, old_max, "{f}");
             for v in &vars {
                 let old = Program { code: old_code.clone(), text: String::new(), uses: 0 }.eval(v);
                 assert_eq!(new.eval(v).to_bits(), old.to_bits(), "{f} at {v:?}");
             }
         }
+    }
+
+    /// A constant part that is not a finite number is refused at load, naming it and its
+    /// column (it used to pass validation and stop the run at its first use); a formula whose
+    /// non-finite values depend on its variables is not.
+    #[test]
+    fn non_finite_constant_parts_are_refused_at_load() {
+        let refused = |text: &str, part: &str, value: &str, column: usize| {
+            assert_eq!(err(text), format!("constant part '{part}' must be a finite number; it evaluates to {value} at column {column}"), "{text}");
+        };
+        refused("1/0", "1/0", "inf", 1);
+        refused("w + 0/0", "0/0", "NaN", 5);
+        refused("0.5*log(0)*w", "log(0)", "-inf", 5);
+        refused("w*log( 0 )", "log( 0 )", "-inf", 3);
+        refused("sqrt(-1)", "sqrt(-1)", "NaN", 1);
+        refused("1e308*1e308*w", "1e308*1e308", "inf", 1);
+        refused("w + 10^400", "10^400", "inf", 5);
+        refused("exp(1000) - w", "exp(1000)", "inf", 1);
+        refused("-(1/0)", "1/0", "inf", 3);
+        refused("max(w, 2 - 1/0)", "1/0", "inf", 12);
+        refused("min(w, pow(0, -1))", "pow(0, -1)", "inf", 8);
+        refused("1 + 2 - 1e308*10 + w", "1e308*10", "inf", 9);
+        refused(&format!("w + 1/({}0)", "0+".repeat(50)), "1/(0+0+0+0+0+0+0+0+0+0+0+0+0+0+0+0+0+0+0...", "inf", 5);
+        // Named constants: the part as written.
+        let e = Program::compile("w + a/b", VARIABLES, &[("a".into(), 1.0), ("b".into(), 0.0)]).unwrap_err().to_string();
+        assert_eq!(e, "constant part 'a/b' must be a finite number; it evaluates to inf at column 5");
+        // Left-deep chains fold only their constant prefix, so a part after a variable is not
+        // a constant sub-expression: `w*1e308*1e308` = `(w*1e308)*1e308`, finite for w = 0.
+        for ok in ["1/w", "log(w)/w", "sqrt(w - 1)", "1/(w - 20)", "w^-1", "0*w", "log(w_max/w0)", "1/t", "w*1e308*1e308", "exp(w)", "1/(0*w)"] {
+            assert!(Program::compile(ok, VARIABLES, &[]).is_ok(), "{ok}: {}", err(ok));
+        }
+        assert_eq!(eval("w*1e308*1e308", 0.0), 0.0);
+        // Finite constant parts still fold.
+        assert!(Program::compile("log(2)/sqrt(3) - exp(-1000) + 10^-400", VARIABLES, &[]).unwrap().is_constant());
     }
 
     #[test]
@@ -980,6 +1026,8 @@ mod tests {
         let p = v(json!({"increase": " a/w ", "decrease": "b", "a": 0.5, "b": 1, "c": 3})).unwrap();
         assert_eq!(p.to_json(), json!({"increase": "a/w", "decrease": "b", "a": 0.5, "b": 1.0, "c": 3.0}));
         assert_eq!(p.warnings.len(), 1, "unused constant c");
+        let e = v(json!({"increase": "1/w", "decrease": "0.5*log(0)"})).unwrap_err();
+        assert_eq!((e.field.as_str(), e.message.as_str()), ("decrease", "constant part 'log(0)' must be a finite number; it evaluates to -inf at column 5"));
         let p = v(json!({"f": "w^2/log(w)", "g": "0.5*log(w)/w"})).unwrap();
         assert!(p.warnings.is_empty());
     }

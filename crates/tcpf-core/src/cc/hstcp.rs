@@ -20,6 +20,7 @@
 //! A timeout follows the shared rule (ssthresh = W/2, window 1): RFC 3649 leaves timeouts to
 //! standard TCP. (Linux's module uses b(W) for the timeout's ssthresh as well.)
 
+use crate::error::show_num;
 use super::params::{AlgorithmInfo, ParamError, ParamKind, ParamSpec, Params, Taxonomy};
 use super::{Ack, Controller, LossEvent, Window};
 
@@ -137,7 +138,7 @@ fn specs() -> Vec<ParamSpec> {
 
 fn check(p: &mut Params) -> Result<(), ParamError> {
     if p.get("high_window")? <= p.get("low_window")? {
-        return Err(ParamError::new("high_window", format!("must exceed low_window ({}); got {}", p.get("low_window")?, p.get("high_window")?)));
+        return Err(ParamError::new("high_window", format!("must exceed low_window ({}); got {}", show_num(p.get("low_window")?), show_num(p.get("high_window")?))));
     }
     let d = HsParams::RFC3649;
     let hp = HsParams::from_params(p).unwrap();
@@ -149,7 +150,7 @@ fn check(p: &mut Params) -> Result<(), ParamError> {
         }
     }
     if hp.high_p >= hp.low_p() {
-        return Err(ParamError::new("high_p", format!("must be below standard TCP's drop rate at low_window ({:.3e}); got {}", hp.low_p(), hp.high_p)));
+        return Err(ParamError::new("high_p", format!("must be below standard TCP's drop rate at low_window ({:.3e}); got {}", hp.low_p(), show_num(hp.high_p))));
     }
     Ok(())
 }

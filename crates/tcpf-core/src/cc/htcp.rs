@@ -19,6 +19,7 @@
 //! Slow start is standard; the loss that ends it applies the backoff above (1/2, the first event).
 //! A timeout follows the shared rule (ssthresh = W/2, window 1) and restarts Δ.
 
+use crate::error::show_num;
 use super::params::{ON_OFF, AlgorithmInfo, ParamError, ParamKind, ParamSpec, Params, Taxonomy};
 use super::{Ack, Controller, LossEvent, Timeout, Window};
 
@@ -94,7 +95,7 @@ fn specs() -> Vec<ParamSpec> {
 
 fn check(p: &mut Params) -> Result<(), ParamError> {
     if p.get("beta_min")? > p.get("beta_max")? {
-        return Err(ParamError::new("beta_min", format!("must be <= beta_max ({}); got {}", p.get("beta_max")?, p.get("beta_min")?)));
+        return Err(ParamError::new("beta_min", format!("must be <= beta_max ({}); got {}", show_num(p.get("beta_max")?), show_num(p.get("beta_min")?))));
     }
     Ok(())
 }

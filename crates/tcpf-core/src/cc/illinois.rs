@@ -16,6 +16,7 @@
 //! its last value). The loss that ends slow start halves the window (β = 1/2 applies then
 //! anyway, since α and β start at 1 and 1/2).
 
+use crate::error::show_num;
 use super::params::{AlgorithmInfo, ParamError, ParamKind, ParamSpec, Params};
 use super::{Ack, Controller, LossEvent, Timeout, Window};
 
@@ -152,10 +153,10 @@ fn specs(d: IllinoisParams) -> Vec<ParamSpec> {
 
 fn check(p: &mut Params) -> Result<(), ParamError> {
     if p.get("beta_min")? > p.get("beta_max")? {
-        return Err(ParamError::new("beta_min", format!("must be <= beta_max ({}); got {}", p.get("beta_max")?, p.get("beta_min")?)));
+        return Err(ParamError::new("beta_min", format!("must be <= beta_max ({}); got {}", show_num(p.get("beta_max")?), show_num(p.get("beta_min")?))));
     }
     if p.get("eta2")? > p.get("eta3")? {
-        return Err(ParamError::new("eta2", format!("must be <= eta3 ({}); got {}", p.get("eta3")?, p.get("eta2")?)));
+        return Err(ParamError::new("eta2", format!("must be <= eta3 ({}); got {}", show_num(p.get("eta3")?), show_num(p.get("eta2")?))));
     }
     Ok(())
 }

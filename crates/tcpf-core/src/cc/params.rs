@@ -1,6 +1,7 @@
 //! Parameter schemas, validation and canonical forms shared by every controller family.
 
 use serde::Serialize;
+use crate::error::show_num;
 use serde_json::{Map, Value};
 
 /// A bad parameter: which one (`alpha`), or an empty field when the algorithm itself is
@@ -97,11 +98,11 @@ impl Serialize for ParamSpec {
 impl ParamSpec {
     pub fn range_text(&self) -> String {
         let lo = match self.min {
-            Some(v) => format!("{}{}", if self.min_open { "(" } else { "[" }, v),
+            Some(v) => format!("{}{}", if self.min_open { "(" } else { "[" }, show_num(v)),
             None => "(-inf".into(),
         };
         let hi = match self.max {
-            Some(v) => format!("{}{}", v, if self.max_open { ")" } else { "]" }),
+            Some(v) => format!("{}{}", show_num(v), if self.max_open { ")" } else { "]" }),
             None => "inf)".into(),
         };
         format!("{lo}, {hi}")
@@ -119,7 +120,7 @@ impl ParamSpec {
         if v.is_finite() && ok_lo && ok_hi {
             Ok(v)
         } else {
-            Err(ParamError::new(self.name, format!("must be in {} ({}); got {}", self.range_text(), self.doc, v)))
+            Err(ParamError::new(self.name, format!("must be in {} ({}); got {}", self.range_text(), self.doc, show_num(v))))
         }
     }
 }
@@ -264,7 +265,7 @@ impl AlgorithmInfo {
                     }
                     let v = val.as_f64().ok_or_else(|| ParamError::new(key, format!("a named constant must be a number; got {val}")))?;
                     if !v.is_finite() {
-                        return Err(ParamError::new(key, format!("must be finite; got {v}")));
+                        return Err(ParamError::new(key, format!("must be finite; got {}", show_num(v))));
                     }
                     named.push((key.clone(), v));
                     continue;

@@ -23,6 +23,7 @@
 //! Defaults are Linux's (α = 2, β = 4, γ = 1 packets; ns-2's own Agent/TCP/Vegas uses 1, 3, 1;
 //! liu2008 §6 sets α = β = γ).
 
+use crate::error::show_num;
 use super::params::{AlgorithmInfo, ParamError, ParamKind, ParamSpec, Params, ON_OFF};
 use super::{Ack, Controller, LossEvent, Timeout, Window, MIN_SSTHRESH};
 
@@ -144,7 +145,7 @@ fn specs() -> Vec<ParamSpec> {
 
 fn check(p: &mut Params) -> Result<(), ParamError> {
     if p.get("alpha")? > p.get("beta")? {
-        return Err(ParamError::new("alpha", format!("must be <= beta ({}); got {}", p.get("beta")?, p.get("alpha")?)));
+        return Err(ParamError::new("alpha", format!("must be <= beta ({}); got {}", show_num(p.get("beta")?), show_num(p.get("alpha")?))));
     }
     Ok(())
 }

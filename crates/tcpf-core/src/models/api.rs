@@ -9,6 +9,7 @@
 
 use super::{chiu_jain, cyrf, friendly, illinois, markov, rate, spectrum, ModelError};
 use serde_json::{json, Map, Value};
+use crate::error::show_num;
 use std::collections::BTreeSet;
 
 type R<T> = Result<T, ModelError>;
@@ -87,11 +88,11 @@ const ANY: Range = Range(None, false, None, false);
 impl Range {
     fn text(&self) -> String {
         let lo = match self.0 {
-            Some(v) => format!("{}{}", if self.1 { "(" } else { "[" }, v),
+            Some(v) => format!("{}{}", if self.1 { "(" } else { "[" }, show_num(v)),
             None => "(-inf".into(),
         };
         let hi = match self.2 {
-            Some(v) => format!("{}{}", v, if self.3 { ")" } else { "]" }),
+            Some(v) => format!("{}{}", show_num(v), if self.3 { ")" } else { "]" }),
             None => "inf)".into(),
         };
         format!("{lo}, {hi}")
@@ -110,7 +111,7 @@ impl Range {
 
 fn fmt(v: f64) -> String {
     if v.is_finite() {
-        format!("{v}")
+        show_num(v)
     } else {
         "a non-finite number".into()
     }
@@ -402,7 +403,7 @@ fn alg_beta(a: &mut Args, allowed: &[&str]) -> R<(spectrum::Alg, f64)> {
         return Err(ModelError::new("keep", "tcp is AIMD(1, 1/2): its keep is fixed at 0.5 (use alg = aimd)"));
     }
     if alg == spectrum::Alg::Simd && beta >= 0.5 {
-        return Err(ModelError::new("beta", format!("SIMD's fairness factor 1 − 2β needs beta < 0.5; got {beta}")));
+        return Err(ModelError::new("beta", format!("SIMD's fairness factor 1 − 2β needs beta < 0.5; got {}", show_num(beta))));
     }
     Ok((alg, beta))
 }
@@ -586,7 +587,7 @@ fn illinois_params(a: &mut Args) -> R<illinois::IllinoisParams> {
         ..d
     };
     if p.alpha_min > 1.0 || p.alpha_max < 1.0 || p.alpha_min >= p.alpha_max {
-        return Err(ModelError::new("alpha_min", format!("liu2008 needs 0 < alpha_min <= 1 <= alpha_max with alpha_min < alpha_max; got {} and {}", p.alpha_min, p.alpha_max)));
+        return Err(ModelError::new("alpha_min", format!("liu2008 needs 0 < alpha_min <= 1 <= alpha_max with alpha_min < alpha_max; got {} and {}", show_num(p.alpha_min), show_num(p.alpha_max))));
     }
     if p.beta_min > p.beta_max {
         return Err(ModelError::new("beta_min", format!("must not exceed beta_max ({})", p.beta_max)));

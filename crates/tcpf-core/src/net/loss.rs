@@ -7,6 +7,7 @@
 //! times (tsao2007 S3). A model can be restricted to some flows.
 
 use crate::sim::{secs, Rng, Time};
+use crate::error::show_num;
 use serde::Serialize;
 
 /// Declarative form of a loss model (what a scenario says).
@@ -38,7 +39,7 @@ fn prob(name: &str, p: f64) -> Result<(), String> {
     if p.is_finite() && (0.0..=1.0).contains(&p) {
         Ok(())
     } else {
-        Err(format!("{name}: must be a probability in [0, 1]; got {p}"))
+        Err(format!("{name}: must be a probability in [0, 1]; got {}", show_num(p)))
     }
 }
 
@@ -50,15 +51,15 @@ impl LossSpec {
                 (Some(n), None) if *n >= 1 => Ok(()),
                 (Some(n), None) => Err(format!("packets: must be at least 1; got {n}")),
                 (None, Some(t)) if t.is_finite() && *t > 0.0 => Ok(()),
-                (None, Some(t)) => Err(format!("interval: must be a positive time; got {t}")),
+                (None, Some(t)) => Err(format!("interval: must be a positive time; got {}", show_num(*t))),
                 _ => Err("give exactly one of packets (every N packets) or interval (every T seconds)".into()),
             },
             LossSpec::GeneralExponential { mean, cv } => {
                 if !(mean.is_finite() && *mean > 0.0) {
-                    return Err(format!("mean: must be a positive time; got {mean}"));
+                    return Err(format!("mean: must be a positive time; got {}", show_num(*mean)));
                 }
                 if !(cv.is_finite() && *cv >= 0.0 && *cv <= 10.0) {
-                    return Err(format!("cv: must be in [0, 10]; got {cv}"));
+                    return Err(format!("cv: must be in [0, 10]; got {}", show_num(*cv)));
                 }
                 Ok(())
             }
@@ -75,7 +76,7 @@ impl LossSpec {
                 let mut last = f64::NEG_INFINITY;
                 for (i, ph) in phases.iter().enumerate() {
                     if !(ph.from.is_finite() && ph.from >= 0.0 && ph.from > last) {
-                        return Err(format!("phases[{i}].from: must be >= 0 and after the previous phase; got {}", ph.from));
+                        return Err(format!("phases[{i}].from: must be >= 0 and after the previous phase; got {}", show_num(ph.from)));
                     }
                     if matches!(ph.loss, LossSpec::Schedule { .. }) {
                         return Err(format!("phases[{i}]: a schedule cannot contain a schedule"));

@@ -4,6 +4,7 @@
 use super::network::GraphDef;
 use super::table::{err, Table};
 use super::units;
+use crate::error::show_num;
 use super::ScenarioError;
 use crate::cc::{ParamError, Params};
 use crate::registry::{self, Entry, Kind};
@@ -294,7 +295,7 @@ fn group_kind(t: &Table, path: &str, algorithm: String, ref_rate: f64, external:
 fn start_stop(t: &Table, count: u32, duration: f64) -> Result<(Spread, Option<Spread>), ScenarioError> {
     let start = t.with("start", Some(Spread::Fixed(0.0)), |v| Spread::parse(v, count))?;
     if start.max() >= duration {
-        return err(t.field("start"), format!("must be before the end of the run ({duration} s); got up to {} s", start.max()));
+        return err(t.field("start"), format!("must be before the end of the run ({} s); got up to {} s", show_num(duration), show_num(start.max())));
     }
     let stop = match t.get("stop") {
         None => None,
@@ -307,7 +308,7 @@ fn start_stop(t: &Table, count: u32, duration: f64) -> Result<(Spread, Option<Sp
                 _ => s.min() > start.max(),
             };
             if !ok {
-                return err(t.field("stop"), format!("every flow must stop after it starts (start up to {} s)", start.max()));
+                return err(t.field("stop"), format!("every flow must stop after it starts (start up to {} s)", show_num(start.max())));
             }
             Some(s)
         }
@@ -362,7 +363,7 @@ fn udp_pattern(t: &Table, algorithm: &str, ref_rate: f64) -> Result<UdpPattern, 
             Some(_) => {
                 let p = t.with("repeat", None, units::seconds)?;
                 if p <= steps.last().unwrap().0 {
-                    return err(t.field("repeat"), format!("the period must be longer than the last step's time ({} s)", steps.last().unwrap().0));
+                    return err(t.field("repeat"), format!("the period must be longer than the last step's time ({} s)", show_num(steps.last().unwrap().0)));
                 }
                 Some(p)
             }

@@ -14,6 +14,7 @@ pub mod units;
 
 use crate::config::Limits;
 use crate::engine::{FlowKind, FlowSpec, SimConfig};
+use crate::error::show_num;
 use crate::net::loss::LossAttach;
 use crate::net::queue::QueueSpec;
 use crate::net::topology::{Dumbbell, DumbbellFlow, Route, Topology};
@@ -103,7 +104,7 @@ impl Scenario {
         top.only(TOP_KEYS)?;
         let duration = top.with("duration", None, |v| {
             let d = units::seconds(v)?;
-            if d > 0.0 && d <= 1e7 { Ok(d) } else { Err(format!("must be in (0, 1e7] seconds; got {d}")) }
+            if d > 0.0 && d <= 1e7 { Ok(d) } else { Err(format!("must be in (0, 1e7] seconds; got {}", show_num(d))) }
         })?;
         let seed = top.integer("seed", Some(1), 0, u64::MAX >> 11, "random seed")?;
         let packet_size = packet_size(&top, Some(1000))?;
@@ -119,10 +120,10 @@ impl Scenario {
                 let from = t.with("from", Some(0.0), units::seconds)?;
                 let to = t.with("to", Some(duration), units::seconds)?;
                 if from >= to {
-                    return err("measure.to", format!("must be after measure.from ({from} s); got {to} s"));
+                    return err("measure.to", format!("must be after measure.from ({} s); got {} s", show_num(from), show_num(to)));
                 }
                 if to > duration + 1e-9 {
-                    return err("measure.to", format!("must not be after the end of the run ({duration} s); got {to} s"));
+                    return err("measure.to", format!("must not be after the end of the run ({} s); got {} s", show_num(duration), show_num(to)));
                 }
                 (from, to)
             }
@@ -633,7 +634,7 @@ fn tcp_table(v: Option<&Value>) -> Result<TcpTable, ScenarioError> {
         limited_transmit: t.boolean("limited_transmit", true)?,
     };
     if tcp.max_rto < tcp.min_rto {
-        return err("tcp.max_rto", format!("must be at least tcp.min_rto ({} s); got {} s", tcp.min_rto, tcp.max_rto));
+        return err("tcp.max_rto", format!("must be at least tcp.min_rto ({} s); got {} s", show_num(tcp.min_rto), show_num(tcp.max_rto)));
     }
     Ok(tcp)
 }
@@ -660,9 +661,11 @@ fn check_timeseries_rows(iv: f64, duration: f64, flows: u64, links: u64) -> Resu
         return err(
             "timeseries",
             format!(
-                "interval {iv} s gives {samples} samples x ({flows} flows + {links} links) = {} rows, more than {max}: use an interval of at least {} s",
-                samples * per,
-                duration * per / max as f64
+                "interval {} s gives {} samples x ({flows} flows + {links} links) = {} rows, more than {max}: use an interval of at least {} s",
+                show_num(iv),
+                show_num(samples),
+                show_num(samples * per),
+                show_num(duration * per / max as f64)
             ),
         );
     }
@@ -671,7 +674,7 @@ fn check_timeseries_rows(iv: f64, duration: f64, flows: u64, links: u64) -> Resu
 
 fn positive_seconds(v: &Value, what: &str) -> Result<f64, String> {
     let t = units::seconds(v)?;
-    if t > 0.0 { Ok(t) } else { Err(format!("must be a positive time ({what}); got {t}")) }
+    if t > 0.0 { Ok(t) } else { Err(format!("must be a positive time ({what}); got {}", show_num(t))) }
 }
 
 fn interval(field: &str, v: &Value, duration: f64) -> Result<f64, ScenarioError> {
@@ -684,7 +687,7 @@ fn interval(field: &str, v: &Value, duration: f64) -> Result<f64, ScenarioError>
         _ => positive_seconds(v, "sampling interval").map_err(|m| ScenarioError { field: field.into(), message: m })?,
     };
     if duration / iv > 1e7 {
-        return err(field, format!("interval {iv} s gives more than 1e7 samples over {duration} s"));
+        return err(field, format!("interval {} s gives more than 1e7 samples over {} s", show_num(iv), show_num(duration)));
     }
     Ok(iv)
 }

@@ -7,6 +7,7 @@ use super::units;
 use super::ScenarioError;
 use crate::net::loss::{LossSpec, Phase};
 use crate::net::queue::{QueueSpec, RedParams};
+use crate::error::show_num;
 use serde_json::{json, Map, Value};
 
 /// Bottleneck queue defaults (jin2001 Table 4): DropTail 1.5·BDP; RED 2.5·BDP with
@@ -81,9 +82,9 @@ impl QueueDraft {
             None => None,
             Some(_) => Some(t.with("limit", None, |v| match units::size(v)? {
                 units::Size::Packets(p) if p.is_finite() && p >= 1.0 && p.fract() == 0.0 => Ok(units::Size::Packets(p)),
-                units::Size::Packets(p) => Err(format!("must be a whole number of packets >= 1; got {p}")),
+                units::Size::Packets(p) => Err(format!("must be a whole number of packets >= 1; got {}", show_num(p))),
                 units::Size::Bdp(x) if x.is_finite() && x > 0.0 => Ok(units::Size::Bdp(x)),
-                units::Size::Bdp(x) => Err(format!("must be a positive multiple of the BDP; got {x}")),
+                units::Size::Bdp(x) => Err(format!("must be a positive multiple of the BDP; got {}", show_num(x))),
             })?),
         };
         let ecn = t.boolean("ecn", false)?;
@@ -144,7 +145,7 @@ fn red_params(path: &str, v: Option<&Value>, limit: f64, ecn: bool, packet_size:
         ScenarioError { field: format!("{path}.{f}"), message: msg.to_string() }
     })?;
     if p.max_th > limit {
-        return err(format!("{path}.max_th"), format!("must not exceed the queue limit ({limit} packets); got {}", p.max_th));
+        return err(format!("{path}.max_th"), format!("must not exceed the queue limit ({} packets); got {}", show_num(limit), show_num(p.max_th)));
     }
     Ok(p)
 }
@@ -204,7 +205,7 @@ fn loss_spec(t: &Table, extra: &[&str]) -> Result<LossSpec, ScenarioError> {
             allow(&["mean", "cv"])?;
             let mean = t.with("mean", None, units::seconds)?;
             if mean <= 0.0 {
-                return err(t.field("mean"), format!("must be a positive time; got {mean}"));
+                return err(t.field("mean"), format!("must be a positive time; got {}", show_num(mean)));
             }
             LossSpec::GeneralExponential { mean, cv: t.number("cv", Some(1.0), 0.0, 10.0, "coefficient of variation of the time between losses")? }
         }

@@ -1,6 +1,7 @@
 //! Reading nested tables with errors that name the field.
 
 use super::ScenarioError;
+use crate::error::show_num;
 use serde_json::{Map, Value};
 
 pub(crate) fn err<T>(field: impl Into<String>, message: impl Into<String>) -> Result<T, ScenarioError> {
@@ -58,7 +59,7 @@ impl<'a> Table<'a> {
             if x.is_finite() && x >= lo && x <= hi {
                 Ok(x)
             } else {
-                Err(format!("must be in [{lo}, {hi}] ({what}); got {x}"))
+                Err(format!("must be in [{}, {}] ({what}); got {}", show_num(lo), show_num(hi), show_num(x)))
             }
         })
     }

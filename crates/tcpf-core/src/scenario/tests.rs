@@ -416,3 +416,52 @@ fn the_default_access_rate_round_trips_at_any_bottleneck_rate() {
     v["flows"][0]["access_rate"] = json!("10x");
     assert_eq!(error_of(v).field, "flows[0].access_rate");
 }
+
+/// Refused values and stated bounds print readably whatever their magnitude: a number in its
+/// shortest exponent form rather than hundreds of digits, a size in a unit where it does not
+/// round to zero (`crate::error::show_num`, `show_bytes`).
+#[test]
+fn messages_show_extreme_numbers_and_sizes_readably() {
+    let with = |key: &str, v: Value| {
+        let mut s = base();
+        s[key] = v;
+        error_of(s).to_string()
+    };
+    assert_eq!(with("timeseries", json!(1e-300)), "timeseries: interval 1e-300 s gives more than 1e7 samples over 20 s");
+    let mut s = base();
+    s["duration"] = json!(1e-300);
+    assert_eq!(error_of(s).to_string(), "flows[0].start: must be before the end of the run (1e-300 s); got up to 1 s");
+    assert_eq!(with("measure", json!({"from": 1, "to": 1e-300})), "measure.to: must be after measure.from (1 s); got 1e-300 s");
+    assert_eq!(
+        with("trace", json!({"max_bytes": 10})),
+        "trace.max_bytes: must be in [1024, 2147483648] bytes (1 KiB to 2 GiB); got 10"
+    );
+    assert_eq!(
+        with("limits", json!({"memory": "1KiB"})),
+        "limits.memory: must be in [1048576, 68719476736] bytes (1 MiB to 64 GiB); got '1KiB'"
+    );
+    let mut s = base();
+    s["bottleneck"]["red"] = json!({"mark_p": 1e-300});
+    let e = error_of(s).to_string();
+    assert!(e.starts_with("bottleneck.red.mark_p: must be in [1e-9, 1] (") && e.ends_with("; got 1e-300"), "{e}");
+    let mut s = base();
+    s["flows"][1]["params"]["alpha"] = json!(-1e-300);
+    let e = error_of(s).to_string();
+    assert!(e.starts_with("flows[1].params.alpha: must be in ") && e.ends_with("; got -1e-300"), "{e}");
+    assert!(e.len() < 200, "{e}");
+}
+
+/// A formula whose constant part is not a finite number is refused at validation, naming the
+/// flow group's parameter; it used to be accepted and stop the run.
+#[test]
+fn a_non_finite_constant_formula_is_refused_naming_the_field() {
+    let mut s = base();
+    s["flows"][1] = json!({"algorithm": "formula", "params": {"increase": "1/0", "decrease": "0.5*w"}});
+    assert_eq!(error_of(s).to_string(), "flows[1].params.increase: constant part '1/0' must be a finite number; it evaluates to inf at column 1");
+    let mut s = base();
+    s["flows"][1] = json!({"algorithm": "formula", "params": {"f": "w", "g": "sqrt(c - 1)", "c": 0}});
+    assert_eq!(error_of(s).to_string(), "flows[1].params.g: constant part 'sqrt(c - 1)' must be a finite number; it evaluates to NaN at column 1");
+    let mut s = base();
+    s["flows"][1] = json!({"algorithm": "formula", "params": {"increase": "1/(w - 20)", "decrease": "0.5*w"}});
+    assert!(Scenario::from_value(&s).is_ok(), "a formula with a variable is judged at run time");
+}

@@ -7,6 +7,7 @@
 //! 1.8e10 s) stays far from its range: a sum of a few validated times is below 1e8 s, and the
 //! longest serialisation (64 kB at 1 b/s) is 5.3e5 s.
 
+use crate::error::show_bytes;
 use serde_json::Value;
 
 /// Longest time or duration a scenario may give, in seconds (about 116 days).
@@ -94,7 +95,7 @@ pub fn bytes(v: &Value, lo: u64, hi: u64) -> Result<u64, String> {
     if b.is_finite() && b >= lo as f64 && b <= hi as f64 {
         Ok(b.round() as u64)
     } else {
-        Err(format!("must be in [{lo}, {hi}] bytes (\"{}MiB\" to \"{}GiB\"); got {}", lo >> 20, hi >> 30, show(v)))
+        Err(format!("must be in [{lo}, {hi}] bytes ({} to {}); got {}", show_bytes(lo), show_bytes(hi), show(v)))
     }
 }
 

@@ -4,6 +4,7 @@
 use super::{Admission, Arrival, Discipline};
 use crate::net::packet::{ecn, Packet};
 use crate::sim::{Rng, Time};
+use crate::error::show_num;
 
 /// RED parameters, thresholds in packets (packet mode).
 #[derive(Clone, Debug, PartialEq)]
@@ -30,19 +31,19 @@ pub struct RedParams {
 impl RedParams {
     pub fn validate(&self) -> Result<(), String> {
         if !self.min_th.is_finite() || self.min_th < 0.0 {
-            return Err(format!("min_th: must be >= 0 packets; got {}", self.min_th));
+            return Err(format!("min_th: must be >= 0 packets; got {}", show_num(self.min_th)));
         }
         if !(self.max_th.is_finite() && self.max_th > self.min_th) {
-            return Err(format!("max_th: must be greater than min_th ({}); got {}", self.min_th, self.max_th));
+            return Err(format!("max_th: must be greater than min_th ({}); got {}", show_num(self.min_th), show_num(self.max_th)));
         }
         if !(self.q_weight > 0.0 && self.q_weight <= 1.0) {
-            return Err(format!("q_weight: must be in (0, 1]; got {}", self.q_weight));
+            return Err(format!("q_weight: must be in (0, 1]; got {}", show_num(self.q_weight)));
         }
         if !(self.max_p > 0.0 && self.max_p <= 1.0) {
-            return Err(format!("max_p: must be in (0, 1]; got {}", self.max_p));
+            return Err(format!("max_p: must be in (0, 1]; got {}", show_num(self.max_p)));
         }
         if self.mark_p.is_nan() || self.mark_p <= 0.0 {
-            return Err(format!("mark_p: must be > 0; got {}", self.mark_p));
+            return Err(format!("mark_p: must be > 0; got {}", show_num(self.mark_p)));
         }
         Ok(())
     }
