@@ -68,6 +68,22 @@ def test_exception_inside_a_controller_names_flow_and_time():
     assert "at t = " in msg and "on_loss_event" in msg and "ValueError: boom" in msg
 
 
+class Vanishing(tf.Controller):
+    """Sets a window that is positive in spirit but not valid: -1e-300."""
+
+    def on_loss_event(self, ev):
+        self.cwnd = -1e-300
+
+
+def test_an_invalid_window_from_a_python_controller_is_named_readably():
+    with pytest.raises(RuntimeError) as err:
+        tf.run(scenario("vanishing", {}), controllers={"vanishing": Vanishing})
+    msg = str(err.value)
+    # the value in its short form (error::show_num), not 300 digits of a fixed-point float
+    assert "cwnd must be a positive finite number; got -1e-300" in msg, msg
+    assert len(msg) < 400, msg
+
+
 def test_bad_params_for_a_python_controller_are_a_scenario_error():
     with pytest.raises(tf.ScenarioError) as err:
         tf.run(scenario("pygaimd", {"gamma": 1}), controllers={"pygaimd": PyGaimd})

@@ -80,10 +80,10 @@ impl PyController {
         let cwnd: f64 = o.getattr("cwnd")?.extract()?;
         let ssthresh: f64 = o.getattr("ssthresh")?.extract()?;
         if !(cwnd.is_finite() && cwnd > 0.0) {
-            return Err(pyo3::exceptions::PyValueError::new_err(format!("cwnd must be a positive finite number; got {cwnd}")));
+            return Err(pyo3::exceptions::PyValueError::new_err(format!("cwnd must be a positive finite number; got {}", tcpf_core::error::show_num(cwnd))));
         }
         if ssthresh.is_nan() || ssthresh <= 0.0 {
-            return Err(pyo3::exceptions::PyValueError::new_err(format!("ssthresh must be positive; got {ssthresh}")));
+            return Err(pyo3::exceptions::PyValueError::new_err(format!("ssthresh must be positive; got {}", tcpf_core::error::show_num(ssthresh))));
         }
         self.cwnd = cwnd;
         self.ssthresh = ssthresh;
