@@ -80,3 +80,96 @@ def test_tcpf_bench_usage_errors_are_one_line(tcpf, args, field):
     p = tcpf("bench", *args, "--no-ns2", timeout=20)
     _one_error_line(p, field)
     assert "usage:" not in p.stderr and p.stdout == ""
+
+
+# ----- tcpf plot -o DIR: the output rules of tcpfriendly.outfiles --------------------------------
+@pytest.fixture(scope="module")
+def result_json(tmp_path_factory):
+    import tcpfriendly
+    from conftest import SMALL_TOML
+
+    d = tmp_path_factory.mktemp("result")
+    (d / "s.toml").write_text(SMALL_TOML)
+    r = tcpfriendly.run(tcpfriendly.Scenario.from_toml(str(d / "s.toml")), timeseries=0.5)
+    (d / "r.json").write_text(r.to_json())
+    return d / "r.json"
+
+
+def _listing(d):
+    return sorted(os.listdir(d))
+
+
+def test_plot_refuses_another_commands_output(tcpf, result_json, tmp_path):
+    from tcpfriendly.outfiles import claim
+
+    run_dir = tmp_path / "run"
+    out = claim(str(run_dir), "run", "some-run")
+    out.write_text("result.json", "{}")
+    out.commit()
+    before = _listing(run_dir)
+    p = tcpf("plot", result_json, "--kind", "goodput", "-o", run_dir)
+    _one_error_line(p, "--out")
+    assert "holds the output of `tcpf run`" in p.stderr
+    assert _listing(run_dir) == before and (run_dir / "result.json").read_text() == "{}"
+
+
+def test_plot_refuses_a_directory_of_other_files(tcpf, result_json, tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "notes.txt").write_text("mine")
+    p = tcpf("plot", result_json, "--kind", "goodput", "-o", home)
+    _one_error_line(p, "--out")
+    assert _listing(home) == ["notes.txt"]
+
+
+def test_plot_never_writes_through_a_symbolic_link(tcpf, result_json, tmp_path):
+    from tcpfriendly.outfiles import MANIFEST
+
+    figs = tmp_path / "figs"
+    p = tcpf("plot", result_json, "--kind", "goodput", "-o", figs)
+    assert p.returncode == 0, p.stderr
+    assert _listing(figs) == sorted([MANIFEST, "goodput.png", "goodput.svg"])
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep")
+    os.unlink(figs / "goodput.png")
+    os.symlink(victim, figs / "goodput.png")
+    p = tcpf("plot", result_json, "--kind", "goodput", "-o", figs)
+    _one_error_line(p, "--out")
+    assert "symbolic link" in p.stderr and "--force" not in p.stderr  # tcpf plot has no --force
+    assert victim.read_text() == "keep" and os.path.islink(figs / "goodput.png")
+
+
+def test_plot_redraws_its_own_directory_and_keeps_other_figures(tcpf, result_json, tmp_path):
+    import json
+
+    from tcpfriendly.outfiles import MANIFEST
+
+    figs = tmp_path / "figs"
+    assert tcpf("plot", result_json, "--kind", "goodput", "--format", "png", "-o", figs).returncode == 0
+    p = tcpf("plot", result_json, "--kind", "cwnd", "--format", "svg", "-o", figs)
+    assert p.returncode == 0, p.stderr
+    assert _listing(figs) == sorted([MANIFEST, "cwnd.svg", "goodput.png"])  # no temporaries left
+    manifest = json.loads((figs / MANIFEST).read_text())
+    assert manifest["command"] == "plot" and sorted(manifest["files"]) == ["cwnd.svg", "goodput.png"]
+
+
+def test_plot_refuses_a_file_as_directory(tcpf, result_json, tmp_path):
+    f = tmp_path / "f"
+    f.write_text("x")
+    p = tcpf("plot", result_json, "--kind", "goodput", "-o", f)
+    _one_error_line(p, "--out")
+    assert f.read_text() == "x"
+
+
+def test_run_plot_checks_its_directory_before_running(tcpf, small_path, tmp_path):
+    from tcpfriendly.outfiles import claim
+
+    run_dir = tmp_path / "run"
+    claim(str(run_dir), "run", "some-run").commit()
+    p = tcpf("run", small_path, "--plot", run_dir)
+    _one_error_line(p, "--plot")
+    assert p.stdout == ""  # refused before the run: no summary
+    same = tmp_path / "same"
+    p = tcpf("run", small_path, "--out", same, "--plot", same)
+    _one_error_line(p, "--plot")
+    assert p.stdout == "" and not same.exists()

@@ -127,7 +127,7 @@ def run_command(
     if plot is not None:
         from .plot import for_run
 
-        scenario, timeseries = for_run(scenario, timeseries, plot)
+        scenario, timeseries = for_run(scenario, timeseries, plot, out)
     if trace is not None:
         scenario = _with_trace(scenario, trace)
     controllers = _load_controllers(controller or [])
@@ -142,8 +142,10 @@ def run_command(
         written.append(result.scenario["trace"]["file"])
     if plot is not None:
         from .. import plot as plots
+        from .errors import as_flags
 
-        written += plots.write(result, plot)
+        with as_flags({"directory": "--plot"}):
+            written += plots.write(result, plot)
     if as_json:
         sys.stdout.write(result.to_json() + "\n")
         return

@@ -83,13 +83,18 @@ def register(app: typer.Typer) -> None:
 PLOT_TIMESERIES_S = 0.1
 
 
-def for_run(scenario, timeseries: Optional[float], directory: str):
+def for_run(scenario, timeseries: Optional[float], directory: str, out: Optional[str] = None):
     """`tcpf run --plot DIR`: the scenario with the loss log on and the time-series interval to
-    record (the option's, else the file's, else 0.1 s); checks DIR before the run starts."""
+    record (the option's, else the file's, else 0.1 s); checks DIR before the run starts (the
+    rules of `tcpf plot -o DIR`: :func:`tcpfriendly.plot.core.claim_directory`), and that it is
+    not the run's --out directory (one directory, one output)."""
+    from ..plot.core import claim_directory
     from ..scenario import Scenario
 
-    if os.path.exists(directory) and not os.path.isdir(directory):
-        raise ScenarioError.at("--plot", f"{directory} exists and is not a directory")
+    if out is not None and os.path.abspath(directory) == os.path.abspath(out):
+        raise ScenarioError.at("--plot", f"{directory} is the --out directory; give the figures their "
+                                         f"own, such as {os.path.join(out, 'plots')}")
+    claim_directory(directory, field="--plot")  # writes nothing
     data = scenario.to_dict()
     data["loss_log"] = True
     if timeseries is None and data.get("timeseries") is None:
