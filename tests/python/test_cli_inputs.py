@@ -173,3 +173,95 @@ def test_run_plot_checks_its_directory_before_running(tcpf, small_path, tmp_path
     p = tcpf("run", small_path, "--out", same, "--plot", same)
     _one_error_line(p, "--plot")
     assert p.stdout == "" and not same.exists()
+
+
+# ----- tcpf model ...: inputs whose results are not finite -----------------------------------------
+# Before: exit 0 with the overflowed results silently left out (e.g. spectrum --k 1e308 printed
+# no alpha at all).
+NOT_FINITE = [
+    ("spectrum", ["--k", "1e308", "--l", "1", "--beta", "1/16", "--wmax", "50"], "--k", "<="),
+    ("spectrum", ["--k", "1e9", "--l", "1", "--beta", "1/16", "--wmax", "50"], "--k", "<="),
+    ("spectrum", ["--k", "-0.5", "--l", "-1e308", "--beta", "1/16", "--wmax", "50"], "--l", ">="),
+    ("spectrum", ["--k", "-0.5", "--l", "1", "--beta", "1/16", "--wmax", "1e308"], "--wmax", "<="),
+    ("rate", ["--alpha", "0.31", "--keep", "0.875", "--p", "1e-308", "--rtt", "0.1"], "--p", ">="),
+    ("rate", ["--alpha", "0.31", "--keep", "0.875", "--p", "0.01", "--rtt", "1e-308"], "--rtt", ">="),
+    ("friendly-alpha", ["--beta", "1/16", "--b", "1e308"], "--b", "<="),
+    ("convergence", ["--alg", "simd", "--W", "1e308", "--W1", "10.2", "--W2", "33.2", "--eps", "10"], "--W", "<="),
+    ("tradeoff", ["--alg", "iiad", "--W", "20", "--m", "1e308"], "--m", "<="),
+    ("fairness", ["--windows", "1e308,30", "--steps", "1,-1"], "--windows", "<="),
+    ("illinois", ["--alpha-max", "1e308"], "--alpha-max", "<="),
+    ("vegas", ["--capacity", "1e-308"], "--capacity", ">="),
+    ("markov", ["--n", "4", "--congestion", "light", "--runs", "5", "--rtt-max", "1e308"], "--rtt-max", "<="),
+]
+
+
+def _model_cli(capsys, args):
+    from tcpfriendly.cli.main import main
+
+    with pytest.raises(SystemExit) as e:
+        main(["model", *args])
+    out = capsys.readouterr()
+    return e.value.code, out.out, out.err
+
+
+@pytest.mark.parametrize("cmd,args,field,side", NOT_FINITE)
+def test_model_refuses_inputs_whose_results_are_not_finite(capsys, cmd, args, field, side):
+    import json
+    import re
+
+    from tcpfriendly import models
+
+    code, out, err = _model_cli(capsys, [cmd, *args, "--json"])
+    assert code == 2 and out == "", (code, out, err)
+    assert err.startswith(f"error: {field}: ") and err.count("\n") == 1, err
+    assert f"must be {side} " in err and "not finite" in err, err
+    # the stated bound is inside the range: there every result the model defines is finite
+    bound = re.search(r"must be [<>]= (\S+) ", err).group(1)
+    at = list(args)
+    i = at.index(field)
+    at[i + 1] = bound if field != "--windows" else f"{bound},{at[i + 1].split(',', 1)[1]}"
+    code, out, err = _model_cli(capsys, [cmd, *at, "--json"])
+    assert code == 0, err
+    result = json.loads(out)
+    assert all(k in result for k in models.DEFINED[cmd.replace("-", "_")]), sorted(result)
+
+
+def test_model_commands_survive_extreme_values(capsys):
+    """Every numeric option of every `tcpf model` command at 1e308, -1e308, 1e-308, nan, inf, 0:
+    exit 0 with every result the model defines, or exit 2 with one line naming the option."""
+    import json
+
+    from tcpfriendly import models
+
+    base = {
+        "rate": (["--alpha", "0.31", "--keep", "0.875", "--p", "0.01", "--rtt", "0.1"], ["--alpha", "--keep", "--p", "--rtt", "--t0", "--b"]),
+        "friendly-alpha": (["--beta", "1/16"], ["--beta", "--threshold", "--t0-rtt", "--b"]),
+        "spectrum": (["--k", "-0.5", "--l", "1", "--beta", "1/16", "--wmax", "50"], ["--k", "--l", "--beta", "--wmax"]),
+        "convergence": (["--alg", "simd", "--W", "110", "--W1", "10.2", "--W2", "33.2", "--eps", "10"], ["--W", "--W1", "--W2", "--eps", "--beta"]),
+        "convergence-map": (["--W", "20"], ["--W", "--eps", "--beta", "--iiad-beta", "--step"]),
+        "tradeoff": (["--alg", "iiad", "--W", "20", "--m", "5"], ["--W", "--m", "--beta", "--w-down"]),
+        "cyrf": (["--f", "w", "--g", "0.5"], ["--x", "--x-min", "--x-max", "--tolerance"]),
+        "fairness": (["--windows", "10,30", "--steps", "1,-1"], ["--windows", "--steps"]),
+        "illinois": (["--da", "0.05"], ["--dm", "--da", "--alpha-max", "--alpha-min", "--beta-max", "--beta-min", "--eta1", "--eta2", "--eta3"]),
+        "vegas": ([], ["--gamma", "--capacity", "--tp", "--sigma"]),
+        "markov": (["--n", "4", "--congestion", "light", "--runs", "3", "--events", "50", "--warmup", "50"], ["--beta", "--rtt-min", "--rtt-max"]),
+        "chiu-jain": (["--alg", "simd", "--W", "110", "--init", "10,30", "--rounds", "200"], ["--W", "--init", "--eps", "--rtt", "--jain-target"]),
+    }
+    wrong = []
+    for cmd, (args, options) in base.items():
+        for option in options:
+            for value in ("1e308", "-1e308", "1e-308", "nan", "inf", "0"):
+                a = list(args)
+                if option in a:
+                    i = a.index(option)
+                    a[i + 1] = f"{value},{a[i + 1].split(',', 1)[1]}" if "," in a[i + 1] else value
+                else:
+                    a += [option, value]
+                code, out, err = _model_cli(capsys, [cmd, *a, "--json"])
+                if code == 0:
+                    lost = [k for k in models.DEFINED[cmd.replace("-", "_")] if k not in json.loads(out)]
+                    if lost:
+                        wrong.append((cmd, option, value, "lost", lost))
+                elif not (code == 2 and err.startswith("error: --") and err.count("\n") == 1):
+                    wrong.append((cmd, option, value, code, err))
+    assert not wrong, wrong
