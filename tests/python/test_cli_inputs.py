@@ -153,6 +153,17 @@ def test_plot_redraws_its_own_directory_and_keeps_other_figures(tcpf, result_jso
     assert manifest["command"] == "plot" and sorted(manifest["files"]) == ["cwnd.svg", "goodput.png"]
 
 
+def test_plot_accepts_figures_written_before_manifests(tcpf, result_json, tmp_path):
+    from tcpfriendly.outfiles import MANIFEST
+
+    old = tmp_path / "old"
+    old.mkdir()
+    (old / "cwnd.png").write_bytes(b"an earlier figure")
+    p = tcpf("plot", result_json, "--kind", "goodput", "--format", "svg", "-o", old)
+    assert p.returncode == 0, p.stderr
+    assert _listing(old) == sorted([MANIFEST, "cwnd.png", "goodput.svg"])
+
+
 def test_plot_refuses_a_file_as_directory(tcpf, result_json, tmp_path):
     f = tmp_path / "f"
     f.write_text("x")

@@ -108,7 +108,8 @@ def run_command(
         None, "--plot", metavar="DIR",
         help="Also draw the run's figures (cwnd, rate, RTT, queue, goodput; PNG + SVG) into DIR; "
              "records a time series (every 0.1 s unless --timeseries or the file sets one) and the "
-             "loss log. See `tcpf plot --help`."),
+             "loss log. DIR follows `tcpf plot -o DIR` and is not the --out directory. See "
+             "`tcpf plot --help`."),
     trace: Optional[str] = typer.Option(
         None, "--trace", metavar="FILE",
         help="Also write a packet trace to FILE: pcap (tshark, Wireshark, tcptrace) if FILE ends "

@@ -37,7 +37,9 @@ def register(app: typer.Typer) -> None:
             help="cwnd, rate, rtt, queue or goodput; repeat for several (default: all the run supports)."),
         out: Optional[str] = typer.Option(
             None, "--out", "-o", metavar="DIR",
-            help="Directory for the figures (default: plots/ beside the result)."),
+            help="Directory for the figures (default: plots/ beside the result): new, empty or one "
+                 "`tcpf plot` wrote; a file, another command's output or a directory of other files "
+                 "is refused. Each figure is written to a temporary name and renamed."),
         fmt: str = typer.Option("png,svg", "--format", metavar="LIST", help="Comma-separated: png, svg, pdf."),
         bin_s: float = typer.Option(0.2, "--bin", metavar="SECONDS",
                                     help="Bin width of the rate figure (jin2001: 0.2 s)."),

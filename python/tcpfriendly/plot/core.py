@@ -486,9 +486,22 @@ def claim_directory(directory: "os.PathLike[str] | str", kinds: Sequence[str] = 
                     formats: Sequence[str] = ("png", "svg"), field: Optional[str] = "directory"):
     """Check that figures may be written into ``directory`` (:func:`tcpfriendly.outfiles.claim`:
     new, empty or a figure directory; not a file, not another command's output, no symbolic link
-    at a figure's name); writes nothing. Returns the claimed :class:`~tcpfriendly.outfiles.OutDir`."""
-    return claim(directory, COMMAND, COMMAND, field=field, force_flag=None,
+    at a figure's name; a directory holding only our figures' names, written before manifests
+    existed, is one); writes nothing. Returns the claimed :class:`~tcpfriendly.outfiles.OutDir`."""
+    return claim(directory, COMMAND, COMMAND, field=field, force_flag=None, legacy=_legacy,
                  files=[f"{kind}.{fmt}" for kind in kinds for fmt in formats])
+
+
+def _legacy(directory: str) -> Optional[str]:
+    """A figure directory written before manifests existed: only our figures' names in it."""
+    names = {f"{kind}.{fmt}" for kind in KINDS for fmt in ("png", "svg", "pdf")}
+    try:
+        entries = os.listdir(directory)
+    except OSError:
+        return None
+    return COMMAND if entries and all(e in names and os.path.isfile(os.path.join(directory, e))
+                                      and not os.path.islink(os.path.join(directory, e))
+                                      for e in entries) else None
 
 
 def svg_text(fig) -> str:
