@@ -40,7 +40,7 @@ import sys
 import tempfile
 import threading
 import time
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, NoReturn, Optional
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -283,23 +283,84 @@ def fmt_side(name: str, s: Dict[str, Any]) -> str:
             f" {s.get('cpu_ns_per_pkt', float('nan')):8.0f} {ev} {s['peak_mb']:8.1f}")
 
 
+# ---------------------------------------------------------------------------------------------
+# Options: every value is checked while parsing, before anything is built or run.
+
+MAX_SECONDS = 1e7  # the engine's bound on a scenario's duration (scenario.duration: (0, 1e7] s)
+MAX_SEED = (1 << 53) - 1  # the engine's seed range: [0, 2^53)
+MAX_FLOWS = 100_000  # the scaled rate 60 Mbps x flows / 32 stays far below the engine's 1e12 b/s
+MAX_REPS = 1000
+MAX_TIMEOUT_S = 1e6
+STARTS = " (the flows start during the first second)"
+
+
+class Parser(argparse.ArgumentParser):
+    """Usage errors as the one line ``error: <message>`` and exit 2 (the `tcpf` error policy),
+    not argparse's usage block."""
+
+    def error(self, message: str) -> "NoReturn":  # type: ignore[override]
+        sys.stdout.flush()
+        message = " ".join(message.split())
+        if message.startswith("argument "):  # "argument --reps: ..." -> "--reps: ..."
+            message = message[len("argument "):]
+        sys.stderr.write(f"error: {message}\n")
+        raise SystemExit(2)
+
+
+def seconds(lo: float, hi: float, why: str = "") -> Any:
+    """An argparse type: a finite number of seconds in (lo, hi]."""
+    def parse(text: str) -> float:
+        try:
+            v = float(text)
+        except ValueError:
+            v = float("nan")
+        if not (v == v and lo < v <= hi):  # NaN fails both comparisons
+            raise argparse.ArgumentTypeError(f"must be a number of seconds in ({lo:g}, {hi:.0e}]"
+                                             f"{why}; got {text!r}".replace("e+0", "e"))
+        return v
+    return parse
+
+
+def count(lo: int, hi: int, what: str = "an integer") -> Any:
+    """An argparse type: an integer in [lo, hi]."""
+    def parse(text: str) -> int:
+        try:
+            v = int(text.strip())
+        except ValueError:
+            v = None
+        if v is None or not lo <= v <= hi:
+            raise argparse.ArgumentTypeError(f"must be {what} in [{lo}, {hi}]; got {text!r}")
+        return v
+    return parse
+
+
+def flow_counts(text: str) -> List[int]:
+    """--flows-scale: comma-separated flow counts, each in [1, MAX_FLOWS]; '' for none."""
+    one = count(1, MAX_FLOWS)
+    try:
+        return [one(x) for x in text.split(",") if x.strip()]
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"must be comma-separated integers in [1, {MAX_FLOWS}] "
+                                         f"(or '' for none); got {text!r}") from None
+
+
 def main(argv: Optional[list] = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--duration", type=float, default=None,
-                    help="simulated seconds of the reference workload (500; 100 with --quick)")
-    ap.add_argument("--flows", type=int, default=REF_FLOWS,
-                    help="SACK flows of the reference workload, split into two groups (32)")
-    ap.add_argument("--flows-scale", default=None,
+    ap = Parser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--duration", type=seconds(1, MAX_SECONDS, STARTS), default=None,
+                    help="simulated seconds of the reference workload, in (1, 1e7] (500; 100 with --quick)")
+    ap.add_argument("--flows", type=count(1, MAX_FLOWS), default=REF_FLOWS,
+                    help=f"SACK flows of the reference workload, split into two groups, in [1, {MAX_FLOWS}] (32)")
+    ap.add_argument("--flows-scale", type=flow_counts, default=None,
                     help="comma-separated flow counts of the scaled workloads, rate = 60 Mbps x "
                          "flows / 32 ('320,1000,3200'; '' for none)")
-    ap.add_argument("--scaled-duration", type=float, default=None,
-                    help="simulated seconds of the scaled workloads (20; 5 with --quick)")
-    ap.add_argument("--reps", type=int, default=None,
-                    help="interleaved repetitions per side; medians are printed (3; 1 with --quick)")
-    ap.add_argument("--timeout", type=float, default=None,
+    ap.add_argument("--scaled-duration", type=seconds(1, MAX_SECONDS, STARTS), default=None,
+                    help="simulated seconds of the scaled workloads, in (1, 1e7] (20; 5 with --quick)")
+    ap.add_argument("--reps", type=count(1, MAX_REPS), default=None,
+                    help=f"interleaved repetitions per side, in [1, {MAX_REPS}]; medians are printed (3; 1 with --quick)")
+    ap.add_argument("--timeout", type=seconds(0, MAX_TIMEOUT_S), default=None,
                     help="ns-2 is killed after this many seconds: 'did not finish' (300; 60 with --quick)")
     ap.add_argument("--quick", action="store_true", help="a short version (defaults in parentheses above)")
-    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--seed", type=count(0, MAX_SEED, "a non-negative integer"), default=1)
     ap.add_argument("--ns", default="ns", help="ns-2 binary (ns)")
     ap.add_argument("--no-ns2", action="store_true", help="time tcpfriendly only")
     ap.add_argument("--engine", choices=["run_json", "python"], default="run_json",
@@ -315,27 +376,19 @@ def main(argv: Optional[list] = None) -> int:
     scaled_duration = args.scaled_duration if args.scaled_duration is not None else (5.0 if q else 20.0)
     reps = args.reps if args.reps is not None else (1 if q else 3)
     timeout = args.timeout if args.timeout is not None else (60.0 if q else 300.0)
-    scale_arg = args.flows_scale if args.flows_scale is not None else "320,1000,3200"
-    try:
-        scaled = [int(x) for x in scale_arg.split(",") if x.strip()]
-    except ValueError:
-        ap.error(f"--flows-scale: expected comma-separated integers, got {scale_arg!r}")
-    if args.flows < 1 or duration <= 0 or scaled_duration <= 0 or reps < 1 or timeout <= 0 \
-            or any(n < 1 for n in scaled):
-        ap.error("--flows and --flows-scale entries must be >= 1; --duration, --scaled-duration, "
-                 "--reps and --timeout must be > 0")
+    scaled = args.flows_scale if args.flows_scale is not None else [320, 1000, 3200]
+    if args.engine == "run_json" and args.run_json != RUN_JSON and not os.path.exists(args.run_json):
+        ap.error(f"--run-json: {args.run_json} does not exist")
+    if args.baseline and not os.path.exists(args.baseline):
+        ap.error(f"--baseline: {args.baseline} does not exist")
 
-    # ---- the engine binaries ----
+    # ---- the engine binaries (every option is checked above: nothing is built for bad input) ----
     log = sys.stderr
     if args.engine == "run_json" and not os.path.exists(args.run_json):
-        if args.run_json != RUN_JSON:
-            ap.error(f"--run-json: {args.run_json} does not exist")
         print("vs_ns2: building run_json (cargo build --release -p tcpf-core --example run_json; "
               "not timed)", file=log)
         subprocess.run(["cargo", "build", "--release", "-q", "-p", "tcpf-core", "--example", "run_json"],
                        cwd=ROOT, check=True)
-    if args.baseline and not os.path.exists(args.baseline):
-        ap.error(f"--baseline: {args.baseline} does not exist")
 
     from tcpfriendly import ns2
     have_ns2 = not args.no_ns2 and ns2.ns2_available(args.ns)

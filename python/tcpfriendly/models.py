@@ -26,7 +26,7 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence
 from .errors import one_line
 
 __all__ = [
-    "ModelError", "call", "summary", "names",
+    "ModelError", "call", "call_defined", "DEFINED", "summary", "names",
     "rate", "friendly_alpha", "friendly_curve", "spectrum", "convergence", "convergence_map",
     "tradeoff", "cyrf", "fairness", "illinois", "vegas", "markov", "chiu_jain",
     "plot", "PLOTTERS",
@@ -84,6 +84,129 @@ def call(name: str, **params: Any) -> Dict[str, Any]:
     except _core().FieldError as exc:
         raise ModelError(str(exc), field=exc.field) from None
     return json.loads(text)
+
+
+#: The results each model defines for any valid options (tcpf_core::models::api): the engine
+#: leaves a non-finite result out (NaN, or an overflow such as jin2001's alpha for k = 1e9), so
+#: one of these missing means that the inputs are beyond the range where the model's numbers
+#: exist. Results that depend on options (spectrum's Appendix B, illinois at ``da``, ...) are
+#: not listed.
+DEFINED: Dict[str, Sequence[str]] = {
+    "rate": ("rate", "rate_eq2", "rate_eq55", "rate_td_only", "padhye", "mathis", "expected_rounds",
+             "expected_window", "f_p", "q", "q_hat", "ratio_eq55_to_eq2", "ratio_to_padhye", "td_term",
+             "to_term", "t0"),
+    "friendly_alpha": ("alpha", "alpha_td", "alpha_to", "alpha_min", "error_integral"),
+    "spectrum": ("alpha", "alpha_eq4", "alpha_eq6", "alpha_eq10", "c", "c_eq5", "c_eq7", "c_eq10",
+                 "c_eq10_over_eq5", "gamma_u1", "u", "w0", "epoch_rtt", "friendliness_correction",
+                 "region_exponent"),
+    "convergence": ("t1", "t2", "t2_epochs", "total", "delta", "epoch_rtt", "shrink"),
+    "convergence_map": ("fraction_iiad_slowest", "fraction_simd_faster", "points"),
+    "tradeoff": ("cov", "inv_aggressiveness", "inv_responsiveness"),
+    "cyrf": ("compatibility_high", "compatibility_low", "fg_over_x_high", "fg_over_x_low"),
+    "fairness": ("jain_before", "jain_after", "lhs", "rhs", "margin"),
+    "illinois": ("d1", "d2", "d3", "kappa1", "kappa2", "kappa3", "kappa4", "lossy_bound"),
+    "vegas": ("d_a", "d_star", "fair_share", "threshold_sigma", "utilization", "w_first", "w_last",
+              "w_star", "x_first", "x_last"),
+    "markov": ("c1_dev_max", "c1_dev_mean", "cov_max", "cov_mean", "mu", "one_plus_mu", "one_plus_mu_max",
+               "one_plus_mu_min", "ratio_max", "ratio_mean", "ratio_min", "slope"),
+    "chiu_jain": ("delta_t1", "efficiency", "jain_final", "jain_initial", "t1", "t1_plus_t2", "t2",
+                  "t2_epochs"),
+}
+
+#: Time :func:`call_defined` may spend finding the range of the offending input.
+_BLAME_BUDGET_S = 0.4
+
+
+def _undefined(name: str, result: Dict[str, Any]) -> List[str]:
+    return [k for k in DEFINED.get(name, ()) if k not in result]
+
+
+def _numbers_in(params: Dict[str, Any]):
+    """(path, value) of every non-zero number among the parameters (list items included)."""
+    for key, v in params.items():
+        if isinstance(v, bool):
+            continue
+        if isinstance(v, (int, float)) and v != 0:
+            yield (key, None), float(v)
+        elif isinstance(v, (list, tuple)):
+            for i, x in enumerate(v):
+                if isinstance(x, (int, float)) and not isinstance(x, bool) and x != 0:
+                    yield (key, i), float(x)
+
+
+def _with(params: Dict[str, Any], path, value: float) -> Dict[str, Any]:
+    key, i = path
+    out = dict(params)
+    if i is None:
+        out[key] = int(value) if isinstance(params[key], int) else value
+    else:
+        items = list(params[key])
+        items[i] = int(value) if isinstance(items[i], int) else value
+        out[key] = items
+    return out
+
+
+def _round(v: float, down: bool) -> float:
+    """``v`` to 3 significant digits, rounded toward the inside of the valid range."""
+    if v == 0 or not math.isfinite(v):
+        return v
+    scale = 10 ** (math.floor(math.log10(abs(v))) - 2)
+    return (math.floor if down else math.ceil)(v / scale) * scale
+
+
+def call_defined(name: str, **params: Any) -> Dict[str, Any]:
+    """:func:`call`, refusing inputs for which a result the model always defines (:data:`DEFINED`)
+    is not finite (``tcpf model`` uses this): a :class:`ModelError` naming the input furthest
+    from 1 in magnitude (the one that overflows), the result that is lost and, when the model
+    is defined for a nearby value of that input with the other parameters as given, the
+    bound of its range (found by bisection on its order of magnitude)."""
+    import time
+
+    result = call(name, **params)
+    lost = _undefined(name, result)
+    if not lost:
+        return result
+    clean = {k: v for k, v in params.items() if v is not None}
+    numbers = list(_numbers_in(clean))
+    what = f"{name.replace('_', '-')}'s {lost[0]} is not finite"
+    if not numbers:
+        raise ModelError(f"{what} for these parameters")
+    path, bad = max(numbers, key=lambda pv: abs(math.log10(abs(pv[1]))))
+    field = path[0]
+    label = field if path[1] is None else f"{field}[{path[1]}]"
+
+    def ok(value: float) -> bool:
+        try:
+            return not _undefined(name, call(name, **_with(clean, path, value)))
+        except (ModelError, ValueError, OverflowError):
+            return False
+
+    t0 = time.monotonic()
+    sign = 1.0 if bad > 0 else -1.0
+    good = None
+    for g in (1.0, 0.5, 2.0, 0.1, 10.0, 100.0, 0.01, 1e3, 1e-3, 1e4, 1e6):
+        if ok(sign * g):
+            good = sign * g
+            break
+        if time.monotonic() - t0 > _BLAME_BUDGET_S:
+            break
+    if good is None:
+        raise ModelError(f"{field}: {what} with {label} = {bad:g} and the other parameters as given",
+                         field=field)
+    lo, hi = math.log10(abs(good)), math.log10(abs(bad))  # lo defined, hi not
+    while abs(hi - lo) > 0.01 and time.monotonic() - t0 < _BLAME_BUDGET_S:
+        mid = (lo + hi) / 2
+        if ok(sign * 10 ** mid):
+            lo = mid
+        else:
+            hi = mid
+    bound = sign * 10 ** lo
+    upper = bad > good  # the model is defined up to `bound`, not above
+    bound = _round(bound, down=upper)
+    side = f"<= {bound:.3g}" if upper else f">= {bound:.3g}"
+    who = "" if path[1] is None else f"{label} "
+    raise ModelError(f"{field}: {who}must be {side} with the other parameters as given "
+                     f"({what} beyond); got {bad:g}", field=field)
 
 
 def summary(result: Dict[str, Any]) -> Dict[str, float]:

@@ -283,8 +283,8 @@ def claim(directory: "os.PathLike[str] | str", command: str, identity: str, *,
         for name in files:
             target = os.path.join(path, name)
             if os.path.islink(target):
+                fix = f", or use {force_flag} to replace the link itself" if force_flag else ""
                 raise OutputError.at(field, f"{target} is a symbolic link; refusing to write "
-                                            "through it (remove it, or use --force to replace "
-                                            "the link itself)")
+                                            f"through it (remove it{fix})")
     return OutDir(path, command, identity, force, field, previous)
 

@@ -8,6 +8,7 @@ import pytest
 
 import tcpfriendly
 from tcpfriendly import metrics, plot
+from tcpfriendly.outfiles import MANIFEST
 from tcpfriendly.errors import ScenarioError
 from tcpfriendly.metrics import dynamics
 
@@ -184,7 +185,8 @@ def test_run_plot_jin2001_writes_every_figure(tmp_path):
     for kind in plot.KINDS:
         _png_ok(tmp_path / "out" / f"{kind}.png")
         _svg_ok(tmp_path / "out" / f"{kind}.svg")
-    assert sorted(os.listdir(tmp_path / "out")) == sorted(f"{k}.{f}" for k in plot.KINDS for f in ("png", "svg"))
+    # the figures and the manifest of tcpfriendly.outfiles (the directory holds `tcpf plot` output)
+    assert sorted(os.listdir(tmp_path / "out")) == sorted([MANIFEST] + [f"{k}.{f}" for k in plot.KINDS for f in ("png", "svg")])
 
 
 def test_run_plot_refuses_a_file_before_running(tcpf, small_path, tmp_path):

@@ -108,7 +108,8 @@ def run_command(
         None, "--plot", metavar="DIR",
         help="Also draw the run's figures (cwnd, rate, RTT, queue, goodput; PNG + SVG) into DIR; "
              "records a time series (every 0.1 s unless --timeseries or the file sets one) and the "
-             "loss log. See `tcpf plot --help`."),
+             "loss log. DIR follows `tcpf plot -o DIR` and is not the --out directory. See "
+             "`tcpf plot --help`."),
     trace: Optional[str] = typer.Option(
         None, "--trace", metavar="FILE",
         help="Also write a packet trace to FILE: pcap (tshark, Wireshark, tcptrace) if FILE ends "
@@ -127,7 +128,7 @@ def run_command(
     if plot is not None:
         from .plot import for_run
 
-        scenario, timeseries = for_run(scenario, timeseries, plot)
+        scenario, timeseries = for_run(scenario, timeseries, plot, out)
     if trace is not None:
         scenario = _with_trace(scenario, trace)
     controllers = _load_controllers(controller or [])
@@ -142,8 +143,10 @@ def run_command(
         written.append(result.scenario["trace"]["file"])
     if plot is not None:
         from .. import plot as plots
+        from .errors import as_flags
 
-        written += plots.write(result, plot)
+        with as_flags({"directory": "--plot"}):
+            written += plots.write(result, plot)
     if as_json:
         sys.stdout.write(result.to_json() + "\n")
         return

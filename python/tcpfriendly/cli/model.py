@@ -102,7 +102,7 @@ def _run(name: str, params: Dict[str, Any], as_json: bool, plot: Optional[str],
     if plot is not None and name == "friendly_alpha":
         params = dict(params, series=True)
     try:
-        result = models.call(name, **params)
+        result = models.call_defined(name, **params)  # refuses inputs whose results are not finite
     except models.ModelError as exc:
         msg = str(exc)
         if exc.field:

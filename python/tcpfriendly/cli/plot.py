@@ -37,7 +37,9 @@ def register(app: typer.Typer) -> None:
             help="cwnd, rate, rtt, queue or goodput; repeat for several (default: all the run supports)."),
         out: Optional[str] = typer.Option(
             None, "--out", "-o", metavar="DIR",
-            help="Directory for the figures (default: plots/ beside the result)."),
+            help="Directory for the figures (default: plots/ beside the result): new, empty or one "
+                 "`tcpf plot` wrote; a file, another command's output or a directory of other files "
+                 "is refused. Each figure is written to a temporary name and renamed."),
         fmt: str = typer.Option("png,svg", "--format", metavar="LIST", help="Comma-separated: png, svg, pdf."),
         bin_s: float = typer.Option(0.2, "--bin", metavar="SECONDS",
                                     help="Bin width of the rate figure (jin2001: 0.2 s)."),
@@ -83,13 +85,18 @@ def register(app: typer.Typer) -> None:
 PLOT_TIMESERIES_S = 0.1
 
 
-def for_run(scenario, timeseries: Optional[float], directory: str):
+def for_run(scenario, timeseries: Optional[float], directory: str, out: Optional[str] = None):
     """`tcpf run --plot DIR`: the scenario with the loss log on and the time-series interval to
-    record (the option's, else the file's, else 0.1 s); checks DIR before the run starts."""
+    record (the option's, else the file's, else 0.1 s); checks DIR before the run starts (the
+    rules of `tcpf plot -o DIR`: :func:`tcpfriendly.plot.core.claim_directory`), and that it is
+    not the run's --out directory (one directory, one output)."""
+    from ..plot.core import claim_directory
     from ..scenario import Scenario
 
-    if os.path.exists(directory) and not os.path.isdir(directory):
-        raise ScenarioError.at("--plot", f"{directory} exists and is not a directory")
+    if out is not None and os.path.abspath(directory) == os.path.abspath(out):
+        raise ScenarioError.at("--plot", f"{directory} is the --out directory; give the figures their "
+                                         f"own, such as {os.path.join(out, 'plots')}")
+    claim_directory(directory, field="--plot")  # writes nothing
     data = scenario.to_dict()
     data["loss_log"] = True
     if timeseries is None and data.get("timeseries") is None:

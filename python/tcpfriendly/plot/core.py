@@ -18,6 +18,7 @@ import pandas as pd
 from .. import metrics
 from ..errors import ScenarioError
 from ..metrics import dynamics
+from ..outfiles import atomic_write, claim
 
 __all__ = ["KINDS", "SERIES_KINDS", "DEFAULT_BIN_S", "NoTimeSeries", "available_kinds", "figure", "fit",
            "save", "svg_text", "write"]
@@ -463,14 +464,44 @@ def _check_format(fmt: Any) -> None:
 
 
 def save(fig, base: "os.PathLike[str] | str", formats: Sequence[str] = ("png", "svg")) -> List[str]:
-    """Write ``fig`` as ``base.png``, ``base.svg`` (any of png, svg, pdf); returns the paths."""
+    """Write ``fig`` as ``base.png``, ``base.svg`` (any of png, svg, pdf); returns the paths.
+    Each file is written atomically, never through a symbolic link
+    (:func:`tcpfriendly.outfiles.atomic_write`)."""
     written = []
     for fmt in formats:
         _check_format(fmt)
         path = f"{os.fspath(base)}.{fmt}"
-        _savefig(fig, path, fmt)
+        atomic_write(path, lambda f, fmt=fmt: _savefig(fig, f, fmt), field="directory")
         written.append(path)
     return written
+
+
+#: What :func:`write` records in its directory's manifest (:mod:`tcpfriendly.outfiles`): a
+#: directory of figures may be drawn again (the same or another run's), but not one holding
+#: another command's output (`tcpf run --out`, a sweep) or files we did not write.
+COMMAND = "plot"
+
+
+def claim_directory(directory: "os.PathLike[str] | str", kinds: Sequence[str] = KINDS,
+                    formats: Sequence[str] = ("png", "svg"), field: Optional[str] = "directory"):
+    """Check that figures may be written into ``directory`` (:func:`tcpfriendly.outfiles.claim`:
+    new, empty or a figure directory; not a file, not another command's output, no symbolic link
+    at a figure's name; a directory holding only our figures' names, written before manifests
+    existed, is one); writes nothing. Returns the claimed :class:`~tcpfriendly.outfiles.OutDir`."""
+    return claim(directory, COMMAND, COMMAND, field=field, force_flag=None, legacy=_legacy,
+                 files=[f"{kind}.{fmt}" for kind in kinds for fmt in formats])
+
+
+def _legacy(directory: str) -> Optional[str]:
+    """A figure directory written before manifests existed: only our figures' names in it."""
+    names = {f"{kind}.{fmt}" for kind in KINDS for fmt in ("png", "svg", "pdf")}
+    try:
+        entries = os.listdir(directory)
+    except OSError:
+        return None
+    return COMMAND if entries and all(e in names and os.path.isfile(os.path.join(directory, e))
+                                      and not os.path.islink(os.path.join(directory, e))
+                                      for e in entries) else None
 
 
 def svg_text(fig) -> str:
@@ -484,19 +515,26 @@ def write(result: Any, directory: "os.PathLike[str] | str", kinds: Optional[Sequ
           formats: Sequence[str] = ("png", "svg"), **options: Any) -> List[str]:
     """Draw each of ``kinds`` (default: every kind the result supports, :func:`available_kinds`)
     and write ``DIRECTORY/<kind>.<format>``, creating the directory. Every figure is drawn
-    before anything is written, so a bad argument writes nothing. Returns the paths written."""
+    before anything is written, so a bad argument writes nothing. The directory follows the
+    output rules of :mod:`tcpfriendly.outfiles` (:func:`claim_directory`: atomic files, no
+    symbolic link followed, a manifest; another command's output or a non-empty directory of
+    other files is refused). Returns the paths written."""
     formats = list(formats)
     if not formats:
         raise ScenarioError.at("formats", "give at least one of png, svg, pdf")
     for fmt in formats:  # before the directory is made: a bad --format leaves nothing behind
         _check_format(fmt)
     kinds = list(kinds) if kinds is not None else available_kinds(result)
+    # before anything is drawn: a file, another command's output or a symbolic link is refused
+    out = claim_directory(directory, kinds, formats)
     figs = [(kind, figure(result, kind, **options)) for kind in kinds]
-    directory = os.fspath(directory)
-    if os.path.exists(directory) and not os.path.isdir(directory):
-        raise ScenarioError.at("directory", f"{directory} exists and is not a directory")
-    os.makedirs(directory, exist_ok=True)
     written: List[str] = []
     for kind, fig in figs:
-        written.extend(save(fig, os.path.join(directory, kind), formats))
+        for fmt in formats:
+            written.append(out.write_with(f"{kind}.{fmt}", lambda f, fig=fig, fmt=fmt: _savefig(fig, f, fmt)))
+    kept = []  # figures of an earlier draw that this one did not redraw stay (and stay listed)
+    if out.previous is not None and out.previous.get("command") == COMMAND:
+        kept = [n for n in out.previous.get("files") or [] if isinstance(n, str) and n not in out.written
+                and os.sep not in n and os.path.isfile(out.file(n)) and not os.path.islink(out.file(n))]
+    out.commit(extra=kept, remove_stale=False)
     return written
