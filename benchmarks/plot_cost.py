@@ -66,7 +66,7 @@ def measure(tcpf: str, scenario: str, reps: int) -> dict:
             runs["run"].append(_side(base + ["--timeseries", "0.1"]))
             out = os.path.join(tmp, f"figs{i}")
             runs["run_plot"].append(_side(base + ["--plot", out]))
-            figures = sorted(os.listdir(out))
+            figures = sorted(f for f in os.listdir(out) if not f.startswith("."))  # not the manifest
     res = {"scenario": os.path.relpath(scenario, REPO), "reps": reps, "figures": figures}
     for side, rs in runs.items():
         res[side] = {k: statistics.median(r[k] for r in rs) for k in ("cpu_s", "wall_s")}
