@@ -71,6 +71,29 @@ def test_unreachable_scheduler(tiny, tmp_path, monkeypatch):
         run_sweep(Sweep(tiny, seeds=2), tmp_path / "x", dask="tcp://127.0.0.1:9", quiet=True)
 
 
+def test_a_refused_scheduler_address_is_refused_without_the_clients_retries(tiny, tmp_path, monkeypatch):
+    """distributed's Client retries a refused connection until DASK_CONNECT_TIMEOUT (10 s); a
+    port nobody listens on is refused by the probe before any Client is made."""
+    import socket
+
+    import distributed
+
+    from tcpfriendly.sweep import dask_executor as sweep_dask
+
+    with socket.socket() as s:  # a free port, closed again: nothing listens there
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+
+    class NoClient:  # a type (the executor tests isinstance(dask, distributed.Client))
+        def __init__(self, *a, **k):
+            raise AssertionError("a Client was made for a refused address")
+
+    monkeypatch.setattr(distributed, "Client", NoClient)
+    with pytest.raises(sweep_dask.DaskConnectError, match=f"^dask: .*connection refused.*port {port}"):
+        run_sweep(Sweep(tiny, seeds=2), tmp_path / "x", dask=f"tcp://127.0.0.1:{port}", quiet=True)
+    assert not (tmp_path / "x").exists()  # nothing written
+
+
 def test_cli_dask_local_cluster(tcpf, tiny, tmp_path):
     (tmp_path / "spec.toml").write_text(
         'scenario = "tiny.toml"\nseeds = 4\n[axes]\n"bottleneck.rate" = ["1.5Mbps", "5Mbps"]\n')

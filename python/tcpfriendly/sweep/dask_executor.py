@@ -141,6 +141,7 @@ def _client(dask: Any, workers: Optional[int]):
         except BaseException:
             cluster.close()
             raise
+    _refused_at_once(dask)
     try:
         return distributed.Client(dask, timeout=DASK_CONNECT_TIMEOUT), None, True
     except (OSError, TimeoutError) as exc:
@@ -150,6 +151,34 @@ def _client(dask: Any, workers: Optional[int]):
         raise SweepError.at("dask", f"not a Dask scheduler address: {dask!r} ("
                                     f"{' '.join(str(exc).split())}); expected 'local' or an "
                                     "address such as tcp://host:8786") from None
+
+
+def _refused_at_once(address: str) -> None:
+    """A ``tcp://host:port`` whose host refuses the connection is refused now: distributed's
+    Client retries a refused connection until its timeout (DASK_CONNECT_TIMEOUT, 10 s). A probe
+    that does not get an answer (a host that drops packets, a name that does not resolve) or
+    an address of another form leaves the decision to the Client."""
+    import socket
+    from urllib.parse import urlsplit
+
+    if not address.startswith("tcp://"):
+        return
+    try:
+        parts = urlsplit(address)
+        host, port = parts.hostname, parts.port
+    except ValueError:
+        return
+    if not host or port is None:
+        return
+    try:
+        with socket.create_connection((host, port), timeout=1.0):
+            return
+    except ConnectionRefusedError:
+        raise DaskConnectError.at("dask", f"cannot connect to the Dask scheduler at {address}: "
+                                          f"connection refused (nothing listens on port {port} "
+                                          f"of {host})") from None
+    except OSError:
+        return
 
 
 @contextmanager
