@@ -366,7 +366,7 @@ def main(argv: Optional[list] = None) -> int:
     ap.add_argument("--engine", choices=["run_json", "python"], default="run_json",
                     help="tcpfriendly's child: the run_json example (default) or python + tcpfriendly.run")
     ap.add_argument("--run-json", default=RUN_JSON,
-                    help="run_json binary (built with cargo when it is the default and missing)")
+                    help="run_json binary (the default is built with cargo first, so that it matches the sources)")
     ap.add_argument("--baseline", default=None,
                     help="another run_json binary (e.g. an older revision) timed interleaved as a third side")
     ap.add_argument("--json", action="store_true", help="print one JSON object")
@@ -384,9 +384,11 @@ def main(argv: Optional[list] = None) -> int:
 
     # ---- the engine binaries (every option is checked above: nothing is built for bad input) ----
     log = sys.stderr
-    if args.engine == "run_json" and not os.path.exists(args.run_json):
-        print("vs_ns2: building run_json (cargo build --release -p tcpf-core --example run_json; "
-              "not timed)", file=log)
+    if args.engine == "run_json" and args.run_json == RUN_JSON:
+        # always, not only when missing: a binary left from older sources would be timed instead
+        # of the engine of this tree (cargo does nothing when it is up to date)
+        print("vs_ns2: cargo build --release -p tcpf-core --example run_json (up to date with the "
+              "sources; not timed)", file=log)
         subprocess.run(["cargo", "build", "--release", "-q", "-p", "tcpf-core", "--example", "run_json"],
                        cwd=ROOT, check=True)
 
