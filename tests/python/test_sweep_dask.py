@@ -94,6 +94,34 @@ def test_a_refused_scheduler_address_is_refused_without_the_clients_retries(tiny
     assert not (tmp_path / "x").exists()  # nothing written
 
 
+def _worker_log_level():
+    import logging
+
+    return logging.getLogger("distributed.worker").getEffectiveLevel()
+
+
+def test_our_local_clusters_workers_log_only_critical_messages():
+    """A worker whose heartbeat met the closed scheduler at teardown printed an ERROR with a
+    traceback on tcpf sweep --dask local's stderr (CI): the workers' distributed loggers are at
+    CRITICAL (LocalCluster's silence_logs reaches only their nanny logger), the environment is
+    restored afterwards."""
+    import logging
+    import os
+
+    from tcpfriendly.sweep import dask_executor as sweep_dask
+
+    before = os.environ.get(sweep_dask._QuietLogs.ENV)
+    with sweep_dask._QuietLogs(True):
+        client, cluster, _ = sweep_dask._client("local", 1)
+        try:
+            levels = client.run(_worker_log_level)
+        finally:
+            client.close()
+            cluster.close()
+    assert levels and set(levels.values()) == {logging.CRITICAL}, levels
+    assert os.environ.get(sweep_dask._QuietLogs.ENV) == before
+
+
 def test_cli_dask_local_cluster(tcpf, tiny, tmp_path):
     (tmp_path / "spec.toml").write_text(
         'scenario = "tiny.toml"\nseeds = 4\n[axes]\n"bottleneck.rate" = ["1.5Mbps", "5Mbps"]\n')
