@@ -15,6 +15,7 @@ import pytest
 
 from tcpfriendly.sweep import Sweep, run_sweep
 
+from conftest import REPO
 from test_sweep import TINY, stored
 
 ABORTED = (134, -6)  # SIGABRT: as an exit status through a shell, or as a signal
@@ -162,3 +163,42 @@ def test_an_unreachable_scheduler_is_bad_input_naming_dask_and_writes_nothing(tm
     assert len(lines) == 1 and lines[0].startswith(
         "error: --dask: cannot connect to the Dask scheduler at tcp://127.0.0.1:9: "), lines
     assert not out.exists()
+
+
+# ----- a run abandoned at a second Ctrl-C, still inside the engine at exit ----------------------
+_ABANDONED = r"""
+import atexit, sys, threading, time
+import typer
+from tcpfriendly.sweep import executors
+from tcpfriendly.cli.errors import fail, run_app
+
+abandon = sys.argv[1] == "1"
+if abandon:  # as _run_threads leaves a thread it abandoned at a second Ctrl-C
+    t = threading.Thread(target=time.sleep, args=(60,), name="tcpf-sweep-0", daemon=True)
+    t.start()
+    executors._abandoned.append(t)
+atexit.register(lambda: print("finalized", flush=True))
+app = typer.Typer()
+
+@app.command()
+def go():
+    print("summary", flush=False)  # buffered: must still reach stdout
+    fail(130, "interrupted")  # as after a sweep's "abandoned 1 run in progress"
+
+run_app(app, [], "x")
+"""
+
+
+@pytest.mark.parametrize("abandon", [False, True])
+def test_the_cli_does_not_finalize_with_a_run_left_in_the_engine(tmp_path, abandon):
+    """A thread abandoned at a second Ctrl-C that comes back from the engine while the
+    interpreter finalizes aborts the process (SIGABRT) after the error line: with such a thread
+    alive the CLI flushes its output and leaves without finalizing (no atexit handler runs),
+    with the same exit code and the same one error line; without one it exits normally."""
+    script = tmp_path / "abandoned.py"
+    script.write_text(_ABANDONED)
+    p = subprocess.run([sys.executable, str(script), "1" if abandon else "0"], capture_output=True,
+                       text=True, timeout=60, env={**os.environ, "PYTHONPATH": str(REPO / "python")})
+    assert p.returncode == 130 and p.stderr == "error: interrupted\n", (p.returncode, p.stderr)
+    assert p.stdout.startswith("summary\n")
+    assert ("finalized" in p.stdout) is (not abandon), p.stdout

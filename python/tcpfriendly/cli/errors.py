@@ -10,7 +10,7 @@ traceback (set ``TCPF_TRACEBACK=1`` to see one while debugging).
 import os
 import sys
 from contextlib import contextmanager
-from typing import Iterator, List, Mapping, NoReturn, Optional
+from typing import Any, Iterator, List, Mapping, NoReturn, Optional
 
 import typer
 
@@ -50,7 +50,33 @@ def as_flags(flags: Mapping[str, str]) -> Iterator[None]:
 
 
 def run_app(app: typer.Typer, argv: Optional[List[str]], prog_name: str) -> NoReturn:
-    """Run a Typer app with the error policy; always ends in SystemExit."""
+    """Run a Typer app with the error policy; always ends in SystemExit (or, when a run thread
+    abandoned at a second Ctrl-C is still inside the engine, in ``os._exit`` with the same code:
+    :func:`_leave_if_runs_left_in_engine`)."""
+    try:
+        _run_app(app, argv, prog_name)
+    except SystemExit as exc:
+        _leave_if_runs_left_in_engine(exc.code)
+        raise
+
+
+def _leave_if_runs_left_in_engine(code: Any) -> None:
+    """A run thread abandoned at a second Ctrl-C (sweep.executors.runs_left_in_engine) that
+    comes back from the engine while the interpreter finalizes aborts the process (SIGABRT,
+    exit 134) after our one error line: then flush our output and leave at once, without
+    finalizing. Every finished run is already stored and closed by then."""
+    executors = sys.modules.get("tcpfriendly.sweep.executors")
+    if executors is None or not executors.runs_left_in_engine():
+        return
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code if isinstance(code, int) else (0 if code is None else EXIT_RUNTIME))
+
+
+def _run_app(app: typer.Typer, argv: Optional[List[str]], prog_name: str) -> NoReturn:
     debug = os.environ.get("TCPF_TRACEBACK") == "1"
     try:
         code = app(args=argv, prog_name=prog_name, standalone_mode=False)

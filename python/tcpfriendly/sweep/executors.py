@@ -166,6 +166,18 @@ def _run_and_store(run: Run, store: Optional[RunStore], task: Optional[Callable[
     return table
 
 
+#: Run threads that :func:`_run_threads` left running (abandoned at a second Ctrl-C): they may
+#: still be inside the engine. See :func:`runs_left_in_engine`.
+_abandoned: List[threading.Thread] = []
+
+
+def runs_left_in_engine() -> bool:
+    """True while a run thread abandoned at a second Ctrl-C is still running. Such a thread
+    coming back from the engine while the interpreter finalizes aborts the process (SIGABRT,
+    exit 134), so the CLI then leaves without finalizing (:func:`tcpfriendly.cli.errors.run_app`)."""
+    return any(t.is_alive() for t in _abandoned)
+
+
 def _run_threads(todo: List[Run], workers: int, collector: Collector,
                  log: Callable[[str], None], task: Optional[Callable[[Any], Any]] = None) -> bool:
     """Run ``todo`` on ``workers`` threads (the engine releases the GIL). Each thread stores
@@ -227,33 +239,38 @@ def _run_threads(todo: List[Run], workers: int, collector: Collector,
                 pass
 
     try:
-        while alive:
-            drain(0.2)
-        return False
-    except KeyboardInterrupt:
-        stop.set()
-        collector.progress.close()
-        with lock:
-            busy = running[0]
-        if busy:
-            log(f"interrupted: finishing the {busy} run{'s' if busy != 1 else ''} in progress "
-                "(Ctrl-C again to abandon)")
         try:
             while alive:
                 drain(0.2)
+            return False
         except KeyboardInterrupt:
+            stop.set()
+            collector.progress.close()
             with lock:
                 busy = running[0]
-            log(f"abandoned {busy} run{'s' if busy != 1 else ''} in progress")
-        return True
-    except BaseException:
-        # raised on this thread (the collector could not store a result, an on_run callback
-        # raised): start no more runs and wait for those in progress before it propagates. A
-        # thread left inside the engine when the interpreter finalizes aborts the process
-        # (SIGABRT, exit 134) instead of reporting the error. A Ctrl-C meanwhile abandons them.
-        stop.set()
-        settle()
-        raise
+            if busy:
+                log(f"interrupted: finishing the {busy} run{'s' if busy != 1 else ''} in progress "
+                    "(Ctrl-C again to abandon)")
+            try:
+                while alive:
+                    drain(0.2)
+            except KeyboardInterrupt:
+                with lock:
+                    busy = running[0]
+                log(f"abandoned {busy} run{'s' if busy != 1 else ''} in progress")
+            return True
+        except BaseException:
+            # raised on this thread (the collector could not store a result, an on_run callback
+            # raised): start no more runs and wait for those in progress before it propagates. A
+            # thread left inside the engine when the interpreter finalizes aborts the process
+            # (SIGABRT, exit 134) instead of reporting the error. A Ctrl-C meanwhile abandons them.
+            stop.set()
+            settle()
+            raise
+    finally:
+        if alive:  # threads that have not ended their loop were abandoned (a second Ctrl-C):
+            # remembered, see runs_left_in_engine
+            _abandoned.extend(t for t in threads if t.is_alive())
 
 
 class ThreadExecutor:
