@@ -216,7 +216,8 @@ def _run_threads(todo: List[Run], workers: int, collector: Collector,
         t.start()
     alive = n
 
-    def drain(block_s: float) -> None:
+    def drain(block_s: float, report: bool = True) -> None:
+        """One outcome (or a thread's end) from the queue; ``report=False``: not passed on."""
         nonlocal alive
         try:
             item = results.get(timeout=block_s)
@@ -224,19 +225,12 @@ def _run_threads(todo: List[Run], workers: int, collector: Collector,
             return
         if item is None:
             alive -= 1
+        elif not report:
+            pass
         elif item[2] is None:
             collector.ok(item[0], item[1])
         else:
             collector.fail(item[0], item[2])
-
-    def settle() -> None:  # the runs in progress end; their outcomes are not reported
-        nonlocal alive
-        while alive:
-            try:
-                if results.get(timeout=0.2) is None:
-                    alive -= 1
-            except queue.Empty:
-                pass
 
     try:
         try:
@@ -265,7 +259,8 @@ def _run_threads(todo: List[Run], workers: int, collector: Collector,
             # thread left inside the engine when the interpreter finalizes aborts the process
             # (SIGABRT, exit 134) instead of reporting the error. A Ctrl-C meanwhile abandons them.
             stop.set()
-            settle()
+            while alive:  # the runs in progress end; their outcomes are not reported
+                drain(0.2, report=False)
             raise
     finally:
         if alive:  # threads that have not ended their loop were abandoned (a second Ctrl-C):
