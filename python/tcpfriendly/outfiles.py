@@ -37,7 +37,8 @@ from typing import IO, Any, Callable, Dict, Iterable, List, Optional
 
 from .errors import ScenarioError
 
-__all__ = ["MANIFEST", "OutputError", "OutDir", "claim", "atomic_write", "identity_of", "figure_file"]
+__all__ = ["MANIFEST", "OutputError", "OutDir", "claim", "claim_shared", "atomic_write", "identity_of",
+           "figure_file"]
 
 MANIFEST = ".tcpf-out.json"
 _TMP_SUFFIX = ".tmp"
@@ -287,4 +288,15 @@ def claim(directory: "os.PathLike[str] | str", command: str, identity: str, *,
                 raise OutputError.at(field, f"{target} is a symbolic link; refusing to write "
                                             f"through it (remove it{fix})")
     return OutDir(path, command, identity, force, field, previous)
+
+
+def claim_shared(directory: "os.PathLike[str] | str", command: str, *, field: Optional[str],
+                 files: Iterable[str] = (),
+                 legacy: Optional[Callable[[str], Optional[str]]] = None) -> OutDir:
+    """:func:`claim` for a command whose invocations all share one directory (its identity is
+    the command itself: evaluations and their run cache, reproductions, figures), which has no
+    ``--force``. ``legacy``: as for :func:`claim`; by default any directory written before
+    manifests existed is taken as this command's."""
+    return claim(directory, command, command, field=field, files=files, force_flag=None,
+                 legacy=legacy if legacy is not None else (lambda _d: command))
 

@@ -81,7 +81,7 @@ def parser() -> argparse.ArgumentParser:
 def run_args(args: argparse.Namespace, argv: Optional[List[str]] = None) -> int:
     from ..reproduce import (PAPERS, inventory_rows, inventory_summary, plan, reproduce,
                              results_json, write_outputs)
-    from ..outfiles import claim
+    from ..outfiles import claim_shared
     from .errors import as_flags
     from ..reproduce.inventory import row_counts
     from ..reproduce.report import table_text
@@ -92,8 +92,7 @@ def run_args(args: argparse.Namespace, argv: Optional[List[str]] = None) -> int:
     plan(args.paper, args.only)  # bad --only: exit 2 before anything runs
     # and a bad --out: a file, or another command's output (`tcpf run`, `tcpf sweep`); one
     # written before manifests existed is accepted. Nothing is written here.
-    claim(args.out, "reproduce", "reproduce", field="--out", legacy=lambda _d: "reproduce",
-          force_flag=None)
+    claim_shared(args.out, "reproduce", field="--out")
     command = "tcpf reproduce " + " ".join(shlex.quote(a) for a in (argv or []))
     wall = {}
 

@@ -12,7 +12,7 @@ import numpy as np
 from ..metrics import dynamics as dyn
 from ..metrics.transients import censored_mean
 from ..errors import ScenarioError, ScenarioTypeError, path_arg
-from ..outfiles import claim
+from ..outfiles import claim_shared
 from . import grades as G
 from ..sweep.core import MAX_RUNS
 from .runner import Job, execute
@@ -310,8 +310,7 @@ def evaluate_many(schemes: Sequence[Tuple[str, Optional[Mapping[str, Any]]]], *,
         # before anything runs: refuse a file, or another command's output (a `tcpf run` or
         # `tcpf sweep` directory); evaluations of any scheme share a directory (and its cache),
         # and one written before manifests existed is accepted. Nothing is written here.
-        claim(out, "evaluate", "evaluate", field="out", legacy=lambda _d: "evaluate",
-              force_flag=None)
+        claim_shared(out, "evaluate", field="out")
     plans = [_plan(alg, prm, controllers, quick, seeds, thresholds, assumptions, only, base_seed)
              for alg, prm in schemes]
     jobs = [j for p in plans for j in p.jobs]

@@ -18,7 +18,7 @@ import pandas as pd
 from .. import metrics
 from ..errors import ScenarioError
 from ..metrics import dynamics
-from ..outfiles import atomic_write, claim
+from ..outfiles import atomic_write, claim_shared
 
 __all__ = ["KINDS", "SERIES_KINDS", "DEFAULT_BIN_S", "NoTimeSeries", "available_kinds", "figure", "fit",
            "save", "svg_text", "write"]
@@ -488,8 +488,8 @@ def claim_directory(directory: "os.PathLike[str] | str", kinds: Sequence[str] = 
     new, empty or a figure directory; not a file, not another command's output, no symbolic link
     at a figure's name; a directory holding only our figures' names, written before manifests
     existed, is one); writes nothing. Returns the claimed :class:`~tcpfriendly.outfiles.OutDir`."""
-    return claim(directory, COMMAND, COMMAND, field=field, force_flag=None, legacy=_legacy,
-                 files=[f"{kind}.{fmt}" for kind in kinds for fmt in formats])
+    return claim_shared(directory, COMMAND, field=field, legacy=_legacy,
+                        files=[f"{kind}.{fmt}" for kind in kinds for fmt in formats])
 
 
 def _legacy(directory: str) -> Optional[str]:
