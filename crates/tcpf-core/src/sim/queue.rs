@@ -1,9 +1,12 @@
 //! The event queue: a hierarchical timing wheel with an adaptive slot width, keyed by
-//! (time, insertion sequence).
+//! (time, scheduling instant, insertion sequence).
 //!
-//! Ties in time are broken by insertion order, so a run is a pure function of its inputs. The
-//! order is exact — the same as a heap on (time, seq) — whatever the slot width: the wheel only
-//! decides *when* an event is sorted, never where. Cancellation is lazy: the owner of a timer
+//! Ties in time are broken by the instant each event was scheduled at, then by insertion
+//! order: the same order as (time, insertion sequence), since the clock never goes back, so a
+//! run is a pure function of its inputs. The instant may also be given (`schedule_from`): work
+//! done ahead of the clock then schedules its events in the order it would have had if done at
+//! that instant. The order is exact — the same as a heap on the key — whatever the slot width:
+//! the wheel only decides *when* an event is sorted, never where. Cancellation is lazy: the owner of a timer
 //! remembers which entry is current and ignores stale ones when they fire (see `engine`).
 //! `replace_top` re-schedules the event being handled — the common case of a link whose next
 //! packet is due soon.
@@ -40,15 +43,17 @@ pub struct Scheduled<E> {
 #[derive(Clone, Copy)]
 struct Slot<E> {
     time: Time,
+    /// The instant it was scheduled at (or is ordered as if scheduled at).
+    inst: Time,
     seq: u64,
     event: E,
 }
 
 impl<E: Copy> Slot<E> {
-    /// (time, seq) as one integer, so that ordering is a single comparison.
+    /// (time, instant) as one integer, then the sequence.
     #[inline(always)]
-    fn key(&self) -> u128 {
-        ((self.time as u128) << 64) | self.seq as u128
+    fn key(&self) -> (u128, u64) {
+        (((self.time as u128) << 64) | self.inst as u128, self.seq)
     }
 
     #[inline(always)]
@@ -159,17 +164,25 @@ impl<E: Copy> EventQueue<E> {
     }
 
     #[inline]
-    fn entry(&mut self, time: Time, event: E) -> Slot<E> {
+    fn entry(&mut self, time: Time, inst: Time, event: E) -> Slot<E> {
         debug_assert!(time >= self.now, "event scheduled in the past");
         let seq = self.next_seq;
         self.next_seq += 1;
-        Slot { time: time.max(self.now), seq, event }
+        Slot { time: time.max(self.now), inst, seq, event }
     }
 
     /// Schedule `event` at absolute time `time` (never earlier than now).
     #[inline]
     pub fn schedule(&mut self, time: Time, event: E) {
-        let e = self.entry(time, event);
+        self.schedule_from(time, self.now, event);
+    }
+
+    /// Schedule `event` at `time`, ordered among events due at the same time as if scheduled
+    /// at instant `inst` (now ≤ `inst` ≤ `time`: work done ahead of the clock for `inst`).
+    #[inline]
+    pub fn schedule_from(&mut self, time: Time, inst: Time, event: E) {
+        debug_assert!(inst >= self.now && inst <= time, "scheduling instant out of range");
+        let e = self.entry(time, inst, event);
         self.len += 1;
         self.insert(e);
     }
@@ -211,8 +224,15 @@ impl<E: Copy> EventQueue<E> {
     /// Replace the event returned by `peek_until` with a new one.
     #[inline]
     pub fn replace_top(&mut self, time: Time, event: E) {
+        self.replace_top_from(time, self.now, event);
+    }
+
+    /// `replace_top`, ordered as if scheduled at instant `inst` (see `schedule_from`).
+    #[inline]
+    pub fn replace_top_from(&mut self, time: Time, inst: Time, event: E) {
+        debug_assert!(inst >= self.now && inst <= time, "scheduling instant out of range");
         self.cur.pop().expect("replace_top on an empty queue");
-        let e = self.entry(time, event);
+        let e = self.entry(time, inst, event);
         self.insert(e);
         self.after_pop();
     }
@@ -437,7 +457,7 @@ impl<E: Copy> EventQueue<E> {
     }
 }
 
-/// A 4-ary min-heap on (time, seq): the far events.
+/// A 4-ary min-heap on the key: the far events.
 struct Heap<E> {
     heap: Vec<Slot<E>>,
 }
