@@ -123,19 +123,6 @@ struct FlowState {
     /// Rate-based flows: pacing, sender timer, receiver timer.
     rate: [Armed; 3],
     ts_delivered: u64,
-    /// The receiver runs ahead of the clock (`Simulation::receive_ahead`).
-    ahead: bool,
-    /// With `ahead`: the arrival times (ascending) of the packets the receiver counted as
-    /// delivered whose arrival was still to come when it ran.
-    arrivals_ahead: VecDeque<Time>,
-}
-
-impl FlowState {
-    /// Packets the receiver counted ahead that arrive after `t` (or at `t`, unless
-    /// `inclusive`): the counters as of `t` leave them out.
-    fn delivered_after(&self, t: Time, inclusive: bool) -> u64 {
-        self.arrivals_ahead.iter().rev().take_while(|&&a| a > t || (!inclusive && a == t)).count() as u64
-    }
 }
 
 /// The queue entry that stands for a deadline which moves often (RTO, delayed ACK, pacing):
@@ -233,12 +220,6 @@ pub struct Simulation {
     trace: Option<Box<Tracer>>,
     /// Whether to prefetch pipe heads (worth it only with many links).
     prefetch: bool,
-    /// The links whose pipes receivers that run ahead fill: the last link an ACK enters
-    /// without an event (`receive_ahead`).
-    ahead_end: Vec<bool>,
-    /// For each of those links, the instant each ACK in its pipe would have been put there
-    /// without running ahead (its data's arrival at the receiver), in pipe order.
-    ahead_inst: Vec<VecDeque<Time>>,
 }
 
 impl Simulation {
@@ -267,17 +248,7 @@ impl Simulation {
             .collect();
         links.shrink_to_fit();
         let mut q = EventQueue::new();
-        let fold = foldable(links.len(), &cfg.flows);
-        // Paths through each link: a receiver may run ahead when its ACKs enter a fast link
-        // no other path uses (see `receive_ahead`).
-        let mut paths = vec![0u32; links.len()];
-        for f in &cfg.flows {
-            for &l in f.route.fwd.iter().chain(f.route.rev.iter()) {
-                paths[l as usize] += 1;
-            }
-        }
         let mut flows = Vec::with_capacity(cfg.flows.len());
-        let mut ahead_end = vec![false; links.len()];
         for (i, f) in cfg.flows.iter().enumerate() {
             let id = i as u32;
             let ep = match &f.kind {
@@ -300,18 +271,6 @@ impl Simulation {
                     Endpoint::Udp { src: UdpSource::new(id, *size, pattern.clone(), Rng::stream(cfg.seed, "udp", i as u64)), sent: 0, received: 0 }
                 }
             };
-            // The links an ACK crosses without an event from its first one (folded after it)
-            // are entered ahead of the clock too: they must be fast as well.
-            let entered = f.route.rev.iter().enumerate().take_while(|&(i, &l)| i == 0 || fold[l as usize]);
-            let ahead = cfg.trace.is_none()
-                && matches!(f.kind, FlowKind::Tcp { delayed_ack: false, .. })
-                && f.route.rev.first().is_some_and(|&l| paths[l as usize] == 1)
-                && entered.clone().all(|(_, &l)| links[l as usize].is_fast());
-            if ahead {
-                if let Some((_, &l)) = entered.last() {
-                    ahead_end[l as usize] = true;
-                }
-            }
             flows.push(FlowState {
                 ep,
                 fwd: f.route.fwd.clone().into_boxed_slice(),
@@ -320,8 +279,6 @@ impl Simulation {
                 delack: Armed::default(),
                 rate: [Armed::default(); 3],
                 ts_delivered: 0,
-                ahead,
-                arrivals_ahead: VecDeque::new(),
             });
             q.schedule(f.start, Ev::Start(id));
             if let Some(stop) = f.stop {
@@ -339,8 +296,9 @@ impl Simulation {
             TimeSeries::default()
         });
         let nl = links.len();
+        let fold = foldable(nl, &cfg.flows);
         let trace = cfg.trace.as_ref().map(|spec| Box::new(tracer(&cfg, spec)));
-        Ok(Simulation { cfg, q, links, pipes: Pipes::new(), flows, fold, out: Vec::with_capacity(64), ts, ts_link_bytes: vec![0; nl], ts_link_drops: vec![0; nl], snaps: [None, None], failed: None, trace, prefetch: nl >= PREFETCH_LINKS, ahead_end, ahead_inst: vec![VecDeque::new(); nl] })
+        Ok(Simulation { cfg, q, links, pipes: Pipes::new(), flows, fold, out: Vec::with_capacity(64), ts, ts_link_bytes: vec![0; nl], ts_link_drops: vec![0; nl], snaps: [None, None], failed: None, trace, prefetch: nl >= PREFETCH_LINKS })
     }
 
     /// Run to the end and collect the results; a controller fault stops the run with an error
@@ -374,23 +332,9 @@ impl Simulation {
                 // The link's next packet usually takes this entry's place.
                 let link = &mut self.links[l as usize];
                 let (pkt, next) = if self.prefetch { link.pop_arrival::<true>(&mut self.pipes) } else { link.pop_arrival::<false>(&mut self.pipes) };
-                if self.ahead_end[l as usize] {
-                    // Order the next ACK's event as if the pipe had received it at its
-                    // instant (when that is later than now: the pipe would have been empty).
-                    let insts = &mut self.ahead_inst[l as usize];
-                    insts.pop_front();
-                    match next {
-                        Some(t) => {
-                            let inst = insts.front().copied().expect("an instant per ACK").max(now);
-                            self.q.replace_top_from(t, inst, Ev::LinkArrival(l));
-                        }
-                        None => self.q.pop(),
-                    }
-                } else {
-                    match next {
-                        Some(t) => self.q.replace_top(t, Ev::LinkArrival(l)),
-                        None => self.q.pop(),
-                    }
+                match next {
+                    Some(t) => self.q.replace_top(t, Ev::LinkArrival(l)),
+                    None => self.q.pop(),
                 }
                 self.forward(now, pkt);
                 continue;
@@ -407,7 +351,7 @@ impl Simulation {
                 Ev::RateRcv(f) => self.rate_timer(now, f, 2),
                 Ev::Udp(f) => self.udp_fire(now, f),
                 Ev::Sample => self.sample(now),
-                Ev::Measure(i) => self.snaps[i as usize] = Some(self.snapshot(now, false)),
+                Ev::Measure(i) => self.snaps[i as usize] = Some(self.snapshot(now)),
             }
         }
         if let Some(e) = self.failed.take() {
@@ -479,7 +423,6 @@ impl Simulation {
     fn forward(&mut self, now: Time, mut pkt: Packet) {
         let fs = &self.flows[pkt.flow as usize];
         let route: &[u32] = if pkt.kind == PacketKind::Ack { &fs.rev } else { &fs.fwd };
-        let ahead = fs.ahead && pkt.kind == PacketKind::Data;
         let mut hop = pkt.hop as usize;
         if hop == route.len() {
             self.deliver(now, pkt);
@@ -495,58 +438,16 @@ impl Simulation {
             }
             let Some(arrival) = admitted else { return };
             hop += 1;
-            match route.get(hop) {
-                Some(&next) if self.fold[next as usize] => {
+            if let Some(&next) = route.get(hop) {
+                if self.fold[next as usize] {
                     at = arrival;
                     continue;
                 }
-                None if ahead => {
-                    self.receive_ahead(arrival, pkt);
-                    return;
-                }
-                _ => {}
             }
-            let first = self.links[l as usize].pipe_push(&mut self.pipes, arrival, pkt);
-            if self.ahead_end[l as usize] {
-                // An ACK sent ahead of the clock, at `now` (its data's arrival): its event is
-                // ordered as if scheduled then.
-                self.ahead_inst[l as usize].push_back(now);
-                if first {
-                    self.q.schedule_from(arrival, now, Ev::LinkArrival(l));
-                }
-            } else if first {
+            if self.links[l as usize].pipe_push(&mut self.pipes, arrival, pkt) {
                 self.q.schedule(arrival, Ev::LinkArrival(l));
             }
             return;
-        }
-    }
-
-    /// A data packet of a flow whose receiver runs ahead reaches the receiver at `at`, known
-    /// since its admission upstream (at the clock's time, before `at`): the receiver handles
-    /// it now rather than in an event at `at`, one event fewer per packet.
-    ///
-    /// The result is the same: the receiver is the flow's own and nothing but its ACKs reads
-    /// it in between (no delayed-ACK timer, no trace); the flow's packets reach it in their
-    /// order, so it sees the same sequence at the same times; its ACK enters, at `at`, a fast
-    /// link that only this flow's ACKs enter (pure arithmetic on the admissions before, which
-    /// are the flow's earlier ACKs: [`Link::is_fast`]), then travels on as before. The delivered
-    /// counters read at a time t leave out the packets arriving after t (`delivered_after`).
-    fn receive_ahead(&mut self, at: Time, pkt: Packet) {
-        let now = self.q.now();
-        let fs = &mut self.flows[pkt.flow as usize];
-        let Endpoint::Tcp { rcv, .. } = &mut fs.ep else { unreachable!("a receiver that runs ahead is a TCP sink") };
-        let before = rcv.delivered;
-        let ack = rcv.on_data(at, &pkt);
-        if rcv.delivered != before {
-            // Arrivals before the clock are before every time the counters are read at.
-            let q = &mut fs.arrivals_ahead;
-            while q.front().is_some_and(|&t| t < now) {
-                q.pop_front();
-            }
-            q.push_back(at);
-        }
-        if let Some(a) = ack {
-            self.forward(at, a);
         }
     }
 
@@ -770,7 +671,6 @@ impl Simulation {
         let t = to_secs(now);
         for (i, fs) in self.flows.iter_mut().enumerate() {
             let (cwnd, srtt, delivered) = fs.ep.sample();
-            let delivered = delivered - fs.delivered_after(now, false);
             let rate = (delivered - fs.ts_delivered) as f64 * self.cfg.flows[i].kind.payload_bits() / to_secs(iv);
             fs.ts_delivered = delivered;
             ts.push_flow(t, i as u32, cwnd, rate, srtt);
@@ -791,17 +691,11 @@ impl Simulation {
         }
     }
 
-    /// The counters as of `now`: in an event at `now`, before the packets that arrive at
-    /// `now` (events still to come), or, at the end of the run (`end`), after them.
-    fn snapshot(&mut self, now: Time, end: bool) -> Snapshot {
+    fn snapshot(&mut self, now: Time) -> Snapshot {
         let flows = self
             .flows
             .iter_mut()
-            .map(|fs| {
-                let mut c = fs.ep.counters(now);
-                c.delivered -= fs.delivered_after(now, end);
-                c
-            })
+            .map(|fs| fs.ep.counters(now))
             .collect();
         let links = self.links.iter_mut().map(|l| l.snapshot(now)).collect();
         Snapshot { flows, links }
@@ -816,7 +710,7 @@ impl Simulation {
         });
         let stop = match self.snaps[1].take() {
             Some(s) => s,
-            None => self.snapshot(end, true),
+            None => self.snapshot(end),
         };
         let mut flows = Vec::with_capacity(self.flows.len());
         for (i, fs) in self.flows.iter().enumerate() {

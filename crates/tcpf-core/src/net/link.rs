@@ -203,13 +203,6 @@ impl Link {
         self.h.fast = self.loss.is_none() && matches!(self.queue, Queue::Unlimited);
     }
 
-    /// Whether admission is pure arithmetic (see [`Link::unreported`]): its result depends
-    /// only on the admissions before, in their order, so a link that one flow's packets alone
-    /// enter may admit them ahead of the clock.
-    pub fn is_fast(&self) -> bool {
-        self.h.fast
-    }
-
     /// Hold at most `packets` (the one being sent included) on the fast path: an arrival that
     /// would wait behind `packets` transmission times of itself is dropped (uncounted: the
     /// link is not reported). Bounds what an unresponsive sender piles up on its access link.
