@@ -488,6 +488,10 @@ def test_summarize_mean_and_t_interval():
 
 
 # ----- Ctrl-C ----------------------------------------------------------------------------------
+#: Runs of SLOW in the Ctrl-C tests: enough that the interrupt, sent once 3 are stored (run files
+#: are written about once a second), comes before the last one ends on a fast host (a SLOW run
+#: takes 50-100 ms of CPU; 40 runs were all done first on a host where 2 workers did ~35 runs/s).
+SLOW_SEEDS = 200
 SLOW = """\
 duration = 100
 seed = 1
@@ -515,7 +519,7 @@ access_delay = "1ms..5ms"
 def test_sigint_keeps_finished_runs_and_rerun_runs_only_the_missing(tmp_path, local):
     (tmp_path / "slow.toml").write_text(SLOW)
     spec = tmp_path / "spec.toml"
-    spec.write_text('scenario = "slow.toml"\nseeds = 40\n')
+    spec.write_text(f'scenario = "slow.toml"\nseeds = {SLOW_SEEDS}\n')
     out = tmp_path / "o"
     runs = out / "runs"
     env = dict(os.environ)
@@ -532,11 +536,11 @@ def test_sigint_keeps_finished_runs_and_rerun_runs_only_the_missing(tmp_path, lo
     stdout, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 130, (stdout, stderr)
     done = sorted(stored(out))
-    assert 3 <= len(done) < 40
+    assert 3 <= len(done) < SLOW_SEEDS
     assert not list(runs.glob(".*"))  # nothing half-written
     errors = [l for l in stderr.splitlines() if l.startswith("error:")]
-    assert errors == [f"error: interrupted: {len(done)} of 40 runs done and kept in {out}; "
-                      f"rerun to finish the {40 - len(done)} missing"]
+    assert errors == [f"error: interrupted: {len(done)} of {SLOW_SEEDS} runs done and kept in {out}; "
+                      f"rerun to finish the {SLOW_SEEDS - len(done)} missing"]
     assert "Traceback" not in stderr
     partial = pd.read_parquet(out / "results.parquet")
     assert len(partial) == 2 * len(done) and set(partial["run"]) == set(done)
@@ -546,11 +550,11 @@ def test_sigint_keeps_finished_runs_and_rerun_runs_only_the_missing(tmp_path, lo
     # Rerun: only the missing runs.
     p = subprocess.run(cmd, capture_output=True, text=True, cwd=str(REPO), env=env, timeout=120)
     assert p.returncode == 0, p.stderr
-    assert f"sweep: 40 runs (1 point x 40 seeds): {len(done)} already done, {40 - len(done)} to run" \
+    assert f"sweep: {SLOW_SEEDS} runs (1 point x {SLOW_SEEDS} seeds): {len(done)} already done, {SLOW_SEEDS - len(done)} to run" \
         in p.stderr
-    assert f"({40 - len(done)} run now, {len(done)} cached)" in p.stdout
+    assert f"({SLOW_SEEDS - len(done)} run now, {len(done)} cached)" in p.stdout
     full = pd.read_parquet(out / "results.parquet")
-    assert len(full) == 80 and full["seed"].tolist()[::2] == list(range(1, 41))
+    assert len(full) == 2 * SLOW_SEEDS and full["seed"].tolist()[::2] == list(range(1, SLOW_SEEDS + 1))
 
 
 def test_bare_tcpf_sweep_prints_help(tcpf):

@@ -12,7 +12,7 @@ distributed = pytest.importorskip("distributed")
 
 from tcpfriendly.sweep import Sweep, run_sweep  # noqa: E402
 
-from test_sweep import SLOW, TINY, stored  # noqa: E402
+from test_sweep import SLOW, SLOW_SEEDS, TINY, stored  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -174,7 +174,7 @@ def test_ctrl_c_with_dask_local_keeps_finished_runs(tmp_path):
 
     (tmp_path / "slow.toml").write_text(SLOW)
     spec = tmp_path / "spec.toml"
-    spec.write_text('scenario = "slow.toml"\nseeds = 40\n')
+    spec.write_text(f'scenario = "slow.toml"\nseeds = {SLOW_SEEDS}\n')
     out = tmp_path / "o"
     env = dict(os.environ)
     env.pop("TCPF_TRACEBACK", None)
@@ -193,14 +193,14 @@ def test_ctrl_c_with_dask_local_keeps_finished_runs(tmp_path):
     assert proc.returncode == 130, (stdout, stderr)
     assert "Traceback" not in stderr
     done = len(stored(out))
-    assert 3 <= done < 40
-    assert stderr.splitlines()[-1] == (f"error: interrupted: {done} of 40 runs done and kept in "
-                                       f"{out}; rerun to finish the {40 - done} missing")
+    assert 3 <= done < SLOW_SEEDS
+    assert stderr.splitlines()[-1] == (f"error: interrupted: {done} of {SLOW_SEEDS} runs done and kept in "
+                                       f"{out}; rerun to finish the {SLOW_SEEDS - done} missing")
     p = subprocess.run(_tcpf_command() + ["sweep", str(spec), "--out", str(out)],
                        capture_output=True, text=True, cwd=str(REPO), env=env, timeout=120)
     assert p.returncode == 0, p.stderr
-    assert f"{done} already done, {40 - done} to run" in p.stderr
-    assert len(pd.read_parquet(out / "results.parquet")) == 80
+    assert f"{done} already done, {SLOW_SEEDS - done} to run" in p.stderr
+    assert len(pd.read_parquet(out / "results.parquet")) == 2 * SLOW_SEEDS
 
 
 def test_dask_poisoned_point_fails_alone_like_the_local_executor(client, tmp_path):
