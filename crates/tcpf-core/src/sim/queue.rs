@@ -542,6 +542,18 @@ mod tests {
     }
 
     #[test]
+    fn an_event_scheduled_for_a_later_instant_sorts_as_if_scheduled_then() {
+        let mut q = EventQueue::new();
+        q.schedule_from(100, 50, 1u8); // as if scheduled at 50
+        q.schedule(100, 2u8); // scheduled at 0: before 1 although later in the call order
+        q.schedule(60, 3u8);
+        assert_eq!(q.pop_until(u64::MAX).map(|s| s.event), Some(3));
+        q.schedule(100, 4u8); // scheduled at 60: after 1
+        let order: Vec<u8> = std::iter::from_fn(|| q.pop_until(u64::MAX).map(|s| s.event)).collect();
+        assert_eq!(order, vec![2, 1, 4]);
+    }
+
+    #[test]
     fn pop_until_respects_horizon() {
         let mut q = EventQueue::new();
         q.schedule(5, 1u8);
