@@ -122,6 +122,25 @@ def test_ns2_trace_counts_match_the_run():
         assert 0 <= plus - minus_or_drop <= 12 + 2
 
 
+def test_a_one_flow_bottleneck_counts_exactly_the_arrivals_in_the_window():
+    """With one flow its bottleneck is entered only from the flow's access link; it is reported,
+    so it is not folded into that link (which would admit packets ahead of their arrival and
+    count, at the window's start and end, packets still on the access link): its arrivals in
+    the measurement window are exactly the trace's + lines there in [from, to)."""
+    # A 10-ms access link holds ~5 packets in flight at the window's start; the flow stops
+    # before its end.
+    toml = DROP_TOML.replace("count = 2", "count = 1\nstop = 6.5").replace(
+        'access_delay = "1ms..5ms"', 'access_delay = "10ms"').replace(
+        "duration = 8\n", "duration = 8\nmeasure = { from = 2.0003, to = 7.5 }\n")
+    res = _run(toml, {"format": "ns2"})
+    lines = [ln.split() for ln in res.trace.decode().splitlines()]
+    plus = [float(f[1]) for f in lines if f[0] == "+" and (f[2], f[3]) == ("0", "1")]
+    inside = sum(1 for t in plus if 2.0003 <= t < 7.5)
+    links = res.links.set_index("name")
+    assert 0 < inside < len(plus)
+    assert links.loc["bottleneck", "arrivals"] == inside
+
+
 def test_ns2_filters_keep_only_the_chosen_flow_and_link():
     res = _run(DROP_TOML, {"format": "ns2", "flows": [1], "links": ["bottleneck"]})
     lines = [ln.split() for ln in res.trace.decode().splitlines()]

@@ -4,6 +4,7 @@ use crate::cc;
 use crate::error::{show_bytes, FieldError, RunError};
 pub use crate::config::{FlowKind, FlowSpec, SimConfig};
 use crate::metrics::{FlowResult, LinkResult, LossLog, RunResult, TimeSeries};
+use crate::net::topology::LinkSpec;
 use crate::net::{Link, LinkStats, LossModel, Packet, PacketKind, Pipes};
 use crate::sim::{to_secs, EventQueue, Rng, Time};
 use crate::transport::tcp::TcpStats;
@@ -159,8 +160,12 @@ impl Armed {
 }
 
 /// Which links can be entered without an event: every path through them comes from the same
-/// upstream link, and none starts at them.
-fn foldable(nlinks: usize, flows: &[FlowSpec]) -> Vec<bool> {
+/// upstream link, none starts at them, and they are not reported. A folded link admits a
+/// packet when the upstream one does, ahead of the packet's arrival, so its counters at an
+/// instant would include packets still to arrive: a reported link (whose counters are read at
+/// the measurement window's ends and at every sample) is entered through events.
+fn foldable(links: &[LinkSpec], flows: &[FlowSpec]) -> Vec<bool> {
+    let nlinks = links.len();
     const NONE: u32 = u32::MAX;
     const MANY: u32 = u32::MAX - 1;
     let mut feeder = vec![NONE; nlinks];
@@ -173,7 +178,7 @@ fn foldable(nlinks: usize, flows: &[FlowSpec]) -> Vec<bool> {
             }
         }
     }
-    feeder.iter().map(|&p| p != NONE && p != MANY).collect()
+    feeder.iter().zip(links).map(|(&p, l)| p != NONE && p != MANY && !l.report).collect()
 }
 
 /// The tracer of a run: its links and flows as a trace shows them.
@@ -279,7 +284,7 @@ impl Simulation {
             .collect();
         links.shrink_to_fit();
         let mut q = EventQueue::new();
-        let fold = foldable(links.len(), &cfg.flows);
+        let fold = foldable(&cfg.topology.links, &cfg.flows);
         // Paths through each link: a receiver may run ahead when its ACKs enter a fast link
         // no other path uses (see `receive_ahead`).
         let mut paths = vec![0u32; links.len()];
