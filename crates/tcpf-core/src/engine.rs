@@ -124,8 +124,6 @@ struct FlowState {
     /// Rate-based flows: pacing, sender timer, receiver timer.
     rate: [Armed; 3],
     ts_delivered: u64,
-    /// The receiver runs ahead of the clock (`Simulation::receive_ahead`).
-    ahead: bool,
 }
 
 /// The queue entry that stands for a deadline which moves often (RTO, delayed ACK, pacing):
@@ -201,28 +199,6 @@ fn tracer(cfg: &SimConfig, spec: &TraceSpec) -> Tracer {
     Tracer::new(spec, links, flows, cfg.duration)
 }
 
-/// Per flow, the packets a receiver that runs ahead counted as delivered that arrive after `t`
-/// (or at `t`, unless `inclusive`): the counters as of `t` leave them out. Empty when no
-/// receiver runs ahead.
-fn delivered_after(log: &VecDeque<(Time, u32)>, flows: usize, t: Time, inclusive: bool) -> Vec<u64> {
-    let mut after = Vec::new();
-    for &(a, f) in log {
-        if a > t || (!inclusive && a == t) {
-            if after.is_empty() {
-                after = vec![0; flows];
-            }
-            after[f as usize] += 1;
-        }
-    }
-    after
-}
-
-/// Topologies with fewer links run receivers ahead (`receive_ahead`); the results are the same
-/// either way. It saves CPU less as flows grow (the reference dumbbell, `run_json`, medians of
-/// 3: 128 flows −6 %, 320 −5 %, 1 000 −3 %, 3 200 0 %) while its memory grows with the ACKs and
-/// SACK blocks that now wait in the receivers' access-link pipes (3 200 flows: 38 → 47 MB).
-const AHEAD_LINKS: usize = 4096;
-
 /// Links from which the run loop prefetches pipe heads: with fewer, the pipes' chunks and
 /// the links stay in the cache and the hints only cost instructions.
 const PREFETCH_LINKS: usize = 512;
@@ -249,13 +225,6 @@ pub struct Simulation {
     trace: Option<Box<Tracer>>,
     /// Whether to prefetch pipe heads (worth it only with many links).
     prefetch: bool,
-    /// The links whose pipes receivers that run ahead fill: the first link of their ACKs'
-    /// path (`receive_ahead`).
-    ahead_end: Vec<bool>,
-    /// (arrival, flow) of the packets receivers that run ahead counted as delivered, in the
-    /// order they ran, from the last arrival that was still to come when one ran: one log
-    /// for every flow, written in sequence (cheaper than a queue per flow with many flows).
-    delivered_ahead: VecDeque<(Time, u32)>,
 }
 
 impl Simulation {
@@ -284,17 +253,7 @@ impl Simulation {
             .collect();
         links.shrink_to_fit();
         let mut q = EventQueue::new();
-        let fold = foldable(&cfg.topology.links, &cfg.flows);
-        // Paths through each link: a receiver may run ahead when its ACKs enter a fast link
-        // no other path uses (see `receive_ahead`).
-        let mut paths = vec![0u32; links.len()];
-        for f in &cfg.flows {
-            for &l in f.route.fwd.iter().chain(f.route.rev.iter()) {
-                paths[l as usize] += 1;
-            }
-        }
         let mut flows = Vec::with_capacity(cfg.flows.len());
-        let mut ahead_end = vec![false; links.len()];
         for (i, f) in cfg.flows.iter().enumerate() {
             let id = i as u32;
             let ep = match &f.kind {
@@ -317,17 +276,6 @@ impl Simulation {
                     Endpoint::Udp { src: UdpSource::new(id, *size, pattern.clone(), Rng::stream(cfg.seed, "udp", i as u64)), sent: 0, received: 0 }
                 }
             };
-            // A receiver runs ahead when its ACKs' first link is fast and on no other path, and
-            // the next one (if any) is entered through an event: the ACKs then wait in that
-            // first link's pipe, whose arithmetic gives back when each entered it.
-            let ahead = links.len() < AHEAD_LINKS
-                && cfg.trace.is_none()
-                && matches!(f.kind, FlowKind::Tcp { delayed_ack: false, .. })
-                && f.route.rev.first().is_some_and(|&l| paths[l as usize] == 1 && links[l as usize].is_fast())
-                && f.route.rev.get(1).is_none_or(|&n| !fold[n as usize]);
-            if ahead {
-                ahead_end[f.route.rev[0] as usize] = true;
-            }
             flows.push(FlowState {
                 ep,
                 fwd: f.route.fwd.clone().into_boxed_slice(),
@@ -336,7 +284,6 @@ impl Simulation {
                 delack: Armed::default(),
                 rate: [Armed::default(); 3],
                 ts_delivered: 0,
-                ahead,
             });
             q.schedule(f.start, Ev::Start(id));
             if let Some(stop) = f.stop {
@@ -354,8 +301,9 @@ impl Simulation {
             TimeSeries::default()
         });
         let nl = links.len();
+        let fold = foldable(&cfg.topology.links, &cfg.flows);
         let trace = cfg.trace.as_ref().map(|spec| Box::new(tracer(&cfg, spec)));
-        Ok(Simulation { cfg, q, links, pipes: Pipes::new(), flows, fold, out: Vec::with_capacity(64), ts, ts_link_bytes: vec![0; nl], ts_link_drops: vec![0; nl], snaps: [None, None], failed: None, trace, prefetch: nl >= PREFETCH_LINKS, ahead_end, delivered_ahead: VecDeque::new() })
+        Ok(Simulation { cfg, q, links, pipes: Pipes::new(), flows, fold, out: Vec::with_capacity(64), ts, ts_link_bytes: vec![0; nl], ts_link_drops: vec![0; nl], snaps: [None, None], failed: None, trace, prefetch: nl >= PREFETCH_LINKS })
     }
 
     /// Run to the end and collect the results; a controller fault stops the run with an error
@@ -389,22 +337,9 @@ impl Simulation {
                 // The link's next packet usually takes this entry's place.
                 let link = &mut self.links[l as usize];
                 let (pkt, next) = if self.prefetch { link.pop_arrival::<true>(&mut self.pipes) } else { link.pop_arrival::<false>(&mut self.pipes) };
-                if self.ahead_end[l as usize] {
-                    // Order the next ACK's event as if the pipe had received it when its data
-                    // reached the receiver, if that is later than now (the pipe would have
-                    // been empty then); else now, as it would have been queued behind this one.
-                    match next {
-                        Some(t) => {
-                            let inst = link.head_entered(&self.pipes, t).max(now);
-                            self.q.replace_top_from(t, inst, Ev::LinkArrival(l));
-                        }
-                        None => self.q.pop(),
-                    }
-                } else {
-                    match next {
-                        Some(t) => self.q.replace_top(t, Ev::LinkArrival(l)),
-                        None => self.q.pop(),
-                    }
+                match next {
+                    Some(t) => self.q.replace_top(t, Ev::LinkArrival(l)),
+                    None => self.q.pop(),
                 }
                 self.forward(now, pkt);
                 continue;
@@ -421,7 +356,7 @@ impl Simulation {
                 Ev::RateRcv(f) => self.rate_timer(now, f, 2),
                 Ev::Udp(f) => self.udp_fire(now, f),
                 Ev::Sample => self.sample(now),
-                Ev::Measure(i) => self.snaps[i as usize] = Some(self.snapshot(now, false)),
+                Ev::Measure(i) => self.snaps[i as usize] = Some(self.snapshot(now)),
             }
         }
         if let Some(e) = self.failed.take() {
@@ -493,7 +428,6 @@ impl Simulation {
     fn forward(&mut self, now: Time, mut pkt: Packet) {
         let fs = &self.flows[pkt.flow as usize];
         let route: &[u32] = if pkt.kind == PacketKind::Ack { &fs.rev } else { &fs.fwd };
-        let ahead = fs.ahead && pkt.kind == PacketKind::Data;
         let mut hop = pkt.hop as usize;
         if hop == route.len() {
             self.deliver(now, pkt);
@@ -509,57 +443,16 @@ impl Simulation {
             }
             let Some(arrival) = admitted else { return };
             hop += 1;
-            match route.get(hop) {
-                Some(&next) if self.fold[next as usize] => {
+            if let Some(&next) = route.get(hop) {
+                if self.fold[next as usize] {
                     at = arrival;
                     continue;
                 }
-                None if ahead => {
-                    self.receive_ahead(arrival, pkt);
-                    return;
-                }
-                _ => {}
             }
-            let first = self.links[l as usize].pipe_push(&mut self.pipes, arrival, pkt);
-            if self.ahead_end[l as usize] {
-                // An ACK sent ahead of the clock, at `now` (its data's arrival): its event is
-                // ordered as if scheduled then.
-                if first {
-                    self.q.schedule_from(arrival, now, Ev::LinkArrival(l));
-                }
-            } else if first {
+            if self.links[l as usize].pipe_push(&mut self.pipes, arrival, pkt) {
                 self.q.schedule(arrival, Ev::LinkArrival(l));
             }
             return;
-        }
-    }
-
-    /// A data packet of a flow whose receiver runs ahead reaches the receiver at `at`, known
-    /// since its admission upstream (at the clock's time, before `at`): the receiver handles
-    /// it now rather than in an event at `at`, one event fewer per packet.
-    ///
-    /// The result is the same: the receiver is the flow's own and nothing but its ACKs reads
-    /// it in between (no delayed-ACK timer, no trace); the flow's packets reach it in their
-    /// order, so it sees the same sequence at the same times; its ACK enters, at `at`, a fast
-    /// link that only this flow's ACKs enter (pure arithmetic on the admissions before, which
-    /// are the flow's earlier ACKs: [`Link::is_fast`]), then travels on as before. The delivered
-    /// counters read at a time t leave out the packets arriving after t (`delivered_after`).
-    fn receive_ahead(&mut self, at: Time, pkt: Packet) {
-        let now = self.q.now();
-        let Endpoint::Tcp { rcv, .. } = &mut self.flows[pkt.flow as usize].ep else { unreachable!("a receiver that runs ahead is a TCP sink") };
-        let before = rcv.delivered;
-        let ack = rcv.on_data(at, &pkt);
-        if rcv.delivered != before {
-            // Arrivals before the clock are before every time the counters are read at
-            // (one that is not first waits until those before it are also past).
-            let log = &mut self.delivered_ahead;
-            while log.front().is_some_and(|&(t, _)| t < now) {
-                log.pop_front();
-            }
-            log.push_back((at, pkt.flow));
-        }
-        if let Some(a) = ack {
-            self.forward(at, a);
         }
     }
 
@@ -781,10 +674,8 @@ impl Simulation {
         let iv = self.cfg.timeseries.expect("sampling without an interval");
         let ts = self.ts.as_mut().expect("time series");
         let t = to_secs(now);
-        let after = delivered_after(&self.delivered_ahead, self.flows.len(), now, false);
         for (i, fs) in self.flows.iter_mut().enumerate() {
             let (cwnd, srtt, delivered) = fs.ep.sample();
-            let delivered = delivered - after.get(i).copied().unwrap_or(0);
             let rate = (delivered - fs.ts_delivered) as f64 * self.cfg.flows[i].kind.payload_bits() / to_secs(iv);
             fs.ts_delivered = delivered;
             ts.push_flow(t, i as u32, cwnd, rate, srtt);
@@ -805,19 +696,11 @@ impl Simulation {
         }
     }
 
-    /// The counters as of `now`: in an event at `now`, before the packets that arrive at
-    /// `now` (events still to come), or, at the end of the run (`end`), after them.
-    fn snapshot(&mut self, now: Time, end: bool) -> Snapshot {
-        let after = delivered_after(&self.delivered_ahead, self.flows.len(), now, end);
+    fn snapshot(&mut self, now: Time) -> Snapshot {
         let flows = self
             .flows
             .iter_mut()
-            .enumerate()
-            .map(|(i, fs)| {
-                let mut c = fs.ep.counters(now);
-                c.delivered -= after.get(i).copied().unwrap_or(0);
-                c
-            })
+            .map(|fs| fs.ep.counters(now))
             .collect();
         let links = self.links.iter_mut().map(|l| l.snapshot(now)).collect();
         Snapshot { flows, links }
@@ -832,7 +715,7 @@ impl Simulation {
         });
         let stop = match self.snaps[1].take() {
             Some(s) => s,
-            None => self.snapshot(end, true),
+            None => self.snapshot(end),
         };
         let mut flows = Vec::with_capacity(self.flows.len());
         for (i, fs) in self.flows.iter().enumerate() {

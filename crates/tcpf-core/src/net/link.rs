@@ -203,13 +203,6 @@ impl Link {
         self.h.fast = self.loss.is_none() && matches!(self.queue, Queue::Unlimited);
     }
 
-    /// Whether admission is pure arithmetic (see [`Link::unreported`]): its result depends
-    /// only on the admissions before, in their order, so a link that one flow's packets alone
-    /// enter may admit them ahead of the clock.
-    pub fn is_fast(&self) -> bool {
-        self.h.fast
-    }
-
     /// Hold at most `packets` (the one being sent included) on the fast path: an arrival that
     /// would wait behind `packets` transmission times of itself is dropped (uncounted: the
     /// link is not reported). Bounds what an unresponsive sender piles up on its access link.
@@ -405,15 +398,6 @@ impl Link {
             }
         };
         (wire.join(ext), t)
-    }
-
-    /// On a fast link ([`Link::is_fast`]), for the packet now at the head of the pipe, due at
-    /// `at`: the time it entered the link if it did not wait behind the one before; if it
-    /// waited, the end of that one's transmission, which is no later than that one's arrival.
-    /// `at - delay - transmission time`, exact on the fast path's arithmetic.
-    pub fn head_entered(&mut self, pipes: &Pipes, at: Time) -> Time {
-        let size = pipes.chunks[self.h.head as usize].e[self.h.hpos as usize].wire.size();
-        at - self.h.delay - self.tx_ns(size)
     }
 
     /// Counters as of time `t`: integrals are brought up to `t` and transmission time still to

@@ -52,14 +52,6 @@ pub struct Packet {
     pub sack: [(u32, u32); MAX_SACK_BLOCKS],
 }
 
-impl Wire {
-    /// The packet's size in bytes.
-    #[inline]
-    pub fn size(&self) -> u32 {
-        self.size
-    }
-}
-
 impl Packet {
     pub fn data(flow: u32, seq: u32, size: u32, now: Time, ecn: u8) -> Self {
         Packet { flow, seq, size, hop: 0, kind: PacketKind::Data, ecn, stamp: now, nsack: 0, aux: 0, sack: [(0, 0); MAX_SACK_BLOCKS] }
