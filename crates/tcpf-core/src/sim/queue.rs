@@ -1,12 +1,9 @@
 //! The event queue: a hierarchical timing wheel with an adaptive slot width, keyed by
-//! (time, scheduling instant, insertion sequence).
+//! (time, insertion sequence).
 //!
-//! Ties in time are broken by the instant each event was scheduled at, then by insertion
-//! order: the same order as (time, insertion sequence), since the clock never goes back, so a
-//! run is a pure function of its inputs. The instant may also be given (`schedule_from`): work
-//! done ahead of the clock then schedules its events in the order it would have had if done at
-//! that instant. The order is exact — the same as a heap on the key — whatever the slot width:
-//! the wheel only decides *when* an event is sorted, never where. Cancellation is lazy: the owner of a timer
+//! Ties in time are broken by insertion order, so a run is a pure function of its inputs. The
+//! order is exact — the same as a heap on (time, seq) — whatever the slot width: the wheel only
+//! decides *when* an event is sorted, never where. Cancellation is lazy: the owner of a timer
 //! remembers which entry is current and ignores stale ones when they fire (see `engine`).
 //! `replace_top` re-schedules the event being handled — the common case of a link whose next
 //! packet is due soon.
@@ -43,17 +40,15 @@ pub struct Scheduled<E> {
 #[derive(Clone, Copy)]
 struct Slot<E> {
     time: Time,
-    /// The instant it was scheduled at (or is ordered as if scheduled at).
-    inst: Time,
     seq: u64,
     event: E,
 }
 
 impl<E: Copy> Slot<E> {
-    /// (time, instant) as one integer, then the sequence.
+    /// (time, seq) as one integer, so that ordering is a single comparison.
     #[inline(always)]
-    fn key(&self) -> (u128, u64) {
-        (((self.time as u128) << 64) | self.inst as u128, self.seq)
+    fn key(&self) -> u128 {
+        ((self.time as u128) << 64) | self.seq as u128
     }
 
     #[inline(always)]
@@ -164,25 +159,17 @@ impl<E: Copy> EventQueue<E> {
     }
 
     #[inline]
-    fn entry(&mut self, time: Time, inst: Time, event: E) -> Slot<E> {
+    fn entry(&mut self, time: Time, event: E) -> Slot<E> {
         debug_assert!(time >= self.now, "event scheduled in the past");
         let seq = self.next_seq;
         self.next_seq += 1;
-        Slot { time: time.max(self.now), inst, seq, event }
+        Slot { time: time.max(self.now), seq, event }
     }
 
     /// Schedule `event` at absolute time `time` (never earlier than now).
     #[inline]
     pub fn schedule(&mut self, time: Time, event: E) {
-        self.schedule_from(time, self.now, event);
-    }
-
-    /// Schedule `event` at `time`, ordered among events due at the same time as if scheduled
-    /// at instant `inst` (now ≤ `inst` ≤ `time`: work done ahead of the clock for `inst`).
-    #[inline]
-    pub fn schedule_from(&mut self, time: Time, inst: Time, event: E) {
-        debug_assert!(inst >= self.now && inst <= time, "scheduling instant out of range");
-        let e = self.entry(time, inst, event);
+        let e = self.entry(time, event);
         self.len += 1;
         self.insert(e);
     }
@@ -224,15 +211,8 @@ impl<E: Copy> EventQueue<E> {
     /// Replace the event returned by `peek_until` with a new one.
     #[inline]
     pub fn replace_top(&mut self, time: Time, event: E) {
-        self.replace_top_from(time, self.now, event);
-    }
-
-    /// `replace_top`, ordered as if scheduled at instant `inst` (see `schedule_from`).
-    #[inline]
-    pub fn replace_top_from(&mut self, time: Time, inst: Time, event: E) {
-        debug_assert!(inst >= self.now && inst <= time, "scheduling instant out of range");
         self.cur.pop().expect("replace_top on an empty queue");
-        let e = self.entry(time, inst, event);
+        let e = self.entry(time, event);
         self.insert(e);
         self.after_pop();
     }
@@ -457,7 +437,7 @@ impl<E: Copy> EventQueue<E> {
     }
 }
 
-/// A 4-ary min-heap on the key: the far events.
+/// A 4-ary min-heap on (time, seq): the far events.
 struct Heap<E> {
     heap: Vec<Slot<E>>,
 }
@@ -539,18 +519,6 @@ mod tests {
         assert_eq!(order, vec!['b', 'd', 'a', 'c']);
         assert_eq!(q.now(), 20);
         assert_eq!(q.processed(), 4);
-    }
-
-    #[test]
-    fn an_event_scheduled_for_a_later_instant_sorts_as_if_scheduled_then() {
-        let mut q = EventQueue::new();
-        q.schedule_from(100, 50, 1u8); // as if scheduled at 50
-        q.schedule(100, 2u8); // scheduled at 0: before 1 although later in the call order
-        q.schedule(60, 3u8);
-        assert_eq!(q.pop_until(u64::MAX).map(|s| s.event), Some(3));
-        q.schedule(100, 4u8); // scheduled at 60: after 1
-        let order: Vec<u8> = std::iter::from_fn(|| q.pop_until(u64::MAX).map(|s| s.event)).collect();
-        assert_eq!(order, vec![2, 1, 4]);
     }
 
     #[test]
