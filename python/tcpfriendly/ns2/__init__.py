@@ -19,11 +19,11 @@ from .agents import (ALGORITHMS, RATE_ALGORITHMS, Ns2Agent, Ns2RateAgent, Ns2Uns
                      ns2_mappings, ns2_tfrc_weights, rfc5348_weights)
 from .export import (DEFAULT_SAMPLE_INTERVAL_S, DROP_TRACE_FILE, engine_limits,
                      TCP_HEADER_BYTES, export_tcl)
-from .run import count_loss_events, ns2_available, parse_drop_trace, parse_output, run_ns2
+from .run import count_loss_events, ns2_available, ns2_engine_id, parse_drop_trace, parse_output, run_ns2
 from .tcl import tcl_quote
 
 __all__ = ["Ns2Unsupported", "Ns2Agent", "Ns2RateAgent", "ALGORITHMS", "RATE_ALGORITHMS",
            "ns2_mappings", "export_tcl", "tcl_quote", "run_ns2",
-           "ns2_available", "parse_output", "parse_drop_trace", "count_loss_events",
+           "ns2_available", "ns2_engine_id", "parse_output", "parse_drop_trace", "count_loss_events",
            "rfc5348_weights", "ns2_tfrc_weights", "engine_limits", "DEFAULT_SAMPLE_INTERVAL_S",
            "DROP_TRACE_FILE", "TCP_HEADER_BYTES"]

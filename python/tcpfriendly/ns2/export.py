@@ -25,9 +25,9 @@ def engine_limits() -> Dict[str, int]:
 
     from ..scenario import native
     return json.loads(native().limits())
-# Period of the Tcl sampler behind mean_cwnd and mean_rtt_s.  Sampling from
+# Period of the Tcl sampler behind mean_cwnd, mean_rtt_s and mean_rto_s.  Sampling from
 # Tcl is expensive in ns-2 (about 15 us per flow and sample), so keep it coarse;
-# None switches it off (those two fields are then null).
+# None switches it off (those fields are then null).
 DEFAULT_SAMPLE_INTERVAL_S = 0.5
 
 
@@ -261,7 +261,7 @@ def _tcp_lines(ctx: _Ctx, f: Dict[str, Any], fid: int, where: str, start: float,
     a(f"lappend TCPFLOWS {fid}")
     a(f"set LOSSCTR({fid}) {agent.loss_counter}")
     a(f"set WND({fid}) {wnd}")
-    a(f"set CWS({fid}) 0.0; set CWN({fid}) 0; set RTS({fid}) 0.0; set RTN({fid}) 0")
+    a(f"set CWS({fid}) 0.0; set CWN({fid}) 0; set RTS({fid}) 0.0; set RTN({fid}) 0; set ROS({fid}) 0.0")
     a(f"foreach k {{sentbytes rexmitbytes sinkbytes}} {{ set ACC({fid},$k) 0; set ACC({fid},last$k) 0 }}")
     a(f"set app({fid}) [new Application/FTP]")
     a(f"$app({fid}) attach-agent {tv}")

@@ -66,9 +66,9 @@ proc link_snapshot {l} {
     set LSNAP($l,qint)  [$qi set sum_]
 }
 
-# cwnd/srtt sampler: runs only inside the measurement window
+# cwnd/srtt/RTO sampler: runs only inside the measurement window
 proc sample {} {
-    global ns TCPFLOWS START STOP WND CWS CWN RTS RTN tcp SAMPLE_DT MEASURE_TO
+    global ns TCPFLOWS START STOP WND CWS CWN RTS RTN ROS tcp SAMPLE_DT MEASURE_TO
     set now [$ns now]
     foreach i $TCPFLOWS {
         if {$now < $START($i) || ($STOP($i) >= 0 && $now >= $STOP($i))} { continue }
@@ -81,8 +81,16 @@ proc sample {} {
         if {$s > 0} {
             # srtt_ is kept in ticks scaled by 8 (T_SRTT_BITS = 3); read the tick now:
             # TCP/Linux switches it to 1 ms (a jiffy) when a module is selected
-            set RTS($i) [expr {$RTS($i) + $s / 8.0 * [$tcp($i) set tcpTick_]}]
+            set tick [$tcp($i) set tcpTick_]
+            set RTS($i) [expr {$RTS($i) + $s / 8.0 * $tick}]
             incr RTN($i)
+            # the RTO before backoff, as rtt_update and rtt_timeout compute it: (srtt + 4 var)
+            # (rttvar_ is kept in ticks scaled by 4), at least minrto_, at most maxrto_
+            set rto [expr {($s / 8 + [$tcp($i) set rttvar_]) * $tick}]
+            set lo [$tcp($i) set minrto_]; set hi [$tcp($i) set maxrto_]
+            if {$rto < $lo} { set rto $lo }
+            if {$rto > $hi} { set rto $hi }
+            set ROS($i) [expr {$ROS($i) + $rto}]
         }
     }
     set nxt [expr {$now + $SAMPLE_DT}]
@@ -113,7 +121,7 @@ proc measure_start {} {
 }
 
 proc measure_end {} {
-    global ns FLOWS KIND GROUP SNAP tcp sink CWS CWN RTS RTN PKT HDR SYNHDR LSNAP LINKS LINKRATE DROPTRACE
+    global ns FLOWS KIND GROUP SNAP tcp sink CWS CWN RTS RTN ROS PKT HDR SYNHDR LSNAP LINKS LINKRATE DROPTRACE
     set t [$ns now]
     set total 0
     foreach i $FLOWS {
@@ -133,7 +141,8 @@ proc measure_end {} {
             set dlv [expr {$b1 / ($PKT + $HDR) - $b0 / ($PKT + $HDR)}]
             set cw [expr {$CWN($i) > 0 ? double($CWS($i)) / $CWN($i) : "null"}]
             set rt [expr {$RTN($i) > 0 ? double($RTS($i)) / $RTN($i) : "null"}]
-            puts "FLOW id=$i group=$GROUP($i) kind=tcp sent=$sent rexmit=$rexmit delivered=$dlv ncwndcuts=[expr {$SNAP($i,cuts) - $c0}] ncwndcuts1=[expr {$SNAP($i,cuts1) - $c10}] lossev=[expr {$SNAP($i,lossev) - $l0}] ntimeouts=[expr {$SNAP($i,to) - $t0}] necn=[expr {$SNAP($i,ecn) - $e0}] mean_cwnd=$cw mean_srtt=$rt"
+            set ro [expr {$RTN($i) > 0 ? double($ROS($i)) / $RTN($i) : "null"}]
+            puts "FLOW id=$i group=$GROUP($i) kind=tcp sent=$sent rexmit=$rexmit delivered=$dlv ncwndcuts=[expr {$SNAP($i,cuts) - $c0}] ncwndcuts1=[expr {$SNAP($i,cuts1) - $c10}] lossev=[expr {$SNAP($i,lossev) - $l0}] ntimeouts=[expr {$SNAP($i,to) - $t0}] necn=[expr {$SNAP($i,ecn) - $e0}] mean_cwnd=$cw mean_srtt=$rt mean_rto=$ro"
         } elseif {$KIND($i) == "rate"} {
             rate_accumulate $i
             set s0 $SNAP($i,sent); set d0 $SNAP($i,dlv)

@@ -3,6 +3,8 @@ the engine's result schema."""
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import os
 import re
 import shutil
@@ -18,6 +20,32 @@ from .network import _network, _prop_rtt
 def ns2_available(ns_binary: str = "ns") -> bool:
     """True when an ns-2 binary is on PATH (or at the given path)."""
     return shutil.which(ns_binary) is not None
+
+
+# The sources that decide what an ns-2 run of a scenario simulates and reports: the exporter
+# (script, agents, network, procedures) and the reading of ns-2's output.
+_NS2_SOURCES = ("agents.py", "check.py", "export.py", "network.py", "procs.tcl", "run.py", "tcl.py")
+
+
+@functools.lru_cache(maxsize=None)
+def ns2_engine_id(ns_binary: str = "ns") -> str:
+    """The identity of "ns-2 as this package drives it", for run caches (the counterpart of
+    :func:`tcpfriendly.version.engine_id`): ``"ns2:<hex>"``, a hash of the ``ns`` binary's
+    contents and of the exporter's sources. Another ns-2 build or another exporter is another
+    id, so a cached ns-2 run is never reused across them. Raises FileNotFoundError when
+    ``ns_binary`` is not found."""
+    path = shutil.which(ns_binary)
+    if path is None:
+        raise FileNotFoundError(ns_binary)
+    h = hashlib.sha256()
+    with open(os.path.realpath(path), "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    here = os.path.dirname(os.path.abspath(__file__))
+    for name in _NS2_SOURCES:
+        with open(os.path.join(here, name), "rb") as fh:
+            h.update(name.encode() + b"\0" + fh.read())
+    return "ns2:" + h.hexdigest()[:16]
 
 
 _KV = re.compile(r"(\w+)=(\S+)")
@@ -148,6 +176,9 @@ def _results(expanded: Dict[str, Any], parsed: Dict[str, Any], wall_s: float,
                 "loss_events": loss_events, "timeouts": r["ntimeouts"],
                 "loss_event_rate": (loss_events / sent) if sent else None,
                 "mean_rtt_s": r.get("mean_srtt"), "mean_cwnd": r.get("mean_cwnd"),
+                # the RTO before backoff, sampled as mean_rtt_s (the engine's: the RTO in force
+                # at each ACK, where a backoff has almost always ended)
+                "mean_rto_s": r.get("mean_rto"),
             })
         elif r["kind"] == "rate":
             events, rtt = rate_events.get(int(r["id"]), (None, None))
