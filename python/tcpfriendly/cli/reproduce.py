@@ -35,6 +35,7 @@ examples:
   tcpf reproduce liu2008 --only markov-figs2-7         one experiment
   tcpf reproduce all --quick --json > claims.json      machine-readable claims of every paper
   tcpf reproduce jin2001 --out docs/reproductions/jin2001-run --workers 2
+  tcpf reproduce yang2000 --simulator ns2 --out ns2-run    the same sweeps in ns-2 2.35
 """
 
 
@@ -75,6 +76,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--workers", type=_positive("--workers"), metavar="N",
                    help="local simulation threads (default: every core)")
     p.add_argument("--dask", metavar="ADDRESS", help="run the simulations on Dask ('local' or tcp://host:8786)")
+    p.add_argument("--simulator", choices=("tcpf", "ns2"), default="tcpf",
+                   help="what runs the simulations: tcpf (tcpfriendly's engine, the default) or "
+                        "ns2: the sweep experiments in ns-2 2.35, the papers' simulator, on the "
+                        "scripts `tcpf ns2 export` would write (same setup, same seeds); claims "
+                        "whose runs ns-2 cannot express are not run, and analytic and evaluate "
+                        "experiments are left out. Use another --out than tcpfriendly's")
     return p
 
 
@@ -90,6 +97,9 @@ def run_args(args: argparse.Namespace, argv: Optional[List[str]] = None) -> int:
     if args.paper not in PAPERS and args.paper != "all":
         raise ScenarioError(f"PAPER: must be one of {', '.join(PAPERS)}, all; got {args.paper!r}")
     plan(args.paper, args.only)  # bad --only: exit 2 before anything runs
+    if args.simulator == "ns2" and args.dask is not None:
+        raise ScenarioError("--dask: with --simulator ns2 the runs are `ns` processes on local "
+                            "threads, not on Dask", field="--dask")
     # and a bad --out: a file, or another command's output (`tcpf run`, `tcpf sweep`); one
     # written before manifests existed is accepted. Nothing is written here.
     claim_shared(args.out, "reproduce", field="--out")
@@ -104,7 +114,13 @@ def run_args(args: argparse.Namespace, argv: Optional[List[str]] = None) -> int:
     results = []
     papers = PAPERS if args.paper == "all" else [args.paper]
     todo = plan(args.paper, args.only)
-    flags = {"workers": "--workers", "seeds": "--seeds", "dask": "--dask"}
+    if args.simulator == "ns2":
+        from ..reproduce import ns2_skipped
+        skipped = [x.name for xs in ns2_skipped(args.paper, args.only).values() for x in xs]
+        if skipped:
+            sys.stderr.write(f"--simulator ns2: not run (analytic: nothing to simulate; evaluate: "
+                             f"tcpfriendly's engine): {', '.join(skipped)}\n")
+    flags = {"workers": "--workers", "seeds": "--seeds", "dask": "--dask", "simulator": "--simulator"}
     # a Dask scheduler address is reached once, now: a bad one is refused before anything runs
     with as_flags(flags), dask_session(args.dask, args.workers) as dask:
         for paper in papers:
@@ -113,7 +129,8 @@ def run_args(args: argparse.Namespace, argv: Optional[List[str]] = None) -> int:
             t0 = time.monotonic()
             results += reproduce(paper, [x.id for x in todo[paper]], quick=args.quick,
                                  seeds=args.seeds, out=args.out, workers=args.workers,
-                                 dask=dask, quiet=args.json, on_result=on_result)
+                                 dask=dask, quiet=args.json, on_result=on_result,
+                                 simulator=args.simulator)
             wall[paper] = time.monotonic() - t0
     write_outputs(results, args.out, command, wall)
     rows = inventory_rows(results)
@@ -126,6 +143,9 @@ def run_args(args: argparse.Namespace, argv: Optional[List[str]] = None) -> int:
         n = sum(len(r.claims) for r in results)
         m = sum(r.matched for r in results)
         mode = " (quick mode: fewer seeds and shorter runs than the papers)" if args.quick else ""
+        u = sum(1 for r in results for c in r.claims if c.unavailable is not None)
+        if args.simulator == "ns2":
+            mode += f" in ns-2 ({u} of the {n} claims not run: runs ns-2 cannot express or metrics it does not report)"
         c = row_counts([s for st in rows.values() for s in st])
         sys.stdout.write(f"{m}/{n} claims matched, {c['matched']}/{c['judged']} checkable "
                          f"inventory rows matched{mode}; " + ", ".join(

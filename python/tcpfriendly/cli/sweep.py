@@ -70,6 +70,7 @@ def _root(ctx: typer.Context) -> None:
         "  seeds = 10                         # base_seed .. base_seed+9, or a list\n"
         "  metrics = [\"share\", \"link.utilization\"]   # default: all\n"
         "  per_flow = true                    # also DIR/flows.parquet, .csv (or --per-flow)\n"
+        "  simulator = \"ns2\"                  # run every point in ns-2 instead (or --simulator)\n"
         "  [set]                              # fixed overrides\n"
         "  \"flows[1].algorithm\" = \"gaimd\"\n"
         "  [axes]                             # every combination\n"
@@ -96,6 +97,7 @@ def _root(ctx: typer.Context) -> None:
         "  tcpf sweep examples/sweep-gaimd-beta.toml --dask local --workers 2\n"
         "  tcpf sweep examples/sweep-gaimd-beta.toml --processes --workers 2\n"
         "  tcpf sweep examples/sweep-gaimd-beta.toml --per-flow --out out/beta\n"
+        "  tcpf sweep examples/sweep-gaimd-beta.toml --simulator ns2 --out out/beta-ns2\n"
         "  tcpf sweep examples/sweep-gaimd-beta.toml --dry-run"
     ),
 )
@@ -130,6 +132,13 @@ def run_command(
         False, "--per-flow",
         help="Also write DIR/flows.parquet and DIR/flows.csv, one row per run x flow (as "
              "per_flow = true in the spec)."),
+    simulator: Optional[str] = typer.Option(
+        None, "--simulator", metavar="tcpf|ns2",
+        help="What runs the simulations: tcpf (tcpfriendly's engine, the default) or ns2: each "
+             "run exported to an ns-2 2.35 script (as `tcpf ns2 export`) and run by `ns`, the "
+             "simulator the papers used, into the same table (metrics ns-2 does not report are "
+             "empty; a point ns-2 cannot express fails alone, naming the element). ns-2 runs on "
+             "local threads, not on Dask. Overrides the spec's simulator."),
     dry_run: bool = typer.Option(
         False, "--dry-run", help="Validate the spec and print what would run; run nothing."),
     progress: Optional[bool] = typer.Option(
@@ -155,6 +164,14 @@ def run_command(
     sweep = Sweep.from_toml(file)
     if per_flow:
         sweep.per_flow = True
+    if simulator is not None:
+        with as_flags({"simulator": "--simulator"}):
+            sweep.simulator = simulator
+    if sweep.simulator == "ns2":
+        for flag, given in (("--dask", dask is not None), ("--processes", processes)):
+            if given:
+                raise SweepError(f"{flag}: a sweep with simulator ns2 runs on local threads "
+                                 "(each run is an `ns` process of its own)", field=flag)
     if out is None:
         out = os.path.join("out", os.path.splitext(os.path.basename(file))[0])
     if dry_run:
@@ -243,6 +260,7 @@ def _summary(result) -> None:
         "  tcpf sweep plot out/s1 --x bottleneck.loss.cv --y goodput_bps_mean \\\n"
         "      --paired flows[0].algorithm=gaimd/tcp --out s1.png\n"
         "  tcpf sweep examples/sweep-gaimd-beta.toml --per-flow --out out/beta\n"
+        "  tcpf sweep examples/sweep-gaimd-beta.toml --simulator ns2 --out out/beta-ns2\n"
         "  tcpf sweep plot out/beta --per-flow --x flows[1].params.beta --y share \\\n"
         "      --where bottleneck.rate=15Mbps --out flows.png"
     ),

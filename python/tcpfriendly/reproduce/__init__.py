@@ -31,7 +31,7 @@ from .report import paper_markdown, table_text, write_figure
 from .run import ClaimResult, ExperimentResult, Options, Reproduction, run_experiment
 from .spec import PAPERS, Experiment, load_paper
 
-__all__ = ["PAPERS", "reproduce", "plan", "write_outputs", "results_json", "inventory_rows",
+__all__ = ["PAPERS", "reproduce", "plan", "ns2_skipped", "write_outputs", "results_json", "inventory_rows",
            "inventory_summary",
            "Options", "ExperimentResult", "ClaimResult", "Experiment", "RowStatus", "Reproduction"]
 
@@ -60,7 +60,7 @@ def plan(paper: str, only: Optional[Sequence[str]] = None) -> Dict[str, List[Exp
 def reproduce(paper: str, only: Optional[Sequence[str]] = None, *, quick: bool = False,
               seeds: Optional[int] = None, out: Optional[str] = None,
               workers: Optional[int] = None, dask: Any = None, progress: Optional[bool] = None,
-              quiet: bool = True, on_result=None) -> Reproduction:
+              quiet: bool = True, on_result=None, simulator: str = "tcpf") -> Reproduction:
     """Run the experiments of ``paper`` (``"all"``: every paper) and compare with the paper.
 
     Args:
@@ -70,6 +70,12 @@ def reproduce(paper: str, only: Optional[Sequence[str]] = None, *, quick: bool =
         out: directory for the sweep run cache (``out/runs/<paper>/<experiment>``).
         workers, dask: as :func:`tcpfriendly.sweep.run_sweep`.
         on_result: called with each :class:`ExperimentResult` as it finishes.
+        simulator: ``"tcpf"`` (tcpfriendly's engine, the default) or ``"ns2"``: the experiments
+            that are sweeps run in ns-2 2.35 on the scripts :mod:`tcpfriendly.ns2` exports
+            (the paper's own simulator on the same setup: where ours differs from the paper,
+            whether ns-2 does too). Only sweep experiments run then (:func:`ns2_skipped` gives
+            the others: analytic ones simulate nothing, evaluations run on tcpfriendly's
+            engine); a claim whose runs ns-2 cannot express is not run, naming why.
 
     Returns a :class:`Reproduction`: the list of :class:`ExperimentResult`, shown in a notebook
     as each paper's claims matched and each experiment's paper-vs-ours table and figure.
@@ -77,11 +83,20 @@ def reproduce(paper: str, only: Optional[Sequence[str]] = None, *, quick: bool =
     if seeds is not None and (isinstance(seeds, bool) or not isinstance(seeds, int) or seeds < 1):
         raise ScenarioError(f"seeds: must be a positive integer, got {seeds!r}", field="seeds")
     check_workers(workers)
+    from ..sweep.core import SIMULATORS
+    if simulator not in SIMULATORS:
+        raise ScenarioError(f"simulator: must be one of {', '.join(SIMULATORS)}, got {simulator!r}",
+                            field="simulator")
+    if simulator == "ns2" and dask is not None:
+        raise ScenarioError("dask: with simulator ns2 the runs are `ns` processes on local threads, "
+                            "not on Dask", field="dask")
     todo = plan(paper, only)
+    if simulator != "tcpf":
+        todo = {p: [x for x in xs if x.kind == "sweep"] for p, xs in todo.items()}
     # without a run cache on disk, the evaluations of one call still share their runs in
     # memory (tsao2007 table4 and observations evaluate the same schemes)
     opts = Options(quick=quick, seeds=seeds, out=out, workers=workers, dask=dask,
-                   progress=progress, quiet=quiet, memo=None if out else {})
+                   progress=progress, quiet=quiet, memo=None if out else {}, simulator=simulator)
     results = Reproduction()
     for exps in todo.values():
         for ex in exps:
@@ -90,6 +105,13 @@ def reproduce(paper: str, only: Optional[Sequence[str]] = None, *, quick: bool =
             if on_result is not None:
                 on_result(r)
     return results
+
+
+def ns2_skipped(paper: str, only: Optional[Sequence[str]] = None) -> Dict[str, List[Experiment]]:
+    """{paper: the experiments ``reproduce(..., simulator="ns2")`` does not run}: the analytic
+    ones (nothing to simulate) and the evaluations (``tcpf evaluate`` runs on tcpfriendly's
+    engine)."""
+    return {p: [x for x in xs if x.kind != "sweep"] for p, xs in plan(paper, only).items()}
 
 
 def _by_paper(results: List[ExperimentResult]) -> Dict[str, List[ExperimentResult]]:

@@ -242,14 +242,17 @@ class RowStatus:
 
 
 def _outcomes(results: Iterable[Any]) -> Dict[str, Dict[str, Tuple[bool, str]]]:
-    """{experiment id: {claim text: (matched, verdict)}} from ExperimentResults or their JSON."""
+    """{experiment id: {claim text: (matched, verdict)}} from ExperimentResults or their JSON;
+    claims that were not run (``unavailable``: in ns-2, a scenario it cannot express) are left
+    out, as not judged."""
     out: Dict[str, Dict[str, Tuple[bool, str]]] = {}
     for r in results:
         if isinstance(r, Mapping):
             out[str(r["experiment"])] = {str(c["claim"]): (bool(c["matched"]), str(c.get("verdict", "")))
-                                         for c in r.get("claims") or []}
+                                         for c in r.get("claims") or [] if c.get("unavailable") is None}
         else:
-            out[r.experiment.id] = {c.claim.claim: (bool(c.matched), c.verdict) for c in r.claims}
+            out[r.experiment.id] = {c.claim.claim: (bool(c.matched), c.verdict) for c in r.claims
+                                    if c.unavailable is None}
     return out
 
 
@@ -297,7 +300,8 @@ def row_statuses(paper: str, results: Iterable[Any], rows: Optional[List[Row]] =
         elif not judged:
             status = "not run"
             reasons = ["its experiments were not run in this mode" if total == 0 else
-                       "none of its claims is judged in this mode (--quick)"]
+                       "none of its claims is judged in this mode (--quick, or claims not run "
+                       "in ns-2)"]
         else:
             status = "matched"
             if len(judged) < total:

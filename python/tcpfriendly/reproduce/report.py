@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 import os
-from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ..errors import ScenarioError
 from .expr import Series, Undecided, evaluate_expr
@@ -89,10 +89,20 @@ def paper_markdown(paper: str, results: List[ExperimentResult], wall_s: float, q
 
     n = sum(len(r.claims) for r in results)
     m = sum(r.matched for r in results)
-    lines = [f"# Reproduction of {paper}", "",
+    ns2 = any(r.simulator == "ns2" for r in results)
+    if ns2:
+        from ..ns2 import ns2_engine_id
+        u = sum(1 for r in results for c in r.claims if c.unavailable is not None)
+        build = [f"Simulator: **ns-2 2.35** (`ns`), running the scripts `tcpfriendly.ns2` exports for "
+                 f"each run (`--simulator ns2`; identity {ns2_engine_id()}), not tcpfriendly's "
+                 "engine: only the sweep experiments, and a claim whose runs ns-2 cannot express "
+                 f"is not run ({u} here). \"ours\" below is ns-2's value.  "]
+    else:
+        build = [f"Build: tcpfriendly {__version__}, engine build {engine_id()} "
+                 "(`tcpfriendly.version.engine_id()`).  "]
+    lines = [f"# Reproduction of {paper}" + (" in ns-2" if ns2 else ""), "",
              f"Command: `{command}`  ",
-             f"Build: tcpfriendly {__version__}, engine build {engine_id()} "
-             "(`tcpfriendly.version.engine_id()`).  ",
+             *build,
              f"Mode: {'quick (fewer seeds, shorter runs: not the published setup)' if quick else 'full'}; "
              f"wall time {wall_s:.1f} s on this machine.  ",
              f"Claims matched: **{m} of {n}**." + ("  " if rows else ""),
@@ -181,10 +191,13 @@ def experiment_figure(r: ExperimentResult):
         ax.legend(fontsize=8)
     elif spec.get("series"):
         markers = "os^vD<>p*h"
+        drawn: List[Tuple[float, float]] = []
         for i, (label, text) in enumerate(spec["series"].items()):
             s = evaluate_expr(str(text), r.names, f"{ex.name}: figure.series.{label}")
             if not isinstance(s, Series) or not s:
                 continue
+            drawn += [(float(a), float(b)) for a, b in zip(s.xs(), s.ys())
+                      if isinstance(a, (int, float)) and isinstance(b, (int, float))]
             ax.plot(s.xs(), s.ys(), marker=markers[i % len(markers)] if spec.get("markers", True) else None,
                     ms=4, label=label, ls="none" if spec.get("kind") == "scatter" else "-")
         for p in spec.get("points") or []:
@@ -198,10 +211,12 @@ def experiment_figure(r: ExperimentResult):
                             fontsize=8, color="grey", xytext=(0, 2), textcoords="offset points")
         ax.set_xlabel(spec.get("x", ""))
         ax.set_ylabel(spec.get("y", ""))
-        if spec.get("xscale"):
-            ax.set_xscale(spec["xscale"])
-        if spec.get("yscale"):
-            ax.set_yscale(spec["yscale"])
+        # a log axis needs a positive value on it (a run whose metric is missing, e.g. one ns-2
+        # cannot express, leaves only NaN)
+        for axis, k in (("xscale", 0), ("yscale", 1)):
+            if spec.get(axis) and (spec[axis] != "log" or any(
+                    math.isfinite(p[k]) and p[k] > 0 for p in drawn)):
+                getattr(ax, f"set_{axis}")(spec[axis])
         if spec.get("ylim"):
             ax.set_ylim(*spec["ylim"])
         ax.legend(fontsize=8)

@@ -32,6 +32,11 @@ class Options:
     progress: Optional[bool] = None
     quiet: bool = False
     memo: Optional[Dict[str, Any]] = None   # tcpf evaluate's in-memory run cache (no ``out``)
+    simulator: str = "tcpf"   # "ns2": the sweeps run in ns-2 (tcpfriendly.sweep.SIMULATORS)
+
+
+#: How reports name a simulator of :data:`tcpfriendly.sweep.core.SIMULATORS`.
+SIMULATOR_NAMES = {"tcpf": "tcpfriendly", "ns2": "ns-2"}
 
 
 @dataclass
@@ -40,6 +45,10 @@ class ClaimResult:
     ours: Any
     matched: bool
     why: str
+    # why the claim is not judged: its inputs include runs the simulator could not run (ns-2
+    # cannot express every scenario); None for a judged claim
+    unavailable: Optional[str] = None
+    simulator: str = "tcpf"   # what ran the claim's simulations (Options.simulator)
 
     @property
     def censored(self) -> bool:
@@ -49,10 +58,15 @@ class ClaimResult:
 
     @property
     def verdict(self) -> str:
+        if self.unavailable is not None:
+            return f"not run: {self.unavailable}"
         if self.matched:
             return f"matched ({self.why})" if self.censored else "matched"
         if self.claim.inconsistent:
             return f"{INCONSISTENT}: {self.claim.inconsistent}"
+        if self.simulator != "tcpf":  # the recorded reasons are about tcpfriendly's runs
+            return f"differs in {SIMULATOR_NAMES.get(self.simulator, self.simulator)}" + (
+                f": {self.why}" if self.censored else "")
         return ("differs: " + (f"{self.why}; " if self.censored else "")
                 + (self.claim.reason or 'no hypothesis recorded yet'))
 
@@ -61,7 +75,8 @@ class ClaimResult:
         return {"claim": c.claim, "where": c.where, "quote": c.quote, "paper_value": c.value,
                 "our_value": _plain(self.ours), "rule": dict(c.rule), "rule_text": rule_text(c.rule),
                 "difference": difference(c.value, self.ours), "matched": self.matched,
-                "verdict": self.verdict}
+                "verdict": self.verdict, **({"unavailable": self.unavailable}
+                                            if self.unavailable is not None else {})}
 
 
 @dataclass
@@ -75,6 +90,7 @@ class ExperimentResult:
     runs: Dict[str, int] = field(default_factory=dict)
     extra: Dict[str, Any] = field(default_factory=dict)
     flows: Any = None   # the sweep's per-flow table (per_flow = true), for the figure; not in JSON
+    simulator: str = "tcpf"   # what ran the sweeps (Options.simulator)
 
     @property
     def matched(self) -> int:
@@ -84,6 +100,7 @@ class ExperimentResult:
         ex = self.experiment
         return {"paper": ex.paper, "experiment": ex.id, "title": ex.title, "source": ex.source,
                 "kind": ex.kind, "quick": self.quick, "seeds": self.seeds,
+                **({"simulator": self.simulator} if self.simulator != "tcpf" else {}),
                 "wall_s": round(self.wall_s, 2), "runs": self.runs,
                 "assumptions": {k: {"value": v.get("quick" if self.quick and "quick" in v else "value"),
                                     "source": v.get("source", ""), "doc": v.get("doc", "")}
@@ -269,6 +286,54 @@ def _sweep_input(table, spec: Mapping[str, Any], where: str, flows=None) -> Any:
     return out
 
 
+def _failed_in(table, spec: Mapping[str, Any], where: str) -> Optional[str]:
+    """Why a sweep input is incomplete: the runs among those it selects (``where``, any group)
+    that failed, with the first message; None when none did. Only a sweep run in ns-2 keeps
+    failed runs (a point ns-2 cannot express); tcpfriendly's stop the experiment."""
+    if table is None or "status" not in table.columns:
+        return None
+    rows = select_rows(table, spec.get("where") or {}, where)
+    bad = rows[rows["status"] != "ok"]
+    if bad.empty:
+        return None
+    runs = rows[["point", "seed"]].drop_duplicates() if "point" in rows.columns else rows
+    failed = bad[["point", "seed"]].drop_duplicates() if "point" in bad.columns else bad
+    return (f"{len(failed)} of the {len(runs)} runs it needs failed: "
+            + " ".join(str(bad["error"].iloc[0]).split()))
+
+
+def _unreported(table, spec: Mapping[str, Any], where: str, simulator: str) -> Optional[str]:
+    """With another simulator than tcpfriendly's: why a sweep input has no value at all, when
+    none of the (successful) runs it selects reports its metric (ns-2's runs have no time
+    series, so no metric computed from one); None otherwise."""
+    rows = select_rows(table, spec.get("where") or {}, where)
+    if "status" in rows.columns:
+        rows = rows[rows["status"] == "ok"]
+    if "group" in spec:
+        rows = rows[rows["group"] == int(spec["group"])]
+    metric = spec.get("metric")
+    if rows.empty or metric not in rows.columns:
+        return None
+    if any(v is not None and not (isinstance(v, float) and math.isnan(v)) for v in rows[metric]):
+        return None
+    return (f"{SIMULATOR_NAMES.get(simulator, simulator)} reports no {metric} (a metric from the "
+            "engine's time series or counters)")
+
+
+def expr_names(text: str) -> List[str]:
+    """The identifiers an expression (a claim's ``ours``, an ``expr`` input) refers to."""
+    import ast
+    try:
+        tree = ast.parse(str(text), mode="eval")
+    except SyntaxError:
+        return []
+    return sorted({n.id for n in ast.walk(tree) if isinstance(n, ast.Name)})
+
+
+def _unavailable_in(text: str, unavailable: Mapping[str, str]) -> Optional[str]:
+    return next((unavailable[n] for n in expr_names(text) if n in unavailable), None)
+
+
 def _run_sweep(ex: Experiment, opts: Options):
     """Run the experiment's sweep (or sweeps: ``sweep = {label = "file"}``, their tables
     concatenated with a ``sweep`` column holding the label). Returns (table, flows, runs,
@@ -283,11 +348,14 @@ def _run_sweep(ex: Experiment, opts: Options):
     for label, path in specs.items():
         spec = _sweep_spec(ex, opts, path)
         sw = Sweep.from_dict(spec, os.path.dirname(os.path.abspath(path)))
-        name = ex.id + (f"-{label}" if label else "") + ("-quick" if opts.quick else "")
+        sw.simulator = opts.simulator
+        name = ex.id + (f"-{label}" if label else "") + ("-quick" if opts.quick else "") \
+            + ("" if opts.simulator == "tcpf" else f"-{opts.simulator}")
         out = os.path.join(opts.out, "runs", ex.paper, name) if opts.out else None
         res = run_sweep(sw, out, workers=opts.workers, dask=opts.dask, progress=opts.progress,
                         quiet=opts.quiet)
-        if res.failures:
+        # in ns-2, a point it cannot express fails alone: the claims that need it are not run
+        if res.failures and opts.simulator == "tcpf":
             raise RuntimeError(f"{ex.name}: {len(res.failures)} run(s) failed: {res.failure_label(0)}")
         t = res.table.copy()
         f = res.flows.copy() if res.flows is not None else None
@@ -318,6 +386,7 @@ def run_experiment(ex: Experiment, opts: Options) -> ExperimentResult:
     seeds: Optional[int] = None
     extra: Dict[str, Any] = {}
     flows = None
+    unavailable: Dict[str, str] = {}   # inputs built from failed runs (ns-2), and why
     if ex.kind == "sweep":
         table, flows, runs, seeds = _run_sweep(ex, opts)
     elif ex.kind == "evaluate":
@@ -334,23 +403,49 @@ def run_experiment(ex: Experiment, opts: Options) -> ExperimentResult:
         if "model" in spec:
             names[name] = _model_input(name, spec, opts.quick, where, names)
         elif "expr" in spec:
-            names[name] = evaluate_expr(str(spec["expr"]), names, where)
+            why = _unavailable_in(spec["expr"], unavailable)
+            if why is None:
+                names[name] = evaluate_expr(str(spec["expr"]), names, where)
+            else:
+                unavailable[name] = why
+                names[name] = _partial(str(spec["expr"]), names, where)
         elif "algorithm" in spec:
             names[name] = _algorithm_input(str(spec["algorithm"]), where)
         elif "metric" in spec:
             if table is None:
                 raise ScenarioError(f"{where}: a sweep metric in a {ex.kind} experiment", field=where)
             names[name] = _sweep_input(table, spec, where, flows)
+            why = _failed_in(table, spec, where)
+            if why is None and opts.simulator != "tcpf":
+                why = _unreported(flows if spec.get("table") == "flows" else table, spec, where,
+                                  opts.simulator)
+            if why is not None:
+                unavailable[name] = why
         else:
             raise ScenarioError(f"{where}: needs model, metric, expr or algorithm", field=where)
     results = []
     for i, c in enumerate(ex.claims):
         if opts.quick and not c.quick:
             continue
+        missing = _unavailable_in(c.ours, unavailable)
+        if missing is not None:
+            results.append(ClaimResult(c, _partial(c.ours, names, f"{ex.name}: values[{i}].ours"),
+                                       False, "", missing, opts.simulator))
+            continue
         ours = evaluate_expr(c.ours, names, f"{ex.name}: values[{i}].ours")
         if isinstance(ours, (int, float)) and not isinstance(ours, (bool, LowerBound)):
             ours = float(ours)
         ok, why = compare(c.rule, c.value, ours)
-        results.append(ClaimResult(c, ours, ok, why))
+        results.append(ClaimResult(c, ours, ok, why, simulator=opts.simulator))
     return ExperimentResult(ex, results, names, opts.quick, seeds, time.monotonic() - t0, runs, extra,
-                            flows)
+                            flows, opts.simulator)
+
+
+def _partial(text: str, names: Mapping[str, Any], where: str) -> Any:
+    """An expression over inputs that lack some runs: its value from the runs there are, for
+    display only (never judged), or None when it cannot be computed from them."""
+    try:
+        v = evaluate_expr(text, names, where)
+    except (ScenarioError, ArithmeticError, ValueError, TypeError, KeyError, IndexError):
+        return None
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, (bool, LowerBound)) else v

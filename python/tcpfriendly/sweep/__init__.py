@@ -10,6 +10,7 @@
                                         # or dask="local" / "tcp://host:8786"
     res.table                           # one row per run x flow group: axes, seed, metrics
     # Sweep(..., per_flow=True): res.flows, one row per run x flow (the papers' scatter plots)
+    # Sweep(..., simulator="ns2"): every run in ns-2 2.35 instead (tcpfriendly.ns2), same table
 
 or from a TOML spec (``Sweep.from_toml``; ``tcpf sweep FILE.toml``)::
 
@@ -18,6 +19,7 @@ or from a TOML spec (``Sweep.from_toml``; ``tcpf sweep FILE.toml``)::
     base_seed = 1                       # default: the scenario's `seed`, else 1
     metrics = ["goodput_bps_mean", "share", "link.utilization"]    # default: all
     per_flow = true                     # also flows.parquet/flows.csv, one row per run x flow
+    simulator = "ns2"                   # run in ns-2 2.35 (default "tcpf": tcpfriendly's engine)
 
     [set]                               # fixed overrides, applied before the axes
     "flows[1].algorithm" = "gaimd"
@@ -35,7 +37,8 @@ from an existing table is created; an index past the end of a list is an error. 
 validated (``tcpfriendly.normalize``) before anything runs.
 
 Caching: each run is keyed by a SHA-256 of (normalized scenario with the seed, seed,
-``tcpfriendly.__version__``, the engine build's id ``tcpfriendly.version.engine_id()``,
+``tcpfriendly.__version__``, the engine build's id ``tcpfriendly.version.engine_id()`` (with
+``simulator = "ns2"``: ``tcpfriendly.ns2.ns2_engine_id()``, the ``ns`` binary and the exporter),
 ``tcpfriendly.metrics.VERSION``). With ``out=DIR`` finished runs are stored
 in batch files ``DIR/runs/batch-<digest>.parquet`` (:class:`~.store.RunStore`: written to a
 temporary name, then renamed, about once a second and when the sweep stops), and a stored run

@@ -92,17 +92,25 @@ def _jsonable(value: Any) -> bool:
         return False
 
 
+#: What runs a sweep's simulations: ``"tcpf"``, tcpfriendly's engine (the default), or
+#: ``"ns2"``, ns-2 2.35 on the script :mod:`tcpfriendly.ns2` exports for each run (the
+#: simulator the papers used: a cross-check of a whole study, `tcpf sweep --simulator ns2`).
+SIMULATORS = ("tcpf", "ns2")
+
+
 class Run:
     """One simulation of the sweep: grid point ``point`` with ``seed``; ``per_flow``: its rows
-    include one per flow (tagged with the flow's id, see :func:`~.executors.run_rows`)."""
+    include one per flow (tagged with the flow's id, see :func:`~.executors.run_rows`);
+    ``simulator``: one of :data:`SIMULATORS`."""
 
-    __slots__ = ("point", "seed", "key", "scenario_json", "canonical", "per_flow")
+    __slots__ = ("point", "seed", "key", "scenario_json", "canonical", "per_flow", "simulator")
 
     def __init__(self, point: int, seed: int, key: str, scenario_json: str, canonical: str,
-                 per_flow: bool = False):
+                 per_flow: bool = False, simulator: str = "tcpf"):
         self.point, self.seed, self.key = point, seed, key
         self.scenario_json, self.canonical = scenario_json, canonical
         self.per_flow = per_flow
+        self.simulator = simulator
 
     def __repr__(self) -> str:
         return f"Run(point={self.point}, seed={self.seed}, key={self.key[:12]}...)"
@@ -132,8 +140,13 @@ def spec_identity(spec: Mapping[str, Any]) -> str:
     part of it: adding seeds or values to a sweep and rerunning it into the same ``--out`` grows
     the same study (stored runs are reused, the table is rebuilt, and a spec that would drop
     runs of the recorded table is refused); a different base scenario, other overrides or
-    other axes are another study, refused there unless ``force``."""
+    other axes are another study, refused there unless ``force``. The same study run by another
+    simulator (``simulator``) is another study too (a spec without it is tcpfriendly's, and its
+    identity is unchanged)."""
     zipped = spec.get("zip") or []
-    return identity_of({"name": spec.get("name"), "scenario": spec.get("scenario"),
-                        "set": spec.get("set") or {}, "axes": list(spec.get("axes") or {}),
-                        "zip": [list(g) for g in zipped if isinstance(g, Mapping)]})
+    record = {"name": spec.get("name"), "scenario": spec.get("scenario"),
+              "set": spec.get("set") or {}, "axes": list(spec.get("axes") or {}),
+              "zip": [list(g) for g in zipped if isinstance(g, Mapping)]}
+    if spec.get("simulator", "tcpf") != "tcpf":
+        record["simulator"] = spec["simulator"]
+    return identity_of(record)

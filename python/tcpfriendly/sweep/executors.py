@@ -93,6 +93,21 @@ def execute(scenario_json: str, seed: int, key: str, per_flow: bool = False) -> 
     return run_rows(json.loads(text), key, seed, per_flow)
 
 
+def execute_ns2(scenario_json: str, seed: int, key: str, per_flow: bool = False) -> List[Dict[str, Any]]:
+    """:func:`execute` with ns-2 as the simulator: the run's scenario expanded for ``seed`` (the
+    flows, delays and start times tcpfriendly would simulate), exported to an ns-2 script and
+    run by ``ns`` (:func:`tcpfriendly.ns2.run_ns2`, with its sampler of windows, RTTs and
+    RTOs), its results read back
+    into the engine's schema, then the same rows. A scenario the exporter cannot express raises
+    its :class:`~tcpfriendly.ns2.Ns2Unsupported` (naming the element) before ``ns`` starts."""
+    from ..ns2 import run_ns2
+    from ..scenario import Scenario
+
+    expanded = Scenario(json.loads(scenario_json)).expand(int(seed))
+    raw = run_ns2(expanded)
+    return run_rows(raw, key, seed, per_flow)
+
+
 class RunFailed:
     """What :func:`execute_or_failure` returns for a run that raised on a worker (a process of
     :class:`ProcessExecutor`, a Dask worker): its message. A failing run is not a failing task,
@@ -160,7 +175,8 @@ def _error_text(exc: BaseException) -> str:
 def _run_and_store(run: Run, store: Optional[RunStore], task: Optional[Callable[[Any], Any]] = None):
     if task is not None:  # another engine user's per-run work (it stores nothing here)
         return task(run)
-    table = rows_table(execute(run.scenario_json, run.seed, run.key, run.per_flow), run)
+    fn = execute_ns2 if getattr(run, "simulator", "tcpf") == "ns2" else execute
+    table = rows_table(fn(run.scenario_json, run.seed, run.key, run.per_flow), run)
     if store is not None:
         store.save(run.key, table)
     return table

@@ -353,10 +353,8 @@ def run_sweep(sweep, out: "Optional[os.PathLike[str] | str]" = None, *,
     check_workers(workers, cls=SweepError)
     if executor not in EXECUTORS:
         raise SweepError.at("executor", f"must be one of {', '.join(EXECUTORS)}, got {executor!r}")
-    if log is None:
-        def log(message: str) -> None:
-            sys.stderr.write(message + "\n")
-            sys.stderr.flush()
+    executor = _simulator_executor(sweep, dask, executor)
+    log = log or _to_stderr
     say = (lambda message: None) if quiet else log
     start = time.monotonic()
     out_dir = path_arg(out, "out", "a directory path") if out is not None else None
@@ -386,7 +384,7 @@ def run_sweep(sweep, out: "Optional[os.PathLike[str] | str]" = None, *,
         shape = f"{len(points)} point{'s' if len(points) != 1 else ''} x {len(sweep.seeds)} seed" \
                 f"{'s' if len(sweep.seeds) != 1 else ''}"
         dup = len(runs) - len(unique)
-        say(f"sweep: {len(unique)} runs ({shape}{f'; {dup} duplicate' if dup else ''}): "
+        say(f"sweep{' in ns-2' if _ns2(sweep) else ''}: {len(unique)} runs ({shape}{f'; {dup} duplicate' if dup else ''}): "
             f"{len(done_keys)} already done, {len(todo)} to run")
         if progress is None:
             progress = hasattr(sys.stderr, "isatty") and sys.stderr.isatty()
@@ -428,6 +426,26 @@ def run_sweep(sweep, out: "Optional[os.PathLike[str] | str]" = None, *,
     if interrupted:
         raise SweepInterrupted(result)
     return result
+
+
+def _to_stderr(message: str) -> None:
+    sys.stderr.write(message + "\n")
+    sys.stderr.flush()
+
+
+def _ns2(sweep) -> bool:
+    return getattr(sweep, "simulator", "tcpf") == "ns2"
+
+
+def _simulator_executor(sweep, dask: Any, executor: str) -> str:
+    """``executor`` for the sweep's simulator: with ``simulator = "ns2"`` each run is an ``ns``
+    process, started from local threads ("threads"; a SweepError naming dask with Dask)."""
+    if not _ns2(sweep):
+        return executor
+    if dask is not None:
+        raise SweepError.at("dask", "a sweep with simulator = ns2 runs on local threads (each "
+                            "run is an `ns` process of its own), not on Dask")
+    return "threads"
 
 
 EXECUTORS = ("auto", "threads", "processes")

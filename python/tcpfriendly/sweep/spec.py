@@ -13,14 +13,14 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Mapping, 
 
 from ..errors import ScenarioError
 from ..scenario import Scenario, _call_engine, _read_toml, as_scenario, native, read_toml_file
-from .core import (FLOW_METRICS, GROUP_METRICS, LINK_METRICS, MAX_RUNS, Run, SweepError, _RUN_ID_COLUMNS,
+from .core import (FLOW_METRICS, GROUP_METRICS, LINK_METRICS, MAX_RUNS, SIMULATORS, Run, SweepError, _RUN_ID_COLUMNS,
                    _jsonable, _kind, _label, run_key, spec_identity)
 
 if TYPE_CHECKING:  # annotations only
     from .runner import SweepResult
 
 _SPEC_KEYS = ["scenario", "seeds", "base_seed", "metrics", "per_flow", "set", "axes", "zip", "name",
-              "description"]
+              "description", "simulator"]
 _RESERVED_COLUMNS = set(["point", "flow"] + _RUN_ID_COLUMNS + GROUP_METRICS + FLOW_METRICS)
 
 Value = Any
@@ -151,6 +151,11 @@ class Sweep:
         per_flow: also a per-flow table (one row per run x flow, every metric of
             :data:`~tcpfriendly.metrics.FLOW_METRICS`): :attr:`SweepResult.flows`,
             ``flows.parquet``/``flows.csv`` in ``out`` (default: False).
+        simulator: ``"tcpf"`` (tcpfriendly's engine, the default) or ``"ns2"``: every run is
+            exported to an ns-2 script (:mod:`tcpfriendly.ns2`) and run by the installed
+            ``ns``, its results read back into the same table (metrics ns-2 does not report
+            are empty). A point ns-2 cannot express fails alone, with the exporter's reason.
+            Runs on local threads (each ``ns`` is a process of its own); not with Dask.
     """
 
     def __init__(self, scenario: Any, axes: Optional[Mapping[str, Sequence[Any]]] = None, *,
@@ -158,7 +163,7 @@ class Sweep:
                  set: Optional[Mapping[str, Any]] = None,  # noqa: A002
                  seeds: Union[int, Sequence[int]] = 1, base_seed: Optional[int] = None,
                  metrics: Optional[Sequence[str]] = None, name: Optional[str] = None,
-                 per_flow: bool = False):
+                 per_flow: bool = False, simulator: str = "tcpf"):
         try:
             base = as_scenario(scenario)
         except TypeError as exc:
@@ -220,6 +225,7 @@ class Sweep:
         self.metrics = _resolve_metrics(metrics)
         self._plan: Optional[Tuple[List[Dict[str, Any]], List[Run]]] = None
         self.per_flow = per_flow
+        self.simulator = simulator
 
     @property
     def per_flow(self) -> bool:
@@ -235,6 +241,34 @@ class Sweep:
                              f"{_label(value) if _jsonable(value) else repr(value)}", field="per_flow")
         self._per_flow = value
         self._plan = None  # the run keys change with it
+
+    @property
+    def simulator(self) -> str:
+        """What runs the simulations: ``"tcpf"`` or ``"ns2"`` (see the class)."""
+        return self._simulator
+
+    @simulator.setter
+    def simulator(self, value: str) -> None:
+        if value not in SIMULATORS:
+            raise SweepError(f"simulator: must be one of {', '.join(SIMULATORS)}, got "
+                             f"{_label(value) if _jsonable(value) else repr(value)}", field="simulator")
+        self._simulator = value
+        self._plan = None  # the run keys change with it
+
+    def engine_id(self) -> str:
+        """The identity of what runs this sweep's simulations, which its run keys name:
+        :func:`tcpfriendly.version.engine_id` (tcpfriendly's engine build) or, with
+        ``simulator = "ns2"``, :func:`tcpfriendly.ns2.ns2_engine_id` (the ``ns`` binary and the
+        exporter; a SweepError naming ``simulator`` when ``ns`` is not on PATH)."""
+        if self.simulator == "ns2":
+            from ..ns2 import ns2_engine_id
+            try:
+                return ns2_engine_id()
+            except FileNotFoundError:
+                raise SweepError("simulator: ns2 needs ns-2's `ns` on PATH (Debian, Ubuntu: "
+                                 "apt-get install ns2)", field="simulator") from None
+        from ..version import engine_id
+        return engine_id()
 
     # ----- size ---------------------------------------------------------------------------
     def _factors(self) -> List[Tuple[str, int]]:
@@ -299,7 +333,7 @@ class Sweep:
         return cls(scenario, spec.get("axes"), zip=spec.get("zip"), set=spec.get("set"),
                    seeds=spec.get("seeds", 1), base_seed=spec.get("base_seed"),
                    metrics=spec.get("metrics"), name=name if isinstance(name, str) else None,
-                   per_flow=spec.get("per_flow", False))
+                   per_flow=spec.get("per_flow", False), simulator=spec.get("simulator", "tcpf"))
 
     @classmethod
     def from_toml_string(cls, text: str, source: str = "<string>", base_dir: str = ".") -> "Sweep":
@@ -351,6 +385,7 @@ class Sweep:
         from ..version import __version__
 
         core = native()
+        engine = self.engine_id()
         points = self.points()
         runs: List[Run] = []
         bad: List[str] = []
@@ -380,8 +415,8 @@ class Sweep:
                     bad.append(label)
                     first_error = first_error or f"point {label}: {exc}"
                     break
-                key, canonical = run_key(normalized, seed, __version__, self.per_flow)
-                runs.append(Run(i, seed, key, text, canonical, self.per_flow))
+                key, canonical = run_key(normalized, seed, __version__, self.per_flow, engine)
+                runs.append(Run(i, seed, key, text, canonical, self.per_flow, self.simulator))
         if bad:
             more = f" ({len(bad)} of {len(points)} points are invalid)" if len(bad) > 1 else ""
             raise SweepError(first_error + more)
@@ -395,6 +430,8 @@ class Sweep:
                 "zip": self.zip, "seeds": self.seeds, "metrics": self.metrics}
         if self.per_flow:
             spec["per_flow"] = True
+        if self.simulator != "tcpf":
+            spec["simulator"] = self.simulator
         return spec
 
     # ----- running ------------------------------------------------------------------------

@@ -397,11 +397,13 @@ def _write_outputs(out: OutDir, df, flows=None) -> List[str]:
 
 
 def spec_record(sweep, points, runs) -> Dict[str, Any]:
-    from ..version import __version__, engine_id
+    from ..version import __version__
 
     return {
         "tcpfriendly": __version__,
-        "engine": engine_id(),   # the engine build the run keys name (tcpfriendly.version.engine_id)
+        # what the run keys name: the engine build (tcpfriendly.version.engine_id), or ns-2's
+        # identity with simulator = "ns2" (Sweep.engine_id)
+        "engine": sweep.engine_id(),
         "spec": sweep.spec(),
         "axes": sweep.axis_paths,
         "points": points,
