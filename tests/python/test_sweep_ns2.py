@@ -131,22 +131,34 @@ def test_reproduce_in_ns2_runs_the_sweeps_and_marks_what_ns2_cannot_run(tmp_path
                    quick=True, simulator="ns2", out=str(tmp_path))
     # the analytic experiment is left out: nothing to simulate
     assert [r.experiment.id for r in rs] == ["fig12-gaimd-tcp-windows", "fig21-smoothness"]
-    # fig12's window ratios are judged on ns-2's numbers; its window CoV is not run
-    f12 = {c.claim.claim: c for c in rs[0].claims}
-    judged = [c for c in f12.values() if c.unavailable is None]
-    assert len(judged) == 2 and all(isinstance(c.ours, float) and c.ours > 0 for c in judged)
-    assert all(c.verdict == "matched" or c.verdict == "differs in ns-2" for c in judged)
-    assert sum(c.unavailable is not None for c in f12.values()) == 1
-    r = rs[1]
-    assert r.simulator == "ns2" and r.to_json()["simulator"] == "ns2"
-    # fig21's claims need the sending-rate CoV, from the engine's time series: not run in ns-2
-    assert r.claims and all(c.unavailable is not None and not c.matched for c in r.claims)
-    assert all(c.verdict.startswith("not run: ns-2 reports no rate_cov") for c in r.claims)
+    assert all(r.simulator == "ns2" and r.to_json()["simulator"] == "ns2" for r in rs)
+    # judged on ns-2's numbers, time-resolved metrics included (ns-2's time series)
+    for r in rs:
+        assert r.claims and all(c.unavailable is None for c in r.claims)
+        assert all(c.verdict in ("matched", "differs in ns-2") for c in r.claims)
+    cov = [c for c in rs[1].claims if isinstance(c.ours, float)]
+    assert cov and all(0 < c.ours < 2 for c in cov)   # CoV ratios from ns-2's 150-ms rates
     assert os.path.isdir(tmp_path / "runs" / "yang2000" / "fig21-smoothness-quick-ns2")
+    # LOG has no ns-2 agent: every run fails alone, every claim is not run, and so is the row
+    rs = reproduce("sastry2005", ["fig4-log-lemma1"], quick=True, simulator="ns2", out=str(tmp_path))
+    assert rs[0].claims and all(c.unavailable is not None and not c.matched for c in rs[0].claims)
+    assert all(c.verdict.startswith("not run: ") and "'log' has no ns-2 equivalent" in c.verdict
+               for c in rs[0].claims)
     from tcpfriendly.reproduce import inventory_rows
-    rows = inventory_rows(rs)["yang2000"]
-    fig21 = [s for s in rows if "Fig. 21" in s.row.id]
-    assert fig21 and all(s.status == "not run" for s in fig21)
+    rows = [s for s in inventory_rows(rs)["sastry2005"] if s.status != "not expressible"]
+    assert rows and all(s.status == "not run" for s in rows)
+
+
+def test_a_metric_no_run_reports_is_not_run_only_with_another_simulator():
+    import pandas as pd
+    from tcpfriendly.reproduce.run import _unreported
+
+    t = pd.DataFrame({"point": [0, 0], "seed": [1, 1], "group": [0, 1], "status": ["ok", "ok"],
+                      "rate_cov": [float("nan"), 0.3]})
+    why = _unreported(t, {"metric": "rate_cov", "group": 0}, "inputs.x", "ns2")
+    assert why == ("ns-2 reports no rate_cov (a metric from the engine's time series or counters)")
+    assert _unreported(t, {"metric": "rate_cov", "group": 1}, "inputs.x", "ns2") is None
+    assert _unreported(t, {"metric": "rate_cov"}, "inputs.x", "ns2") is None
 
 
 def _one_error_line(proc, *fragments):
@@ -175,3 +187,34 @@ def test_cli_simulator_flags_are_checked_before_anything_runs(tcpf, tmp_path):
     proc = tcpf("reproduce", "yang2000", "--simulator", "ns-3", "--out", tmp_path / "r")
     assert proc.returncode == 2 and "--simulator" in proc.stderr and "ns-3" in proc.stderr
     assert not (tmp_path / "r").exists()
+
+
+@needs_ns2
+def test_ns2_time_series_tile_the_window_and_feed_the_time_resolved_metrics():
+    from tcpfriendly.metrics import window_samples
+    from tcpfriendly.metrics.groups import group_metrics
+
+    data = dict(BASE, timeseries=0.25)
+    expanded = Scenario(data).expand(3)
+    raw = run_ns2(expanded, series_interval_s=0.25)
+    series = window_samples(raw)
+    window = 20.0 - 5.0
+    assert sorted(series) == [0, 1, 2, 3]
+    for f in raw["flows"]:
+        s = series[f["id"]]
+        # 60 intervals of 0.25 s tile [5, 20]: the packets delivered in them are the flow's
+        # delivered packets over the window, so their mean rate is its goodput
+        assert len(s["time"]) == 60 and s["time"][0] == pytest.approx(5.25) and s["time"][-1] == pytest.approx(20.0)
+        assert sum(s["rate_bps"]) * 0.25 / window == pytest.approx(f["goodput_bps"], rel=1e-12)
+        assert all(1 <= w <= 64 for w in s["cwnd"])   # the usable window, at most window_
+    # the time-resolved metrics read ns-2's series as they read the engine's: rate_cov is the
+    # mean over the group's flows of the CoV of their 0.25-s rates
+    from tcpfriendly.metrics import cov
+    g = group_metrics(raw["flows"], series=series)
+    for grp in (0, 1):
+        ids = [f["id"] for f in raw["flows"] if f["group"] == grp]
+        want = sum(cov(series[i]["rate_bps"]) for i in ids) / len(ids)
+        assert g[grp]["rate_cov"] == pytest.approx(want, rel=1e-12) and 0 < want < 2
+        assert 0 < g[grp]["cwnd_cov"] < 2
+    # without a time series the script samples nothing
+    assert "timeseries" not in run_ns2(Scenario(BASE).expand(3))

@@ -74,12 +74,18 @@ class _Ctx:
 
 
 def export_tcl(expanded: Dict[str, Any],
-               sample_interval_s: Optional[float] = DEFAULT_SAMPLE_INTERVAL_S) -> str:
+               sample_interval_s: Optional[float] = DEFAULT_SAMPLE_INTERVAL_S,
+               series_interval_s: Optional[float] = None) -> str:
     """Return a complete ns-2 Tcl script for an expanded scenario.
 
     The script prints, at the end of the measurement window, one
     ``FLOW key=value ...`` line per flow, one ``LINK ...`` line per router link
-    that carries data and one ``TOTAL delivered_pkts=...`` line.  With rate-based
+    that carries data and one ``TOTAL delivered_pkts=...`` line.  With
+    ``series_interval_s`` (the engine's ``timeseries``) it also prints, every that
+    many seconds within the measurement window, one ``SERIES t=... id=... dlv=...
+    cwnd=...`` line per window-based flow: the packets delivered in order over the
+    interval ending at t and the usable window at t (`run_ns2` turns them into the
+    engine's time series).  With rate-based
     (TFRC) flows it also writes their drops to ``drops.tr`` in the working
     directory (see `run_ns2`).  Every string taken from the scenario goes through
     `tcl_quote`.
@@ -104,7 +110,7 @@ def export_tcl(expanded: Dict[str, Any],
                access_queue=int(given.get("access_queue", limits["access_queue"])),
                max_window=max_window, tcpd=tcpd, net=net, by_key={d.key: d for d in net.dlinks},
                has_rate=any(f.get("kind") == "rate" for f in flows))
-    L = _header_lines(ctx, m_from, m_to, sample_interval_s) + _network_lines(ctx)
+    L = _header_lines(ctx, m_from, m_to, sample_interval_s, series_interval_s) + _network_lines(ctx)
     subject: Dict[str, List[int]] = {d.key: [] for d in net.dlinks}  # fids under each loss model
     for i, f in enumerate(flows):
         L += _flow_lines(ctx, f, i, subject)
@@ -112,13 +118,15 @@ def export_tcl(expanded: Dict[str, Any],
     L += ["\n" + _procs(),
           '$ns at 0.0 "accumulate"',
           f'$ns at {_num(m_from)} "measure_start"',
+          *([f'$ns at {_num(series_interval_s)} "series 1"'] if series_interval_s else []),
           f'$ns at {_num(m_to)} "measure_end"',
-          f'$ns at {_num(duration)} "exit 0"',
+          f'$ns at {_num(duration)} "{"series_finish; " if series_interval_s else ""}exit 0"',
           "$ns run"]
     return "\n".join(L) + "\n"
 
 
-def _header_lines(ctx: _Ctx, m_from: float, m_to: float, sample_interval_s: Optional[float]) -> List[str]:
+def _header_lines(ctx: _Ctx, m_from: float, m_to: float, sample_interval_s: Optional[float],
+                  series_interval_s: Optional[float] = None) -> List[str]:
     # No SYN exchange: the engine starts sending data at the flow's start time with
     # cwnd = initial_window, which is ns-2's behaviour with syn_ false (SYNHDR 0).
     drop_trace = "[open " + DROP_TRACE_FILE + " w]" if ctx.has_rate else '""'
@@ -132,7 +140,10 @@ def _header_lines(ctx: _Ctx, m_from: float, m_to: float, sample_interval_s: Opti
         f"set HDR {ctx.hdr}",
         "set SYNHDR 0",
         f"set SAMPLE_DT {_num(sample_interval_s) if sample_interval_s else 0}",
+        f"set MEASURE_FROM {_num(m_from)}",
         f"set MEASURE_TO {_num(m_to)}",
+        f"set SERIES_DT {_num(series_interval_s) if series_interval_s else 0}",
+        "set SERIES_NEXT 0",
         "set FLOWS {}",
         "set TCPFLOWS {}",
         "set RATEFLOWS {}",
@@ -263,6 +274,7 @@ def _tcp_lines(ctx: _Ctx, f: Dict[str, Any], fid: int, where: str, start: float,
     a(f"set WND({fid}) {wnd}")
     a(f"set CWS({fid}) 0.0; set CWN({fid}) 0; set RTS({fid}) 0.0; set RTN({fid}) 0; set ROS({fid}) 0.0")
     a(f"foreach k {{sentbytes rexmitbytes sinkbytes}} {{ set ACC({fid},$k) 0; set ACC({fid},last$k) 0 }}")
+    a(f"foreach k {{acc last pkts}} {{ set SER({fid},$k) 0 }}")
     a(f"set app({fid}) [new Application/FTP]")
     a(f"$app({fid}) attach-agent {tv}")
     a(f'$ns at {_num(start)} "$app({fid}) start"')

@@ -97,6 +97,39 @@ proc sample {} {
     if {$nxt < $MEASURE_TO} { $ns at $nxt "sample" }
 }
 
+# the time series (the engine's `timeseries`): every SERIES_DT s, per window-based flow, the
+# packets delivered in order over the interval ending now and the usable window now; printed for
+# the intervals inside the measurement window (counted from 0 so that no counter wraps twice)
+proc series {k} {
+    global ns TCPFLOWS tcp sink WND SER PKT HDR SYNHDR SERIES_DT MEASURE_FROM MEASURE_TO SERIES_NEXT
+    set now [$ns now]
+    set SERIES_NEXT 0
+    foreach i $TCPFLOWS {
+        set cur [$sink($i) set bytes_]
+        set SER($i,acc) [expr {$SER($i,acc) + (($cur - $SER($i,last)) & 0xFFFFFFFF)}]
+        set SER($i,last) $cur
+        set b [expr {$SER($i,acc) >= $SYNHDR ? $SER($i,acc) - $SYNHDR : 0}]
+        set p [expr {$b / ($PKT + $HDR)}]
+        if {$now - $SERIES_DT >= $MEASURE_FROM - 1e-9} {
+            set c [$tcp($i) set cwnd_]
+            if {$c > $WND($i)} { set c $WND($i) }
+            puts "SERIES t=$now id=$i dlv=[expr {$p - $SER($i,pkts)}] cwnd=$c"
+        }
+        set SER($i,pkts) $p
+    }
+    set nxt [expr {($k + 1) * $SERIES_DT}]
+    if {$nxt <= $MEASURE_TO + 1e-9} {
+        set SERIES_NEXT [expr {$k + 1}]
+        $ns at $nxt "series $SERIES_NEXT"
+    }
+}
+
+# at the end of the run: the sample due now (its event, scheduled later, would follow `exit`)
+proc series_finish {} {
+    global ns SERIES_NEXT SERIES_DT
+    if {$SERIES_NEXT > 0 && abs($SERIES_NEXT * $SERIES_DT - [$ns now]) < 1e-9} { series $SERIES_NEXT }
+}
+
 # keeps the wrap-safe byte counters current (a C int cannot wrap twice in 5 s)
 proc accumulate {} {
     global ns TCPFLOWS RATEFLOWS MEASURE_TO LINKS

@@ -61,14 +61,16 @@ def _parse_value(v: str) -> Any:
 
 
 def parse_output(stdout: str) -> Dict[str, Any]:
-    """Parse the FLOW/LINK/TOTAL lines printed by an exported script."""
-    out: Dict[str, Any] = {"flows": [], "links": [], "total": {}}
+    """Parse the FLOW/LINK/TOTAL (and SERIES) lines printed by an exported script."""
+    out: Dict[str, Any] = {"flows": [], "links": [], "total": {}, "series": []}
     for line in stdout.splitlines():
         tag, _, rest = line.partition(" ")
-        if tag not in ("FLOW", "LINK", "TOTAL"):
+        if tag not in ("FLOW", "LINK", "TOTAL", "SERIES"):
             continue
         kv = {k: (v if k in ("kind", "name", "key") else _parse_value(v)) for k, v in _KV.findall(rest)}
-        if tag == "FLOW":
+        if tag == "SERIES":
+            out["series"].append(kv)
+        elif tag == "FLOW":
             out["flows"].append(kv)
         elif tag == "LINK":
             out["links"].append(kv)
@@ -205,20 +207,37 @@ def _results(expanded: Dict[str, Any], parsed: Dict[str, Any], wall_s: float,
             "drops": lk["drops"], "marks": lk["marks"],
             "mean_queue_pkts": lk["qint"] / window,
         })
-    return {"flows": flows, "links": links, "wall_s": wall_s,
-            "ns2": {"delivered_packets": parsed["total"].get("delivered_pkts")}}
+    out = {"flows": flows, "links": links, "wall_s": wall_s,
+           "ns2": {"delivered_packets": parsed["total"].get("delivered_pkts")}}
+    step = (expanded.get("scenario") or {}).get("timeseries")
+    if parsed.get("series") and step:
+        # the engine's time-series shape (tcpfriendly.metrics.window_samples): the rate delivered
+        # over each interval, from the in-order packets, and the window at its end
+        rows = parsed["series"]
+        out["timeseries"] = {"flows": {
+            "time": [float(r["t"]) for r in rows], "flow": [int(r["id"]) for r in rows],
+            "rate_bps": [r["dlv"] * pkt * 8.0 / float(step) for r in rows],
+            "cwnd": [float(r["cwnd"]) for r in rows]}}
+        out["scenario"] = expanded["scenario"]
+    return out
 
 
 def run_ns2(expanded: Dict[str, Any], ns_binary: str = "ns", workdir: Optional[str] = None,
             sample_interval_s: Optional[float] = DEFAULT_SAMPLE_INTERVAL_S,
-            timeout_s: Optional[float] = None) -> Dict[str, Any]:
+            timeout_s: Optional[float] = None,
+            series_interval_s: Optional[float] = None) -> Dict[str, Any]:
     """Export `expanded`, run it with ns-2 and return results in the engine's schema.
 
     `wall_s` is the wall time of the `ns` process alone.  Fields ns-2 cannot
-    give are None.  The script (and, with rate-based flows, its drop trace) is kept
+    give are None.  With ``series_interval_s`` (the scenario's ``timeseries``) the result
+    also has the engine's ``timeseries`` of the window-based flows (delivered rate and window
+    per interval in the measurement window) and ``scenario`` (the normalized scenario), so that
+    the time-resolved metrics (rate and window CoVs) are computed as for the engine's runs.
+    The script (and, with rate-based flows, its drop trace) is kept
     in `workdir` when one is given.
     """
-    script = export_tcl(expanded, sample_interval_s=sample_interval_s)
+    script = export_tcl(expanded, sample_interval_s=sample_interval_s,
+                        series_interval_s=series_interval_s)
     tmp = None
     if workdir is None:
         tmp = tempfile.mkdtemp(prefix="tcpf-ns2-")

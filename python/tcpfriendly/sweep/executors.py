@@ -104,7 +104,7 @@ def execute_ns2(scenario_json: str, seed: int, key: str, per_flow: bool = False)
     from ..scenario import Scenario
 
     expanded = Scenario(json.loads(scenario_json)).expand(int(seed))
-    raw = run_ns2(expanded)
+    raw = run_ns2(expanded, series_interval_s=(expanded.get("scenario") or {}).get("timeseries"))
     return run_rows(raw, key, seed, per_flow)
 
 
