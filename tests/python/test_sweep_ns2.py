@@ -147,6 +147,11 @@ def test_reproduce_in_ns2_runs_the_sweeps_and_marks_what_ns2_cannot_run(tmp_path
     from tcpfriendly.reproduce import inventory_rows
     rows = [s for s in inventory_rows(rs)["sastry2005"] if s.status != "not expressible"]
     assert rows and all(s.status == "not run" for s in rows)
+    # the HTML report says which simulator ran it and shows the claims not run as such
+    from tcpfriendly.report.reproduce import claims_table, summary_html
+    exp = rs[0].to_json()
+    html = claims_table(exp) + summary_html([exp])
+    assert "○ not run" in html and "✗ differs" not in html and "run in ns-2 2.35" in html
 
 
 def test_a_metric_no_run_reports_is_not_run_only_with_another_simulator():

@@ -140,12 +140,13 @@ def run_args(args: argparse.Namespace, argv: Optional[List[str]] = None) -> int:
     else:
         if rows:
             sys.stdout.write(inventory_summary(rows) + "\n\n")
-        n = sum(len(r.claims) for r in results)
+        n = sum(r.judged for r in results)
         m = sum(r.matched for r in results)
         mode = " (quick mode: fewer seeds and shorter runs than the papers)" if args.quick else ""
-        u = sum(1 for r in results for c in r.claims if c.unavailable is not None)
+        u = sum(len(r.claims) - r.judged for r in results)
         if args.simulator == "ns2":
-            mode += f" in ns-2 ({u} of the {n} claims not run: runs ns-2 cannot express or metrics it does not report)"
+            mode += (f" in ns-2 ({u} more claims not run: runs ns-2 cannot express or metrics "
+                     "it does not report)")
         c = row_counts([s for st in rows.values() for s in st])
         sys.stdout.write(f"{m}/{n} claims matched, {c['matched']}/{c['judged']} checkable "
                          f"inventory rows matched{mode}; " + ", ".join(

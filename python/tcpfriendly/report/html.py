@@ -132,6 +132,7 @@ figcaption { color: #555; font-size: 0.88em; margin-top: 0.3em; }
 .differs { outline: 2px solid #c62828; }
 tr.differs { outline: none; } td.verdict { white-space: nowrap; }
 tr.differs td.verdict { color: #b71c1c; font-weight: 600; } tr.matched td.verdict { color: #1b5e20; }
+tr.not-run td.verdict { color: #616161; }
 .note { color: #555; font-size: 0.9em; }
 .warn { background: #fff4e5; border-left: 4px solid #f0a020; padding: 0.4em 0.8em; }
 details { margin: 0.6em 0; } summary { cursor: pointer; color: #0b5cad; }

@@ -30,6 +30,11 @@ MAX_SVG_BYTES = 2_000_000
 #: The verdict cells: a symbol and the word (the word is what ``tcpf reproduce`` prints).
 MATCHED = "✓ matched"
 DIFFERS = "✗ differs"
+NOT_RUN = "○ not run"   # in ns-2: a claim built on runs or metrics it cannot give
+
+
+def _ns2(exps: Sequence[Dict[str, Any]]) -> bool:
+    return any(e.get("simulator") == "ns2" for e in exps)
 
 
 # ----- finding the files ------------------------------------------------------------------------
@@ -111,7 +116,11 @@ def _reason(c: Dict[str, Any]) -> str:
     """The hypothesis of a difference: the verdict's text after ``differs:``."""
     if c.get("matched"):
         return ""
+    if c.get("unavailable") is not None:
+        return str(c["unavailable"])
     verdict = str(c.get("verdict") or "")
+    if not verdict.startswith("differs:") and verdict.startswith("differs"):
+        return ""   # "differs in ns-2": the recorded hypotheses are about tcpfriendly's runs
     return verdict.split(":", 1)[1].strip() if ":" in verdict else verdict
 
 
@@ -121,13 +130,15 @@ def claims_table(exp: Dict[str, Any]) -> str:
     rows = []
     for c in exp.get("claims") or []:
         ok = bool(c.get("matched"))
+        off = c.get("unavailable") is not None
         unit = str(c.get("unit") or "")
         cells = [c.get("claim", ""), c.get("where", ""), _value(c.get("paper_value"), unit),
                  _value(c.get("our_value")), c.get("difference") or "", c.get("rule_text", "")]
         tds = "".join((f'<td class="num">{H.esc(x)}</td>' if 2 <= i <= 4 else f"<td>{H.esc(x)}</td>")
                       for i, x in enumerate(cells))
-        tds += f'<td class="verdict">{MATCHED if ok else DIFFERS}</td><td>{H.esc(_reason(c))}</td>'
-        rows.append(f'<tr class="{"matched" if ok else "differs"}">{tds}</tr>')
+        tds += (f'<td class="verdict">{MATCHED if ok else NOT_RUN if off else DIFFERS}</td>'
+                f'<td>{H.esc(_reason(c))}</td>')
+        rows.append(f'<tr class="{"matched" if ok else "not-run" if off else "differs"}">{tds}</tr>')
     n, m = len(exp.get("claims") or []), sum(1 for c in exp.get("claims") or [] if c.get("matched"))
     cap = f"paper vs ours: {m} of {n} claims matched (rules written before comparing, never widened)"
     return ('<div class="tw"><table class="claims">'
@@ -138,6 +149,8 @@ def claims_table(exp: Dict[str, Any]) -> str:
 
 def _about(exp: Dict[str, Any]) -> str:
     bits = [f"Source: {exp.get('source', '?')}", f"kind: {exp.get('kind', '?')}"]
+    if exp.get("simulator") == "ns2":
+        bits.append("simulated in ns-2 2.35 (--simulator ns2): \"ours\" is ns-2's value")
     if exp.get("seeds"):
         bits.append(f"{exp['seeds']} seed{'s' if exp['seeds'] != 1 else ''} per point")
     runs = exp.get("runs") or {}
@@ -187,25 +200,30 @@ def summary_html(exps: Sequence[Dict[str, Any]], wall_s: Optional[float] = None,
     """A paper's summary: claims matched / total, mode, wall time and one row per experiment."""
     n = sum(len(e.get("claims") or []) for e in exps)
     m = sum(1 for e in exps for c in e.get("claims") or [] if c.get("matched"))
+    off = sum(1 for e in exps for c in e.get("claims") or [] if c.get("unavailable") is not None)
     quick = any(e.get("quick") for e in exps)
     if wall_s is None:
         walls = [e.get("wall_s") for e in exps if isinstance(e.get("wall_s"), (int, float))]
         wall = f"{sum(walls):.1f} s (sum of the experiments)" if walls else "not recorded"
     else:
         wall = f"{wall_s:.1f} s"
-    text = (f"<p>Claims matched: <b>{m} of {n}</b> in {len(exps)} experiment{'s' if len(exps) != 1 else ''}; "
+    text = (f"<p>Claims matched: <b>{m} of {n - off}</b>" + (f" ({off} not run)" if off else "")
+            + f" in {len(exps)} experiment{'s' if len(exps) != 1 else ''}"
+            + (" <b>run in ns-2 2.35</b> (their sweeps; a claim ns-2 cannot give is not run)" if _ns2(exps) else "")
+            + "; "
             f"mode: {'<b>quick</b> (fewer seeds, shorter runs: not the published setup)' if quick else 'full'}; "
             f"wall time {H.esc(wall)}.</p>")
     rows = []
     for e in exps:
-        k = len(e.get("claims") or [])
+        k = sum(1 for c in e.get("claims") or [] if c.get("unavailable") is None)   # judged
         j = sum(1 for c in e.get("claims") or [] if c.get("matched"))
+        verdict = NOT_RUN if k == 0 and e.get("claims") else MATCHED if j == k else DIFFERS
         name = H.esc(e.get("experiment", "?"))
         if link:
             name = f'<a href="#{H.esc(e.get("paper", ""))}-{name}">{name}</a>'
         rows.append(f"<tr><td>{name}</td><td>{H.esc(e.get('source', ''))}</td><td>{H.esc(e.get('kind', ''))}</td>"
                     f'<td class="num">{j} / {k}</td><td class="num">{H.esc(H.fmt(e.get("wall_s")))} s</td>'
-                    f'<td class="verdict">{MATCHED if j == k else DIFFERS}</td></tr>')
+                    f'<td class="verdict">{verdict}</td></tr>')
     table = ('<div class="tw"><table class="experiments"><thead><tr><th>experiment</th><th>source</th>'
              "<th>kind</th><th>claims matched</th><th>wall time</th><th>all matched?</th></tr></thead><tbody>"
              + "".join(rows) + "</tbody></table></div>")
@@ -240,8 +258,10 @@ def build(path: str) -> Page:
     commands: List[str] = []
     papers = []
     total_n = total_m = 0
+    ns2 = False
     for d in dirs:
         exps = _load(d)
+        ns2 = ns2 or _ns2(exps)
         paper = str(exps[0].get("paper")) if exps else os.path.basename(os.path.normpath(d))
         papers.append(paper)
         command, wall = _recorded(d)
@@ -254,7 +274,7 @@ def build(path: str) -> Page:
         if command not in commands:
             commands.append(command)
     commands.append(f"tcpf report {shlex.quote(path)} -o report.html")
-    title = "tcpf reproduce: " + ", ".join(papers)
+    title = "tcpf reproduce" + (" in ns-2" if ns2 else "") + ": " + ", ".join(papers)
     return Page(title=title, subtitle=f"{total_m} of {total_n} published claims matched; each experiment's "
                 f"paper-vs-ours table, figure and assumptions", sections=sections, commands=commands, kind=NAME)
 

@@ -67,7 +67,7 @@ def table_text(r: ExperimentResult) -> str:
     seeds = f", {r.seeds} seed{'s' if r.seeds != 1 else ''}" if r.seeds else ""
     head = f"{ex.name}: {ex.title} ({ex.source}) [{mode}{seeds}, {r.wall_s:.1f} s]"
     return head + "\n" + _width_table(HEAD, claim_rows(r)) + \
-        f"\n{r.matched}/{len(r.claims)} matched"
+        f"\n{r.tally()} matched"
 
 
 def _md_cell(s: str) -> str:
@@ -90,9 +90,9 @@ def paper_markdown(paper: str, results: List[ExperimentResult], wall_s: float, q
     n = sum(len(r.claims) for r in results)
     m = sum(r.matched for r in results)
     ns2 = any(r.simulator == "ns2" for r in results)
+    u = sum(1 for r in results for c in r.claims if c.unavailable is not None)
     if ns2:
         from ..ns2 import ns2_engine_id
-        u = sum(1 for r in results for c in r.claims if c.unavailable is not None)
         build = [f"Simulator: **ns-2 2.35** (`ns`), running the scripts `tcpfriendly.ns2` exports for "
                  f"each run (`--simulator ns2`; identity {ns2_engine_id()}), not tcpfriendly's "
                  "engine: only the sweep experiments, and a claim whose runs ns-2 cannot express "
@@ -105,7 +105,8 @@ def paper_markdown(paper: str, results: List[ExperimentResult], wall_s: float, q
              *build,
              f"Mode: {'quick (fewer seeds, shorter runs: not the published setup)' if quick else 'full'}; "
              f"wall time {wall_s:.1f} s on this machine.  ",
-             f"Claims matched: **{m} of {n}**." + ("  " if rows else ""),
+             f"Claims matched: **{m} of {n - u}**" + (f" ({u} not run)" if u else "") + "."
+             + ("  " if rows else ""),
              *([f"[Inventory rows](#inventory-rows): **{counts_text(row_counts(rows))}**."] if rows else []),
              "",
              "Every published value is transcribed in `experiments/" + paper +
@@ -116,7 +117,7 @@ def paper_markdown(paper: str, results: List[ExperimentResult], wall_s: float, q
     for r in results:
         ex = r.experiment
         lines.append(f"| [{ex.id}](#{ex.id}) | {_md_cell(ex.source)} | {ex.kind} | "
-                     f"{r.matched}/{len(r.claims)} | {r.wall_s:.1f} s |")
+                     f"{r.tally()} | {r.wall_s:.1f} s |")
     lines.append("")
     for r in results:
         ex = r.experiment

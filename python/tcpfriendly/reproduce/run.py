@@ -96,6 +96,16 @@ class ExperimentResult:
     def matched(self) -> int:
         return sum(1 for c in self.claims if c.matched)
 
+    @property
+    def judged(self) -> int:
+        """Claims judged (all but those not run: in ns-2, runs or metrics it cannot give)."""
+        return sum(1 for c in self.claims if c.unavailable is None)
+
+    def tally(self) -> str:
+        """"matched/judged", and how many were not run when some were."""
+        off = len(self.claims) - self.judged
+        return f"{self.matched}/{self.judged}" + (f" ({off} not run)" if off else "")
+
     def to_json(self) -> Dict[str, Any]:
         ex = self.experiment
         return {"paper": ex.paper, "experiment": ex.id, "title": ex.title, "source": ex.source,
