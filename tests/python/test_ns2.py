@@ -256,7 +256,13 @@ def test_parse_output_and_result_schema():
     assert f0["goodput_bps"] == pytest.approx(990 * 1000 * 8 / 20.0)
     assert f0["loss_events"] == 8 and f0["timeouts"] == 1 and f0["retransmissions"] == 10
     assert f0["loss_event_rate"] == pytest.approx(8 / 1000)
-    assert f0["mean_cwnd"] == 12.5 and f1["mean_cwnd"] is None and f1["mean_rtt_s"] is None
+    assert f0["mean_cwnd"] == 12.5 and f1["mean_cwnd"] is None
+    # ns-2's own srtt_ as sampled; the packets' mean RTT from the path and Little's law: 2 x 1 ms
+    # access, 2 x 50 ms, a 1040-byte packet and a 40-byte ACK at 15 Mb/s, and on the forward
+    # bottleneck 200/20 = 10 packets waiting on average for 3000/20 = 150 departing per second
+    assert f0["mean_srtt_s"] == 0.12 and f1["mean_srtt_s"] is None
+    for f in (f0, f1):
+        assert f["mean_rtt_s"] == pytest.approx(0.002 + 0.1 + (1040 + 40) * 8 / 15e6 + 10 / 150, rel=1e-12)
     for key in ["id", "group", "algorithm", "throughput_bps", "goodput_bps", "packets_sent",
                 "packets_delivered", "retransmissions", "loss_events", "timeouts",
                 "loss_event_rate", "mean_rtt_s", "mean_cwnd"]:
