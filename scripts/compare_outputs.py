@@ -178,6 +178,9 @@ def main() -> int:
                     help=f"skip scenarios longer than {LONG_SECONDS} simulated seconds")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="parallel runs")
     ap.add_argument("--no-algorithms", action="store_true", help="do not compare the registry")
+    ap.add_argument("--seeds", type=int, default=0, metavar="N",
+                    help="run every scenario with seeds 1..N too (default: its own seed only); "
+                         "the ns-2 bank compares 3-10 seeds per scenario")
     ap.add_argument("--ignore-events", action="store_true",
                     help="mask the engine's event count (\"events\") before comparing; every other byte must match")
     args = ap.parse_args()
@@ -188,6 +191,9 @@ def main() -> int:
     binaries = [build(*checkout(r)) for r in (args.rev_a, args.rev_b)]
     t0 = time.monotonic()
     jobs = [(name, [], text) for name, text in todo]
+    for seed in range(1, args.seeds + 1):
+        jobs += [(f"{name} (seed {seed})", [], json.dumps({**json.loads(text), "seed": seed}))
+                 for name, text in todo]
     if not args.no_algorithms:
         jobs.insert(0, ("tcpf algorithms --json", ["algorithms"], ""))
     differ = 0

@@ -65,9 +65,20 @@ impl RttEstimator {
         t.min(self.max_rto).max(2.0 * self.tick)
     }
 
-    /// Double the timeout (after it fired), up to `max_backoff`.
+    /// Double the timeout after it fired: while the multiplier is below `max_backoff`, and
+    /// past it while the backed-off timeout is still below the maximum RTO (RFC 6298 §5.5 caps
+    /// the timeout, not the multiplier; ns-2 2.35's `rtt_backoff` with `rfc2988_`). Past 8
+    /// backoffs the SRTT is presumed stale, as in BSD and ns-2: it is folded into RTTVAR and
+    /// cleared, so the next sample starts the estimator afresh (SRTT = the sample, RTTVAR half
+    /// of it); the timeout in force is unchanged until then.
     pub fn back_off(&mut self) {
-        self.backoff = (self.backoff * 2).min(self.max_backoff);
+        if self.backoff < self.max_backoff || self.rto() < self.max_rto {
+            self.backoff = self.backoff.saturating_mul(2);
+        }
+        if self.backoff > 8 {
+            self.rttvar4 += self.srtt8 >> 3;
+            self.srtt8 = 0;
+        }
     }
 }
 
@@ -85,6 +96,44 @@ mod tests {
         let mut f = RttEstimator::new(0.01, 0.5, 60.0, 3.0, 64, 0.0);
         f.sample(0.1, 0.0);
         assert_eq!(f.rto(), 0.5);
+    }
+
+    #[test]
+    fn backoff_goes_past_max_backoff_until_the_rto_cap_and_clears_a_stale_srtt() {
+        // min RTO 0.2 s, max 60 s: 64x is 12.8 s, so doubling goes on to 256x (51.2 s) and once
+        // more (512x, capped at 60 s); then it stops (ns-2 2.35's rtt_backoff with rfc2988_).
+        let mut e = RttEstimator::new(0.01, 0.2, 60.0, 3.0, 64, 0.0);
+        e.sample(0.1, 0.0); // srtt 10 ticks, rttvar 5 ticks: RTO 0.3 s
+        let mut seen = vec![];
+        for _ in 0..12 {
+            e.back_off();
+            seen.push((e.backoff, e.rto()));
+        }
+        assert_eq!(seen[5], (64, 0.3 * 64.0));
+        assert_eq!(seen[7].0, 256);
+        assert!((seen[7].1 - 60.0).abs() < 1e-9 && seen[6].1 < 60.0, "{seen:?}");
+        assert!(seen[8..].iter().all(|&(b, r)| b == 256 && (r - 60.0).abs() < 1e-9), "{seen:?}");
+        // SRTT was cleared at the 4th backoff (16x): its 10 ticks went into RTTVAR (4x5 + 10 = 30
+        // quarter ticks), and the next sample initialises the estimator afresh.
+        assert_eq!(e.srtt(), 0.0);
+        assert_eq!(e.rttvar4, 20 + 10);
+        e.sample(0.2, 100.0);
+        assert_eq!(e.backoff, 1);
+        assert!((e.srtt() - 0.2).abs() < 1e-9 && (e.rto() - 0.6).abs() < 1e-9, "{}", e.rto());
+        // Within 8 backoffs SRTT stays.
+        let mut f = RttEstimator::new(0.01, 0.2, 60.0, 3.0, 64, 0.0);
+        f.sample(0.1, 0.0);
+        for _ in 0..3 {
+            f.back_off();
+        }
+        assert_eq!((f.backoff, f.srtt()), (8, 0.1));
+        // A smaller max_backoff still lets the timeout grow to the cap.
+        let mut g = RttEstimator::new(0.01, 0.2, 60.0, 3.0, 4, 0.0);
+        g.sample(0.1, 0.0);
+        for _ in 0..20 {
+            g.back_off();
+        }
+        assert!((g.rto() - 60.0).abs() < 1e-9);
     }
 
     #[test]
