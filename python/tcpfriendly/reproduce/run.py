@@ -302,7 +302,10 @@ def _failed_in(table, spec: Mapping[str, Any], where: str) -> Optional[str]:
     failed runs (a point ns-2 cannot express); tcpfriendly's stop the experiment."""
     if table is None or "status" not in table.columns:
         return None
-    rows = select_rows(table, spec.get("where") or {}, where)
+    # the groups table's rows of the input's runs (a flows-table input may also select by a
+    # column of its own, e.g. the flow)
+    rows = select_rows(table, {k: v for k, v in (spec.get("where") or {}).items()
+                               if k in table.columns}, where)
     bad = rows[rows["status"] != "ok"]
     if bad.empty:
         return None
@@ -315,7 +318,7 @@ def _failed_in(table, spec: Mapping[str, Any], where: str) -> Optional[str]:
 def _unreported(table, spec: Mapping[str, Any], where: str, simulator: str) -> Optional[str]:
     """With another simulator than tcpfriendly's: why a sweep input has no value at all, when
     none of the (successful) runs it selects reports its metric (ns-2's runs have no time
-    series, so no metric computed from one); None otherwise."""
+    series for rate-based flows, nor some of the engine's counters); None otherwise."""
     rows = select_rows(table, spec.get("where") or {}, where)
     if "status" in rows.columns:
         rows = rows[rows["status"] == "ok"]
@@ -425,12 +428,11 @@ def run_experiment(ex: Experiment, opts: Options) -> ExperimentResult:
             if table is None:
                 raise ScenarioError(f"{where}: a sweep metric in a {ex.kind} experiment", field=where)
             names[name] = _sweep_input(table, spec, where, flows)
-            why = _failed_in(table, spec, where)
-            if why is None and opts.simulator != "tcpf":
-                why = _unreported(flows if spec.get("table") == "flows" else table, spec, where,
-                                  opts.simulator)
-            if why is not None:
-                unavailable[name] = why
+            if opts.simulator != "tcpf":  # tcpfriendly's failed runs stop the experiment
+                why = _failed_in(table, spec, where) or _unreported(
+                    flows if spec.get("table") == "flows" else table, spec, where, opts.simulator)
+                if why is not None:
+                    unavailable[name] = why
         else:
             raise ScenarioError(f"{where}: needs model, metric, expr or algorithm", field=where)
     results = []
