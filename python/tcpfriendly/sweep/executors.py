@@ -96,10 +96,10 @@ def execute(scenario_json: str, seed: int, key: str, per_flow: bool = False) -> 
 def execute_ns2(scenario_json: str, seed: int, key: str, per_flow: bool = False) -> List[Dict[str, Any]]:
     """:func:`execute` with ns-2 as the simulator: the run's scenario expanded for ``seed`` (the
     flows, delays and start times tcpfriendly would simulate), exported to an ns-2 script and
-    run by ``ns`` (:func:`tcpfriendly.ns2.run_ns2`, with its sampler of windows, RTTs and
-    RTOs), its results read back
-    into the engine's schema, then the same rows. A scenario the exporter cannot express raises
-    its :class:`~tcpfriendly.ns2.Ns2Unsupported` (naming the element) before ``ns`` starts."""
+    run by ``ns`` (:func:`tcpfriendly.ns2.run_ns2`, with its sampler of windows, RTTs and RTOs
+    and the scenario's time series), its results read back into the engine's schema, then the
+    same rows. A scenario the exporter cannot express raises its
+    :class:`~tcpfriendly.ns2.Ns2Unsupported` (naming the element) before ``ns`` starts."""
     from ..ns2 import run_ns2
     from ..scenario import Scenario
 
