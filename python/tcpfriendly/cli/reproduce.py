@@ -97,9 +97,9 @@ def run_args(args: argparse.Namespace, argv: Optional[List[str]] = None) -> int:
     if args.paper not in PAPERS and args.paper != "all":
         raise ScenarioError(f"PAPER: must be one of {', '.join(PAPERS)}, all; got {args.paper!r}")
     plan(args.paper, args.only)  # bad --only: exit 2 before anything runs
-    if args.simulator == "ns2" and args.dask is not None:
-        raise ScenarioError("--dask: with --simulator ns2 the runs are `ns` processes on local "
-                            "threads, not on Dask", field="--dask")
+    from ..sweep.core import check_simulator
+    with as_flags({"dask": "--dask"}):
+        check_simulator(args.simulator, args.dask)  # before a Dask address is reached
     # and a bad --out: a file, or another command's output (`tcpf run`, `tcpf sweep`); one
     # written before manifests existed is accepted. Nothing is written here.
     claim_shared(args.out, "reproduce", field="--out")

@@ -146,7 +146,7 @@ def run_command(
         help="Progress bar on stderr (default: when stderr is a terminal)."),
 ) -> None:
     from ..sweep import Sweep, SweepError, SweepInterrupted, run_sweep
-    from ..sweep.core import check_workers
+    from ..sweep.core import check_simulator, check_workers
 
     check_workers(workers, "--workers", SweepError)
     if dask is not None and dask != "local" and workers is not None:
@@ -164,14 +164,10 @@ def run_command(
     sweep = Sweep.from_toml(file)
     if per_flow:
         sweep.per_flow = True
-    if simulator is not None:
-        with as_flags({"simulator": "--simulator"}):
+    with as_flags({"simulator": "--simulator", "dask": "--dask", "processes": "--processes"}):
+        if simulator is not None:
             sweep.simulator = simulator
-    if sweep.simulator == "ns2":
-        for flag, given in (("--dask", dask is not None), ("--processes", processes)):
-            if given:
-                raise SweepError(f"{flag}: a sweep with simulator ns2 runs on local threads "
-                                 "(each run is an `ns` process of its own)", field=flag)
+        check_simulator(sweep.simulator, dask, processes)
     if out is None:
         out = os.path.join("out", os.path.splitext(os.path.basename(file))[0])
     if dry_run:

@@ -24,7 +24,7 @@ import time
 from typing import Any, Dict, List, Optional, Sequence
 
 from ..errors import ScenarioError
-from ..sweep.core import check_workers
+from ..sweep.core import check_simulator, check_workers
 from .inventory import (RowStatus, counts_text, load_rows, row_counts, row_statuses, rows_json,
                         rows_text)
 from .report import paper_markdown, table_text, write_figure
@@ -83,13 +83,7 @@ def reproduce(paper: str, only: Optional[Sequence[str]] = None, *, quick: bool =
     if seeds is not None and (isinstance(seeds, bool) or not isinstance(seeds, int) or seeds < 1):
         raise ScenarioError(f"seeds: must be a positive integer, got {seeds!r}", field="seeds")
     check_workers(workers)
-    from ..sweep.core import SIMULATORS
-    if simulator not in SIMULATORS:
-        raise ScenarioError(f"simulator: must be one of {', '.join(SIMULATORS)}, got {simulator!r}",
-                            field="simulator")
-    if simulator == "ns2" and dask is not None:
-        raise ScenarioError("dask: with simulator ns2 the runs are `ns` processes on local threads, "
-                            "not on Dask", field="dask")
+    check_simulator(simulator, dask)
     todo = plan(paper, only)
     if simulator != "tcpf":
         todo = {p: [x for x in xs if x.kind == "sweep"] for p, xs in todo.items()}

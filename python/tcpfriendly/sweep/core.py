@@ -98,6 +98,23 @@ def _jsonable(value: Any) -> bool:
 SIMULATORS = ("tcpf", "ns2")
 
 
+def check_simulator(simulator: Any, dask: Any = None, processes: bool = False) -> str:
+    """``simulator`` if it is one of :data:`SIMULATORS`, with what it allows: ns-2's runs are
+    ``ns`` processes started from local threads, so with ``"ns2"`` neither ``dask`` nor
+    ``processes`` may be given. A SweepError naming ``simulator``, ``dask`` or ``processes``
+    otherwise (the CLI maps the field to its flag)."""
+    if simulator not in SIMULATORS:
+        raise SweepError(f"simulator: must be one of {', '.join(SIMULATORS)}, got "
+                         f"{_label(simulator) if _jsonable(simulator) else repr(simulator)}",
+                         field="simulator")
+    if simulator == "ns2":
+        for name, given in (("dask", dask is not None), ("processes", processes)):
+            if given:
+                raise SweepError(f"{name}: a sweep with simulator ns2 runs on local threads (each "
+                                 "run is an `ns` process of its own)", field=name)
+    return simulator
+
+
 class Run:
     """One simulation of the sweep: grid point ``point`` with ``seed``; ``per_flow``: its rows
     include one per flow (tagged with the flow's id, see :func:`~.executors.run_rows`);

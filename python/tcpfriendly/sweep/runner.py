@@ -11,7 +11,7 @@ import time
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 from .core import (FLOW_METRICS, GROUP_METRICS, Run, SweepError, SweepInterrupted, SweepOutputError, _label,
-                   check_workers)
+                   check_simulator, check_workers)
 from .executors import (Collector, Executor, ProcessExecutor, ThreadExecutor, default_workers,
                         main_is_importable, pool_is_warm)
 from ..errors import path_arg
@@ -442,9 +442,7 @@ def _simulator_executor(sweep, dask: Any, executor: str) -> str:
     process, started from local threads ("threads"; a SweepError naming dask with Dask)."""
     if not _ns2(sweep):
         return executor
-    if dask is not None:
-        raise SweepError.at("dask", "a sweep with simulator = ns2 runs on local threads (each "
-                            "run is an `ns` process of its own), not on Dask")
+    check_simulator("ns2", dask)
     return "threads"
 
 

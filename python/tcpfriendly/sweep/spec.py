@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Mapping, 
 
 from ..errors import ScenarioError
 from ..scenario import Scenario, _call_engine, _read_toml, as_scenario, native, read_toml_file
-from .core import (FLOW_METRICS, GROUP_METRICS, LINK_METRICS, MAX_RUNS, SIMULATORS, Run, SweepError, _RUN_ID_COLUMNS,
+from .core import (FLOW_METRICS, GROUP_METRICS, LINK_METRICS, MAX_RUNS, Run, SweepError, check_simulator, _RUN_ID_COLUMNS,
                    _jsonable, _kind, _label, run_key, spec_identity)
 
 if TYPE_CHECKING:  # annotations only
@@ -249,10 +249,7 @@ class Sweep:
 
     @simulator.setter
     def simulator(self, value: str) -> None:
-        if value not in SIMULATORS:
-            raise SweepError(f"simulator: must be one of {', '.join(SIMULATORS)}, got "
-                             f"{_label(value) if _jsonable(value) else repr(value)}", field="simulator")
-        self._simulator = value
+        self._simulator = check_simulator(value)
         self._plan = None  # the run keys change with it
 
     def engine_id(self) -> str:
