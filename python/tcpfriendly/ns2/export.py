@@ -274,7 +274,7 @@ def _tcp_lines(ctx: _Ctx, f: Dict[str, Any], fid: int, where: str, start: float,
     a(f"set WND({fid}) {wnd}")
     a(f"set CWS({fid}) 0.0; set CWN({fid}) 0; set RTS({fid}) 0.0; set RTN({fid}) 0; set ROS({fid}) 0.0")
     a(f"foreach k {{sentbytes rexmitbytes sinkbytes}} {{ set ACC({fid},$k) 0; set ACC({fid},last$k) 0 }}")
-    a(f"foreach k {{acc last pkts}} {{ set SER({fid},$k) 0 }}")
+    a(f"set SER({fid},pkts) 0")
     a(f"set app({fid}) [new Application/FTP]")
     a(f"$app({fid}) attach-agent {tv}")
     a(f'$ns at {_num(start)} "$app({fid}) start"')

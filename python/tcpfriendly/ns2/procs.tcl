@@ -33,6 +33,14 @@ proc rate_accumulate {i} {
     acc1 $i sinkbytes [$sink($i) set bytes_]
 }
 
+# in-order data packets in `bytes` of a sink's bytes_ (the SYN's SYNHDR bytes, then PKT+HDR
+# per packet)
+proc sink_pkts {bytes} {
+    global PKT HDR SYNHDR
+    set b [expr {$bytes >= $SYNHDR ? $bytes - $SYNHDR : 0}]
+    return [expr {$b / ($PKT + $HDR)}]
+}
+
 proc acc1 {i key cur} {
     global ACC
     set ACC($i,$key) [expr {$ACC($i,$key) + (($cur - $ACC($i,last$key)) & 0xFFFFFFFF)}]
@@ -101,15 +109,12 @@ proc sample {} {
 # packets delivered in order over the interval ending now and the usable window now; printed for
 # the intervals inside the measurement window (counted from 0 so that no counter wraps twice)
 proc series {k} {
-    global ns TCPFLOWS tcp sink WND SER PKT HDR SYNHDR SERIES_DT MEASURE_FROM MEASURE_TO SERIES_NEXT
+    global ns TCPFLOWS tcp sink WND SER ACC SERIES_DT MEASURE_FROM MEASURE_TO SERIES_NEXT
     set now [$ns now]
     set SERIES_NEXT 0
     foreach i $TCPFLOWS {
-        set cur [$sink($i) set bytes_]
-        set SER($i,acc) [expr {$SER($i,acc) + (($cur - $SER($i,last)) & 0xFFFFFFFF)}]
-        set SER($i,last) $cur
-        set b [expr {$SER($i,acc) >= $SYNHDR ? $SER($i,acc) - $SYNHDR : 0}]
-        set p [expr {$b / ($PKT + $HDR)}]
+        acc1 $i sinkbytes [$sink($i) set bytes_]
+        set p [sink_pkts $ACC($i,sinkbytes)]
         if {$now - $SERIES_DT >= $MEASURE_FROM - 1e-9} {
             set c [$tcp($i) set cwnd_]
             if {$c > $WND($i)} { set c $WND($i) }
@@ -169,9 +174,7 @@ proc measure_end {} {
             # sink bytes_ counts in-order bytes as they were on the wire: the
             # SYN once (SYNHDR = 40 bytes with syn_ true, 0 without), then
             # PKT+HDR per data packet.
-            set b0 [expr {$d0 >= $SYNHDR ? $d0 - $SYNHDR : 0}]
-            set b1 [expr {$SNAP($i,dlv) >= $SYNHDR ? $SNAP($i,dlv) - $SYNHDR : 0}]
-            set dlv [expr {$b1 / ($PKT + $HDR) - $b0 / ($PKT + $HDR)}]
+            set dlv [expr {[sink_pkts $SNAP($i,dlv)] - [sink_pkts $d0]}]
             set cw [expr {$CWN($i) > 0 ? double($CWS($i)) / $CWN($i) : "null"}]
             set rt [expr {$RTN($i) > 0 ? double($RTS($i)) / $RTN($i) : "null"}]
             set ro [expr {$RTN($i) > 0 ? double($ROS($i)) / $RTN($i) : "null"}]
