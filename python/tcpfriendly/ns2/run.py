@@ -102,7 +102,7 @@ def count_loss_events(times: List[float], rtt: float) -> int:
     return n
 
 
-def path_rtts(expanded: Dict[str, Any], parsed: Dict[str, Any], window: float) -> Dict[int, float]:
+def path_rtts(expanded: Dict[str, Any], parsed: Dict[str, Any]) -> Dict[int, float]:
     """Flow id -> the flow's mean round-trip time in an ns-2 run: propagation and transmission
     along its route plus the mean wait in the queue of each monitored link on it, by Little's
     law the time-average number of waiting packets over the packets departing per second (a
@@ -120,15 +120,18 @@ def path_rtts(expanded: Dict[str, Any], parsed: Dict[str, Any], window: float) -
     for key in net.monitored:
         lk = next((x for x in parsed["links"] if x.get("name") == by_key[key].name), None)
         if lk is not None and lk.get("pkts"):
-            wait[key] = (lk["qint"] / window) / (lk["pkts"] / window)
-    return {int(f["id"]): _prop_rtt(f, net.routes[int(f["id"])], net, pkt, hdr, ack)
-            + sum(wait.get(k, 0.0) for k in net.routes[int(f["id"])].data + net.routes[int(f["id"])].acks)
-            for f in expanded["flows"]}
+            # Little's law: (qint / window) waiting on average, pkts / window leaving per second
+            wait[key] = lk["qint"] / lk["pkts"]
+    rtts = {}
+    for f in expanded["flows"]:
+        route = net.routes[int(f["id"])]
+        rtts[int(f["id"])] = (_prop_rtt(f, route, net, pkt, hdr, ack)
+                              + sum(wait.get(k, 0.0) for k in route.data + route.acks))
+    return rtts
 
 
 def _rate_loss_events(expanded: Dict[str, Any], parsed: Dict[str, Any],
-                      drops: Dict[int, List[Tuple[float, int]]], window: float,
-                      rtts: Dict[int, float]) -> Dict[int, Tuple[int, float]]:
+                      drops: Dict[int, List[Tuple[float, int]]], rtts: Dict[int, float]) -> Dict[int, Tuple[int, float]]:
     """ns-2's TFRC receiver does not expose its loss-event count, so count loss events from the
     drops of each rate-based flow's data packets inside the measurement window, grouped by the
     flow's mean RTT (:func:`path_rtts`). Returns flow id -> (loss events, the RTT used)."""
@@ -164,8 +167,8 @@ def _results(expanded: Dict[str, Any], parsed: Dict[str, Any], wall_s: float,
     window = float(meas.get("to_s", duration)) - float(meas.get("from_s", 0.0))
     by_id = {int(f["id"]): f for f in expanded["flows"]}
     _name_links(expanded, parsed)
-    rtts = path_rtts(expanded, parsed, window)
-    rate_events = _rate_loss_events(expanded, parsed, drops or {}, window, rtts) \
+    rtts = path_rtts(expanded, parsed)
+    rate_events = _rate_loss_events(expanded, parsed, drops or {}, rtts) \
         if any(r.get("kind") == "rate" for r in parsed["flows"]) else {}
     flows = []
     for r in parsed["flows"]:

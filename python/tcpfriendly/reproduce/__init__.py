@@ -86,7 +86,7 @@ def reproduce(paper: str, only: Optional[Sequence[str]] = None, *, quick: bool =
     check_simulator(simulator, dask)
     todo = plan(paper, only)
     if simulator != "tcpf":
-        todo = {p: [x for x in xs if x.kind == "sweep"] for p, xs in todo.items()}
+        todo = {p: [x for x in xs if x.kind == "sweep"] for p, xs in todo.items()}  # ns2_skipped's rest
     # without a run cache on disk, the evaluations of one call still share their runs in
     # memory (tsao2007 table4 and observations evaluate the same schemes)
     opts = Options(quick=quick, seeds=seeds, out=out, workers=workers, dask=dask,

@@ -8,13 +8,13 @@ from __future__ import annotations
 import ast
 import math
 import operator
-from typing import Any, Callable, Dict, Mapping
+from typing import Any, Callable, Dict, List, Mapping
 
 from ..errors import ScenarioError
 from ..metrics.groups import mean
 from ..metrics.transients import LowerBound, compare_censored
 
-__all__ = ["evaluate_expr", "FUNCTIONS", "Series", "Undecided"]
+__all__ = ["evaluate_expr", "expr_names", "FUNCTIONS", "Series", "Undecided"]
 
 
 class Undecided:
@@ -376,6 +376,15 @@ FUNCTIONS: Dict[str, Callable[..., Any]] = {
     "exp": _strict(math.exp), "gamma": _strict(math.gamma),
     "all": _strict(_all), "len": _strict(lambda s: len(_values(s))),
 }
+
+
+def expr_names(text: str) -> List[str]:
+    """The identifiers an expression (a claim's ``ours``, an ``expr`` input) refers to."""
+    try:
+        tree = ast.parse(str(text), mode="eval")
+    except SyntaxError:
+        return []
+    return sorted({n.id for n in ast.walk(tree) if isinstance(n, ast.Name)})
 
 
 def evaluate_expr(text: str, names: Mapping[str, Any], where: str = "ours") -> Any:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional
 
 from ..errors import ScenarioError
-from .expr import Series, Undecided, evaluate_expr
+from .expr import Series, Undecided, evaluate_expr, expr_names
 from .rules import compare, difference, rule_text
 from ..metrics.groups import mean
 from ..metrics.transients import LowerBound
@@ -331,16 +331,6 @@ def _unreported(table, spec: Mapping[str, Any], where: str, simulator: str) -> O
         return None
     return (f"{SIMULATOR_NAMES.get(simulator, simulator)} reports no {metric} (a metric from the "
             "engine's time series or counters)")
-
-
-def expr_names(text: str) -> List[str]:
-    """The identifiers an expression (a claim's ``ours``, an ``expr`` input) refers to."""
-    import ast
-    try:
-        tree = ast.parse(str(text), mode="eval")
-    except SyntaxError:
-        return []
-    return sorted({n.id for n in ast.walk(tree) if isinstance(n, ast.Name)})
 
 
 def _unavailable_in(text: str, unavailable: Mapping[str, str]) -> Optional[str]:
