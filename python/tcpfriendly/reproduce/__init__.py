@@ -85,8 +85,7 @@ def reproduce(paper: str, only: Optional[Sequence[str]] = None, *, quick: bool =
     check_workers(workers)
     check_simulator(simulator, dask)
     todo = plan(paper, only)
-    if simulator != "tcpf":
-        todo = {p: [x for x in xs if x.kind == "sweep"] for p, xs in todo.items()}  # ns2_skipped's rest
+    todo = {p: [x for x in xs if _runs_in(x, simulator)] for p, xs in todo.items()}
     # without a run cache on disk, the evaluations of one call still share their runs in
     # memory (tsao2007 table4 and observations evaluate the same schemes)
     opts = Options(quick=quick, seeds=seeds, out=out, workers=workers, dask=dask,
@@ -105,7 +104,13 @@ def ns2_skipped(paper: str, only: Optional[Sequence[str]] = None) -> Dict[str, L
     """{paper: the experiments ``reproduce(..., simulator="ns2")`` does not run}: the analytic
     ones (nothing to simulate) and the evaluations (``tcpf evaluate`` runs on tcpfriendly's
     engine)."""
-    return {p: [x for x in xs if x.kind != "sweep"] for p, xs in plan(paper, only).items()}
+    return {p: [x for x in xs if not _runs_in(x, "ns2")] for p, xs in plan(paper, only).items()}
+
+
+def _runs_in(ex: Experiment, simulator: str) -> bool:
+    """Whether ``reproduce(..., simulator=...)`` runs ``ex``: every experiment with tcpfriendly's
+    engine; only the sweeps with another simulator."""
+    return simulator == "tcpf" or ex.kind == "sweep"
 
 
 def _by_paper(results: List[ExperimentResult]) -> Dict[str, List[ExperimentResult]]:
