@@ -32,6 +32,8 @@ examples:
   tcpf evaluate mine --controller mine=my_cc.py:MyCC --quick  a Python controller class
   tcpf evaluate --all --out /tmp/table4                      tsao2007 Table 4, paper grades beside ours
   tcpf evaluate --all --out /tmp/table4 --dask tcp://host:8786   the same on a Dask cluster
+  tcpf evaluate gaimd --params alpha=0.31,beta=0.125 --only s2 --simulator ns2
+                                                             S2's runs in ns-2 2.35 instead
 
 Simulations run on all cores (--workers N for fewer) or on Dask (--dask local|ADDRESS), each
 reduced where it ran. With --out an interrupted evaluation resumes: a rerun of the same
@@ -77,7 +79,8 @@ def register(app: typer.Typer) -> None:
 
         args = parser().parse_args(ctx.args)  # --help prints and exits 0
         try:
-            with as_flags({"seeds": "--seeds", "only": "--only", "out": "--out", "dask": "--dask"}):
+            with as_flags({"seeds": "--seeds", "only": "--only", "out": "--out", "dask": "--dask",
+                           "simulator": "--simulator", "controllers": "--controller"}):
                 code = run_args(args)
         except EvaluationInterrupted as exc:  # say what is cached and how to resume
             fail(EXIT_INTERRUPTED, str(exc))

@@ -78,9 +78,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--dask", metavar="ADDRESS", help="run the simulations on Dask ('local' or tcp://host:8786)")
     p.add_argument("--simulator", choices=("tcpf", "ns2"), default="tcpf",
                    help="what runs the simulations: tcpf (tcpfriendly's engine, the default) or "
-                        "ns2: the sweep experiments in ns-2 2.35, the papers' simulator, on the "
-                        "scripts `tcpf ns2 export` would write (same setup, same seeds); claims "
-                        "whose runs ns-2 cannot express are not run, and analytic and evaluate "
+                        "ns2: the sweep and evaluate experiments in ns-2 2.35, the papers' "
+                        "simulator, on the scripts `tcpf ns2 export` would write (same setup, same "
+                        "seeds); claims whose runs ns-2 cannot express are not run, and analytic "
                         "experiments are left out. Use another --out than tcpfriendly's")
     return p
 
@@ -118,8 +118,8 @@ def run_args(args: argparse.Namespace, argv: Optional[List[str]] = None) -> int:
         from ..reproduce import ns2_skipped
         skipped = [x.name for xs in ns2_skipped(args.paper, args.only).values() for x in xs]
         if skipped:
-            sys.stderr.write(f"--simulator ns2: not run (analytic: nothing to simulate; evaluate: "
-                             f"tcpfriendly's engine): {', '.join(skipped)}\n")
+            sys.stderr.write(f"--simulator ns2: not run (analytic: nothing to simulate): "
+                             f"{', '.join(skipped)}\n")
     flags = {"workers": "--workers", "seeds": "--seeds", "dask": "--dask", "simulator": "--simulator"}
     # a Dask scheduler address is reached once, now: a bad one is refused before anything runs
     with as_flags(flags), dask_session(args.dask, args.workers) as dask:

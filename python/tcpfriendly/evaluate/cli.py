@@ -85,6 +85,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--thresholds", metavar="FILE", help="O/Δ/X thresholds TOML (default experiments/tsao2007/thresholds.toml)")
     p.add_argument("--only", action="append", metavar="EXP", help="only these experiments (s1, s2, s3, s4, jin2001, sastry2005)")
     p.add_argument("--all", action="store_true", help="tsao2007 Table 4 for its eight schemes (+ TCP, Illinois, LOG, SIGMOID, CUBIC)")
+    p.add_argument("--simulator", choices=("tcpf", "ns2"), default="tcpf",
+                   help="what runs the simulations: tcpf (tcpfriendly's engine, the default) or ns2: the "
+                        "same runs in ns-2 2.35, the papers' simulator (local threads; no --dask, no "
+                        "--controller). An experiment ns-2 cannot express is not run, with the reason: "
+                        "schemes without an ns-2 agent (SIMD, AIAD/H, TFRCP, TEAR, formulas), S1's "
+                        "general-exponential losses, S3's loss schedule. Use another --out than tcpf's")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -148,7 +154,8 @@ def run_args(a: argparse.Namespace) -> int:
     evs = evaluate_many([(alg, prm or None) for alg, prm in schemes],
                         controllers=controllers or None, quick=a.quick, seeds=a.seeds,
                         out=a.out, workers=a.workers, thresholds=a.thresholds, only=a.only,
-                        dask=a.dask, label="evaluate --all" if a.all else f"evaluate {a.algorithm}")
+                        dask=a.dask, label="evaluate --all" if a.all else f"evaluate {a.algorithm}",
+                        simulator=a.simulator)
     for ev in evs:
         if a.out:
             write_outputs(ev, a.out)

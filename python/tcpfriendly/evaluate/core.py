@@ -14,7 +14,7 @@ from ..metrics.transients import censored_mean
 from ..errors import ScenarioError, ScenarioTypeError, path_arg
 from ..outfiles import claim_shared
 from . import grades as G
-from ..sweep.core import MAX_RUNS
+from ..sweep.core import MAX_RUNS, check_simulator
 from .runner import Job, execute
 from .scenarios import EVALUATION, Experiment, algorithm_fields, derived, fill, load_experiment
 
@@ -48,6 +48,11 @@ class Evaluation:
     #: the batch this evaluation ran in (``evaluate_many``): ``schemes``, and the runs
     #: ``listed``, ``distinct``, ``cached`` (found in the cache) and ``ran``; ``wall_s`` is the batch's
     runs: Dict[str, int] = field(default_factory=dict)
+    #: what ran the simulations (:data:`tcpfriendly.sweep.core.SIMULATORS`)
+    simulator: str = "tcpf"
+    #: the experiments the simulator could not run, each with the reason (ns-2: the
+    #: exporter's, naming what it cannot express); they have no grades, numbers or metrics
+    not_run: Dict[str, str] = field(default_factory=dict)
 
     def to_json(self) -> Dict[str, Any]:
         """The evaluation as strict JSON: a number that was not measured (NaN, e.g. the loss
@@ -57,6 +62,7 @@ class Evaluation:
             "grades": self.grades, "numbers": self.numbers, "metrics": self.metrics,
             "thresholds": self.thresholds, "assumptions": self.assumptions,
             "seeds": self.seeds, "wall_s": round(self.wall_s, 2), "runs": self.runs,
+            **({"simulator": self.simulator, "not_run": self.not_run} if self.simulator != "tcpf" else {}),
         })
 
     def row(self) -> List[str]:
@@ -130,7 +136,8 @@ def _mean(xs) -> float:
 
 
 def _experiment_jobs(exp: Experiment, alg_fields: Dict[str, Any], quick: bool, seeds: int,
-                     base_seed: int, overrides: Mapping[str, Any]) -> List[Tuple[Dict[str, Any], str, Job]]:
+                     base_seed: int, overrides: Mapping[str, Any],
+                     simulator: str = "tcpf") -> List[Tuple[Dict[str, Any], str, Job]]:
     """(point, role, job) for every run of ``exp``: role "x" (the algorithm under test) and,
     for paired experiments, "tcp" (the same scenario with TCP SACK, the same seed)."""
     values = exp.values(quick, overrides)
@@ -171,16 +178,50 @@ def _experiment_jobs(exp: Experiment, alg_fields: Dict[str, Any], quick: bool, s
                     # engine breaks ties by flow order, and DropTail phase effects amplify it
                     scen["flows"][0], scen["flows"][1] = scen["flows"][1], scen["flows"][0]
                     ctx["x_group"] = 1
-                out.append((point, role, Job(scen, seed, reducer_of_role, ctx, interval)))
+                out.append((point, role, Job(scen, seed, reducer_of_role, ctx, interval, simulator)))
     return out
 
 
 class _Plan:
-    """One algorithm's evaluation before it runs: its jobs and how to grade their results."""
+    """One algorithm's evaluation before it runs: its jobs and how to grade their results;
+    ``not_run``: the experiments the simulator cannot run, with the reason (no jobs)."""
 
-    def __init__(self, alg, canon, quick, seeds, th, per_exp, jobs):
+    def __init__(self, alg, canon, quick, seeds, th, per_exp, jobs, simulator="tcpf", not_run=None):
         self.alg, self.canon, self.quick, self.seeds, self.th = alg, canon, quick, seeds, th
         self.per_exp, self.jobs = per_exp, jobs
+        self.simulator, self.not_run = simulator, dict(not_run or {})
+
+
+def _ns2_refusal(jobs: List[Tuple[Dict[str, Any], str, Job]]) -> Optional[str]:
+    """Why ns-2 cannot run these jobs (the exporter's :class:`tcpfriendly.ns2.Ns2Unsupported`,
+    naming the element: a scheme without an ns-2 agent, a loss model ns-2 lacks), or None. Each
+    distinct scenario is exported once, as its run would be (nothing runs)."""
+    import json
+
+    from ..ns2 import Ns2Unsupported, export_tcl
+    from ..scenario import Scenario
+
+    from .runner import NS2_LACKS
+
+    seen = set()
+    for _, _, job in jobs:
+        if job.reducer in NS2_LACKS:
+            return NS2_LACKS[job.reducer]
+        blob = json.dumps([job.scenario, job.timeseries], sort_keys=True)
+        if blob in seen:
+            continue
+        seen.add(blob)
+        expanded = Scenario(job.scenario).expand(job.seed)
+        try:
+            export_tcl(expanded, series_interval_s=job.timeseries)
+        except Ns2Unsupported as exc:
+            return str(exc)
+        series = job.timeseries or (expanded.get("scenario") or {}).get("timeseries")
+        rate = next((i for i, f in enumerate(expanded["flows"]) if f.get("kind") == "rate"), None)
+        if series and rate is not None:
+            return (f"flows[{rate}]: the experiment reads the rate-based flow's time series, which "
+                    "the ns-2 runs do not record (they sample the window-based flows' sinks only)")
+    return None
 
 
 def _chosen(o: str, paper: str, eid: str) -> bool:
@@ -191,7 +232,7 @@ def _chosen(o: str, paper: str, eid: str) -> bool:
 def _plan(alg: str, params: Optional[Mapping[str, Any]], controllers: Optional[Mapping[str, type]],
           quick: bool, seeds: Optional[int], thresholds: Optional[str],
           assumptions: Optional[Mapping[str, Mapping[str, Any]]], only: Optional[Sequence[str]],
-          base_seed: int) -> _Plan:
+          base_seed: int, simulator: str = "tcpf") -> _Plan:
     """Validate everything and list the jobs (nothing runs; bad input raises ScenarioError)."""
     th = G.load_thresholds(thresholds)
     canon, family = check_algorithm(alg, params, controllers)
@@ -214,6 +255,7 @@ def _plan(alg: str, params: Optional[Mapping[str, Any]], controllers: Optional[M
             raise ScenarioError(f"assumptions: unknown experiment {k!r}")
     all_jobs: List[Job] = []
     per_exp = {}
+    not_run: Dict[str, str] = {}
     planned = 0
     for exp in selected:
         # points x seeds, counted before any job is built: a huge --seeds is refused, not listed
@@ -225,10 +267,15 @@ def _plan(alg: str, params: Optional[Mapping[str, Any]], controllers: Optional[M
                                 field="seeds")
         vals = exp.values(quick, overrides.get(exp.key))
         f = dict(af, recovery=None if family == "rate-based" else vals.get("recovery"))
-        jobs = _experiment_jobs(exp, f, quick, exp.seeds(quick, seeds), base_seed, overrides.get(exp.key, {}))
+        jobs = _experiment_jobs(exp, f, quick, exp.seeds(quick, seeds), base_seed, overrides.get(exp.key, {}),
+                                simulator)
+        why = _ns2_refusal(jobs) if simulator == "ns2" else None
+        if why is not None:  # the experiment is not run; its grades are missing, with the reason
+            not_run[exp.key] = why
+            jobs = []
         per_exp[exp.key] = (exp, vals, len(all_jobs), len(jobs), jobs)
         all_jobs.extend(j for _, _, j in jobs)
-    return _Plan(alg, canon, quick, seeds, th, per_exp, all_jobs)
+    return _Plan(alg, canon, quick, seeds, th, per_exp, all_jobs, simulator, not_run)
 
 
 def _finish(plan: _Plan, results: List[Dict[str, Any]], wall_s: float) -> Evaluation:
@@ -244,6 +291,8 @@ def _finish(plan: _Plan, results: List[Dict[str, Any]], wall_s: float) -> Evalua
         rows = [(p, role, j, r) for (p, role, j), r in zip(jobs, reds)]
         used_assumptions[key] = {name: {"value": vals[name], "doc": a["doc"], "source": a.get("source", "")}
                                  for name, a in exp.assumptions.items()}
+        if key in plan.not_run:
+            continue
         seeds_used[key] = exp.seeds(plan.quick, plan.seeds)
         fn = _AGGREGATE[key]
         m, g, num, rw = fn(exp, vals, rows, plan.th)
@@ -253,7 +302,8 @@ def _finish(plan: _Plan, results: List[Dict[str, Any]], wall_s: float) -> Evalua
         raw[key] = rw
     return Evaluation(algorithm=plan.alg, params=plan.canon, quick=plan.quick, grades=grades,
                       numbers=numbers, metrics=metrics, thresholds=plan.th,
-                      assumptions=used_assumptions, seeds=seeds_used, wall_s=wall_s, raw=raw)
+                      assumptions=used_assumptions, seeds=seeds_used, wall_s=wall_s, raw=raw,
+                      simulator=plan.simulator, not_run=dict(plan.not_run))
 
 
 def evaluate(alg: str, params: Optional[Mapping[str, Any]] = None, *,
@@ -262,7 +312,7 @@ def evaluate(alg: str, params: Optional[Mapping[str, Any]] = None, *,
              thresholds: Optional[str] = None, assumptions: Optional[Mapping[str, Mapping[str, Any]]] = None,
              only: Optional[Sequence[str]] = None, base_seed: int = 1,
              progress: Optional[bool] = None, memo: Optional[Dict[str, Any]] = None,
-             dask: Any = None) -> Evaluation:
+             dask: Any = None, simulator: str = "tcpf") -> Evaluation:
     """Run tsao2007 S1-S4, jin2001's impulse response and sastry2005's trough test for
     ``alg`` (with ``params``) against TCP SACK and grade it.
 
@@ -285,11 +335,16 @@ def evaluate(alg: str, params: Optional[Mapping[str, Any]] = None, *,
         progress: a progress bar on stderr (default: when stderr is a terminal).
         memo: an in-memory run cache shared between calls (key -> reduction).
         dask: run on Dask: ``"local"``, a scheduler address or a ``distributed.Client``.
+        simulator: ``"tcpf"`` (tcpfriendly's engine, the default) or ``"ns2"``: the same
+            runs in ns-2 2.35 (the papers' simulator; each run an ``ns`` process started from
+            a local thread, so not with ``dask`` nor Python ``controllers``). An experiment
+            ns-2 cannot express (no agent for the scheme, no model of its loss process) is not
+            run: ``Evaluation.not_run`` gives the exporter's reason and its grades are missing.
     """
     return evaluate_many([(alg, params)], controllers=controllers, quick=quick, seeds=seeds,
                          out=out, workers=workers, thresholds=thresholds, assumptions=assumptions,
                          only=only, base_seed=base_seed, progress=progress, memo=memo, dask=dask,
-                         label=f"evaluate {alg}")[0]
+                         label=f"evaluate {alg}", simulator=simulator)[0]
 
 
 def evaluate_many(schemes: Sequence[Tuple[str, Optional[Mapping[str, Any]]]], *,
@@ -299,19 +354,23 @@ def evaluate_many(schemes: Sequence[Tuple[str, Optional[Mapping[str, Any]]]], *,
                   assumptions: Optional[Mapping[str, Mapping[str, Any]]] = None,
                   only: Optional[Sequence[str]] = None, base_seed: int = 1,
                   progress: Optional[bool] = None, memo: Optional[Dict[str, Any]] = None,
-                  dask: Any = None, label: str = "evaluate") -> List[Evaluation]:
+                  dask: Any = None, label: str = "evaluate", simulator: str = "tcpf") -> List[Evaluation]:
     """:func:`evaluate` for several ``(algorithm, params)`` at once (``tcpf evaluate --all``):
     every scheme is validated first, then all runs go to the executor as one batch (no core
     idles between schemes; the TCP reference runs, identical for every scheme, run once).
     ``wall_s`` of each evaluation is the batch's wall time."""
     t0 = time.monotonic()
+    check_simulator(simulator, dask)
+    if simulator != "tcpf" and controllers:
+        raise ScenarioError(f"controllers: Python controllers run in tcpfriendly's engine only, "
+                            f"not with simulator {simulator}", field="controllers")
     if out is not None:
         out = path_arg(out, "out", "a directory path")
         # before anything runs: refuse a file, or another command's output (a `tcpf run` or
         # `tcpf sweep` directory); evaluations of any scheme share a directory (and its cache),
         # and one written before manifests existed is accepted. Nothing is written here.
         claim_shared(out, "evaluate", field="out")
-    plans = [_plan(alg, prm, controllers, quick, seeds, thresholds, assumptions, only, base_seed)
+    plans = [_plan(alg, prm, controllers, quick, seeds, thresholds, assumptions, only, base_seed, simulator)
              for alg, prm in schemes]
     jobs = [j for p in plans for j in p.jobs]
     stats: Dict[str, int] = {}
@@ -424,8 +483,9 @@ def _transient(series: Mapping[str, Any], change: float, until: float, target: f
     r = dyn.convergence_time(t, x, change, (change, until), float(vals["tol"]),
                              float(vals["average_s"]), target=target)
     secs = r["seconds"]
-    lt = np.asarray(series["loss_times"], dtype=float)
-    losses = int(((lt > change) & (lt <= change + secs)).sum()) if math.isfinite(secs) else None
+    lt = series["loss_times"]  # None: the run has no loss log (ns-2's)
+    losses = (int(((np.asarray(lt, dtype=float) > change) & (np.asarray(lt, dtype=float) <= change + secs)).sum())
+              if math.isfinite(secs) and lt is not None else None)
     late = x[(t > (change + until) / 2 + 1e-9) & (t <= until + 1e-9)]
     return {"seconds": secs, "losses": losses, "target_bps": target, "start_bps": r["start_level"],
             "late_cov": dyn.cov(late) if len(late) >= 3 else None}

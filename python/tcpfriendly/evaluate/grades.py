@@ -20,12 +20,18 @@ from ..errors import ScenarioError
 from .scenarios import experiments_dir
 
 __all__ = ["load_thresholds", "grade_throughput", "grade_compatibility", "grade_transient",
-           "COLUMNS", "PAPER_TABLE4", "O", "D", "X"]
+           "COLUMNS", "COLUMN_EXPERIMENT", "PAPER_TABLE4", "O", "D", "X"]
 
 O, D, X = "O", "Δ", "X"
 
 #: Table 4's columns (tsao2007), in order.
 COLUMNS = ["S1", "S2 hom", "S2 het", "S3 up", "S4 up", "S3 down", "S4 down"]
+
+#: The experiment (``paper/id``) whose runs grade each column.
+COLUMN_EXPERIMENT = {"S1": "tsao2007/s1-nonperiodic", "S2 hom": "tsao2007/s2-low-multiplexing",
+                     "S2 het": "tsao2007/s2-low-multiplexing", "S3 up": "tsao2007/s3-two-state",
+                     "S3 down": "tsao2007/s3-two-state", "S4 up": "tsao2007/s4-bursty",
+                     "S4 down": "tsao2007/s4-bursty"}
 
 _SPEC = {
     "throughput": {"o": (0.0, 1.0), "delta": (0.0, 1.0)},

@@ -64,9 +64,16 @@ def _cell_number(ev, col: str) -> str:
 
 
 def text_report(ev) -> str:
+    sim = getattr(ev, "simulator", "tcpf")
     lines = [f"tcpf evaluate {ev.algorithm} ({_params(ev.params)})"
+             + (f"  [simulated in {'ns-2 2.35' if sim == 'ns2' else sim}]" if sim != "tcpf" else "")
              + ("  [--quick: fewer seeds, shorter runs, fewer points; indicative only]" if ev.quick else "")]
     lines.append("")
+    not_run = getattr(ev, "not_run", None) or {}
+    if not_run:
+        lines.append(f"not run in {'ns-2' if sim == 'ns2' else sim} (no grades, numbers or figures):")
+        lines.extend(f"  {k}: {why}" for k, why in not_run.items())
+        lines.append("")
     lines.append("tsao2007 Table 4 row (grade, and the number behind it: X/TCP throughput ratio for S1-S2, "
                  "X/TCP convergence-time ratio for S3-S4; parentheses: TCP-compatibility)")
     head = ["", *G.COLUMNS]

@@ -32,17 +32,21 @@ __all__ = ["Job", "execute", "run_job", "REDUCERS", "RunCache", "EvaluationFaile
 
 
 class Job:
-    """One simulation: a filled scenario, a seed, a time-series interval and a reducer."""
+    """One simulation: a filled scenario, a seed, a time-series interval, a reducer and the
+    simulator that runs it (one of :data:`tcpfriendly.sweep.core.SIMULATORS`)."""
 
     def __init__(self, scenario: Dict[str, Any], seed: int, reducer: str,
-                 ctx: Optional[Dict[str, Any]] = None, timeseries: Optional[float] = None):
+                 ctx: Optional[Dict[str, Any]] = None, timeseries: Optional[float] = None,
+                 simulator: str = "tcpf"):
         self.scenario = scenario
         self.seed = int(seed)
         self.reducer = reducer
         self.ctx = ctx or {}
         self.timeseries = timeseries
+        self.simulator = simulator
 
     def key(self, version: str) -> str:
+        # the simulator is in ``version`` (cache_version: the engine's or ns-2's identity)
         blob = json.dumps([self.scenario, self.seed, self.reducer, self.ctx, self.timeseries, version],
                           sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(blob.encode()).hexdigest()[:24]
@@ -83,13 +87,14 @@ def reduce_series(res, ctx) -> Dict[str, Any]:
     reductions, or a rate-based flow's receiver loss events, kind ``rate_loss_event``):
     tsao2007 S3/S4 measure the throughput of the one flow under test against time (Figs. 3-4);
     the convergence times are computed from this in the aggregation, against targets from the
-    reference runs (:func:`reduce_steady_level`)."""
+    reference runs (:func:`reduce_steady_level`). A run without a loss log (ns-2's) has
+    ``loss_times`` None: its loss events while converging are not measured."""
     ts = res.timeseries("flows")
     t, x = _rate_1s(ts, 0, float(ctx["bin_s"]))
     log = dyn.loss_log(res.raw)
     lt = log[log["flow"] == 0]["time"].to_numpy(dtype=float)
     return {"time": t.round(6).tolist(), "rate_bps": x.round(1).tolist(),
-            "loss_times": lt.round(6).tolist(),
+            "loss_times": lt.round(6).tolist() if "loss_events" in res.raw else None,
             "goodput_bps": float(res.flows.iloc[0]["goodput_bps"]),
             "mean_rtt_s": float(res.flows.iloc[0]["mean_rtt_s"])}
 
@@ -157,13 +162,19 @@ def _source_closure(fn: Callable) -> str:
     return "".join(f"{k}\n{v}" for k, v in sorted(parts.items()))
 
 
-def cache_version(reducer: str) -> str:
+def cache_version(reducer: str, simulator: str = "tcpf") -> str:
     """What, besides the job itself, a cached reduction of ``reducer`` depends on (the
-    ``version`` of :meth:`Job.key`): the package version, the engine build's id
-    (:func:`tcpfriendly.version.engine_id`: the version stays the same when the engine changes)
-    and the reducer's code hash (:func:`reducer_code_hash`)."""
+    ``version`` of :meth:`Job.key`): the package version, the simulator's identity (the engine
+    build's id, :func:`tcpfriendly.version.engine_id`, as the version stays the same when the
+    engine changes; for ns-2 :func:`tcpfriendly.ns2.ns2_engine_id`, the ``ns`` binary and the
+    exporter) and the reducer's code hash (:func:`reducer_code_hash`)."""
     from ..version import __version__, engine_id
-    return f"{__version__}:{engine_id()}:{reducer_code_hash(reducer)}"
+    if simulator == "ns2":
+        from ..ns2 import ns2_engine_id
+        ident = ns2_engine_id()
+    else:
+        ident = engine_id()
+    return f"{__version__}:{ident}:{reducer_code_hash(reducer)}"
 
 
 def reducer_code_hash(reducer: str) -> str:
@@ -261,9 +272,31 @@ REDUCERS: Dict[str, Callable] = {
 }
 
 
+#: What a reducer reads that ns-2's runs do not record (the reader of :mod:`tcpfriendly.ns2`
+#: gives per-flow and per-link totals and the window-based flows' time series, no loss log
+#: and no link time series): an experiment reduced by one of these is not run in ns-2.
+NS2_LACKS = {
+    "impulse": "the ns-2 runs record no loss log (the time of each window reduction), which "
+               "jin2001's 1/responsiveness counts",
+    "trough": "the ns-2 runs record no link time series (utilisation and drops per interval), "
+              "which sastry2005's trough metrics read",
+}
+
+
 def run_job(job: Job, controllers: Optional[Dict[str, type]] = None) -> Dict[str, Any]:
     """Simulate one job and return its reduction (the executors' task; module-level, so
-    Dask workers can import it)."""
+    Dask workers can import it). With ``job.simulator == "ns2"`` the scenario, expanded for
+    the seed, runs in ns-2 (:func:`tcpfriendly.ns2.run_ns2`, as a sweep's ns-2 runs do) and
+    its results, read back into the engine's schema, are reduced the same way."""
+    if job.simulator == "ns2":
+        from ..ns2 import run_ns2
+        from ..results import Result
+        from ..scenario import Scenario
+        expanded = Scenario(job.scenario).expand(job.seed)
+        if job.timeseries:  # the engine takes it as an argument; the ns-2 reader from the scenario
+            expanded.setdefault("scenario", {})["timeseries"] = job.timeseries
+        raw = run_ns2(expanded, series_interval_s=(expanded.get("scenario") or {}).get("timeseries"))
+        return REDUCERS[job.reducer](Result("", raw=raw), job.ctx)
     from ..results import run
     res = run(job.scenario, seed=job.seed, timeseries=job.timeseries, controllers=controllers)
     return REDUCERS[job.reducer](res, job.ctx)
@@ -385,7 +418,7 @@ def execute(jobs: List[Job], workers: Optional[int] = None, out: Optional[str] =
             sys.stderr.flush()
     with dask_session(dask, workers) as reached:  # an address is reached here, before the
         # cache is made (a bad one: a SweepError naming dask)
-        keys = [j.key(cache_version(j.reducer)) for j in jobs]
+        keys = [j.key(cache_version(j.reducer, j.simulator)) for j in jobs]
         cache = RunCache(out) if out else None
         found: Dict[str, Dict[str, Any]] = {}
         todo: Dict[str, _Run] = {}

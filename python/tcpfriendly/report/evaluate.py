@@ -209,8 +209,13 @@ def evaluation_html(ev: Any) -> str:
     params = ", ".join(f"{k}={v}" for k, v in (d.get("params") or {}).items()) or "defaults"
     head = (f"<b>tcpf evaluate {H.esc(d.get('algorithm'))}</b> ({H.esc(params)}; β = fraction removed)"
             + (" — <b>quick</b>: fewer seeds, shorter runs; indicative only" if d.get("quick") else "")
-            + f"; wall time {H.esc(d.get('wall_s'))} s")
-    parts = [CSS, '<div class="tcpf-nb">', head, _verdicts(d), H.details("thresholds", _thresholds(d))]
+            + f"; wall time {H.esc(d.get('wall_s'))} s"
+            + (" — simulated in <b>ns-2 2.35</b>" if d.get("simulator") == "ns2" else ""))
+    not_run = d.get("not_run") or {}
+    gone = ("<p>not run (no grades, numbers or figures):</p><ul>"
+            + "".join(f"<li>{H.esc(k)}: {H.esc(why)}</li>" for k, why in not_run.items()) + "</ul>"
+            if not_run else "")
+    parts = [CSS, '<div class="tcpf-nb">', head, gone, _verdicts(d), H.details("thresholds", _thresholds(d))]
     first = next(iter(figures(ev)), None)
     if first is not None:
         parts.append(figure_html(first[1]))

@@ -70,12 +70,13 @@ def reproduce(paper: str, only: Optional[Sequence[str]] = None, *, quick: bool =
         out: directory for the sweep run cache (``out/runs/<paper>/<experiment>``).
         workers, dask: as :func:`tcpfriendly.sweep.run_sweep`.
         on_result: called with each :class:`ExperimentResult` as it finishes.
-        simulator: ``"tcpf"`` (tcpfriendly's engine, the default) or ``"ns2"``: the experiments
-            that are sweeps run in ns-2 2.35 on the scripts :mod:`tcpfriendly.ns2` exports
-            (the paper's own simulator on the same setup: where ours differs from the paper,
-            whether ns-2 does too). Only sweep experiments run then (:func:`ns2_skipped` gives
-            the others: analytic ones simulate nothing, evaluations run on tcpfriendly's
-            engine); a claim whose runs ns-2 cannot express is not run, naming why.
+        simulator: ``"tcpf"`` (tcpfriendly's engine, the default) or ``"ns2"``: the sweeps and
+            the evaluations (``tcpf evaluate --simulator ns2``) run in ns-2 2.35 on the scripts
+            :mod:`tcpfriendly.ns2` exports (the paper's own simulator on the same setup: where
+            ours differs from the paper, whether ns-2 does too). The analytic experiments
+            simulate nothing and are left out (:func:`ns2_skipped`); a claim whose runs ns-2
+            cannot express (a scheme without an ns-2 agent, a loss model ns-2 lacks) is not
+            run, naming why.
 
     Returns a :class:`Reproduction`: the list of :class:`ExperimentResult`, shown in a notebook
     as each paper's claims matched and each experiment's paper-vs-ours table and figure.
@@ -102,15 +103,15 @@ def reproduce(paper: str, only: Optional[Sequence[str]] = None, *, quick: bool =
 
 def ns2_skipped(paper: str, only: Optional[Sequence[str]] = None) -> Dict[str, List[Experiment]]:
     """{paper: the experiments ``reproduce(..., simulator="ns2")`` does not run}: the analytic
-    ones (nothing to simulate) and the evaluations (``tcpf evaluate`` runs on tcpfriendly's
-    engine)."""
+    ones (nothing to simulate)."""
     return {p: [x for x in xs if not _runs_in(x, "ns2")] for p, xs in plan(paper, only).items()}
 
 
 def _runs_in(ex: Experiment, simulator: str) -> bool:
     """Whether ``reproduce(..., simulator=...)`` runs ``ex``: every experiment with tcpfriendly's
-    engine; only the sweeps with another simulator."""
-    return simulator == "tcpf" or ex.kind == "sweep"
+    engine; with another simulator the sweeps and the evaluations (``tcpf evaluate``'s runs
+    in that simulator; the parts it cannot express are not run), not the analytic ones."""
+    return simulator == "tcpf" or ex.kind in ("sweep", "evaluate")
 
 
 def _by_paper(results: List[ExperimentResult]) -> Dict[str, List[ExperimentResult]]:

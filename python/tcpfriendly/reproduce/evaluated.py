@@ -21,7 +21,7 @@ import math
 from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Tuple
 
 from ..errors import ScenarioError
-from .expr import Series
+from .expr import NotRun, Series
 from .rules import Graded
 from .spec import Claim, Experiment
 
@@ -106,18 +106,30 @@ def evaluation_names(ev: Any) -> Dict[str, Any]:
     - ``metrics``: per experiment, as in the JSON, with each ``points`` list a table of curves
       over the axis (``gaimd.metrics["tsao2007/s1-nonperiodic"].points.norm_identical[1]``);
     - ``tally``: how many of the Table-4 columns graded have each symbol, the parenthesised
-      compatibility left out (``tfrc.tally.X``)."""
-    from ..evaluate.grades import COLUMNS, D, O, X
+      compatibility left out (``tfrc.tally.X``).
+
+    An experiment the simulator could not run (``not_run``, e.g. in ns-2) has a
+    :class:`~tcpfriendly.reproduce.expr.NotRun` with the reason for its metrics, its columns'
+    grades and numbers, and the tally: a claim on them is not run."""
+    from ..evaluate.grades import COLUMN_EXPERIMENT, COLUMNS, D, O, X
 
     def get(k: str) -> Any:
-        return ev.get(k) if isinstance(ev, Mapping) else getattr(ev, k)
+        return ev.get(k) if isinstance(ev, Mapping) else getattr(ev, k, None)
 
     alg = str((ev.get("algorithm") if isinstance(ev, Mapping) else getattr(ev, "algorithm", "")) or "")
-    grades = {str(k): str(v) for k, v in (get("grades") or {}).items()}
-    metrics = {k: _with_curves(_nan(m)) for k, m in (get("metrics") or {}).items()}
-    tally = {s: sum(1 for c in COLUMNS if grades.get(c, "").startswith(s)) for s in (O, D, X)}
-    return {"grades": grades, "numbers": _censored(_nan(get("numbers") or {}), alg), "metrics": metrics,
-            "tally": tally}
+    grades: Dict[str, Any] = {str(k): str(v) for k, v in (get("grades") or {}).items()}
+    metrics: Dict[str, Any] = {k: _with_curves(_nan(m)) for k, m in (get("metrics") or {}).items()}
+    numbers: Dict[str, Any] = _censored(_nan(get("numbers") or {}), alg)
+    tally: Any = {s: sum(1 for c in COLUMNS if grades.get(c, "").startswith(s)) for s in (O, D, X)}
+    not_run = get("not_run") or {}
+    where = str(get("simulator") or "")
+    for key, why in not_run.items():
+        gone = NotRun(f"{'ns-2' if where == 'ns2' else where or 'the simulator'} cannot run {key}: {why}")
+        metrics[key] = gone
+        for col, k in COLUMN_EXPERIMENT.items():
+            if k == key:
+                grades[col] = numbers[col] = tally = gone
+    return {"grades": grades, "numbers": numbers, "metrics": metrics, "tally": tally}
 
 
 def _table4(ex: Experiment, opts) -> Tuple[Dict[str, Any], Dict[str, Any], Any]:
@@ -170,7 +182,8 @@ def _table4(ex: Experiment, opts) -> Tuple[Dict[str, Any], Dict[str, Any], Any]:
     for alg, params in schemes.items():
         ev = evaluate(alg, dict(params or {}), quick=opts.quick, seeds=opts.seeds,
                       out=_cache(opts), memo=getattr(opts, "memo", None), assumptions=assumptions,
-                      workers=opts.workers, only=only, progress=opts.progress)
+                      workers=opts.workers, only=only, progress=opts.progress,
+                      simulator=getattr(opts, "simulator", "tcpf"))
         seeds = seeds or (max(ev.seeds.values()) if ev.seeds else None)
         names[alg] = evaluation_names(ev)
         if not paper_grades:
@@ -181,7 +194,12 @@ def _table4(ex: Experiment, opts) -> Tuple[Dict[str, Any], Dict[str, Any], Any]:
         for i, col in enumerate(COLUMNS):
             ours = ev.grades.get(col, "-")
             cells.append(f"{ours} ({paper[i] if i < len(paper) else '?'})")
-            if i < len(paper) and col in ev.grades:
+            if i < len(paper) and isinstance(names[alg]["grades"].get(col), NotRun):
+                # its experiment is not run (ns-2 cannot express it): the claim says why
+                claims.append(Claim(claim=f"{alg} {col}", where="Table 4 (004:195-214)", quote="",
+                                    value=paper[i], ours=f"{alg}.grades[{col!r}]", rule={"same": True},
+                                    reason=reason))
+            elif i < len(paper) and col in ev.grades:
                 # the grade with the number behind it (the difference column) and, when it is
                 # not the paper's, where that number lies against the paper's band (the verdict)
                 detail, why = grade_texts(ev, col, paper[i])
@@ -357,9 +375,11 @@ def _published_values(ex: Experiment, opts) -> Tuple[Dict[str, Any], Dict[str, A
         k = json.dumps([alg, params], sort_keys=True)
         if k not in runs:
             ev = evaluate(alg, dict(params), quick=opts.quick, seeds=opts.seeds, out=_cache(opts),
-                          memo=getattr(opts, "memo", None), workers=opts.workers, only=only, progress=opts.progress)
+                          memo=getattr(opts, "memo", None), workers=opts.workers, only=only, progress=opts.progress,
+                          simulator=getattr(opts, "simulator", "tcpf"))
             seeds = seeds or (max(ev.seeds.values()) if ev.seeds else None)
-            runs[k] = ev.metrics.get(key) or {}
+            gone = evaluation_names(ev)["metrics"].get(key) if key in ev.not_run else None
+            runs[k] = gone or ev.metrics.get(key) or {}
         return runs[k]
 
     def number(v: Any) -> float:
@@ -377,7 +397,7 @@ def _published_values(ex: Experiment, opts) -> Tuple[Dict[str, Any], Dict[str, A
         got = measured(alg, params)
         # every measured number of the algorithm is a name too (v<i>_<metric>), so a claim may
         # use a metric the published values do not list (Fig. 19's cwnd_cov_steady)
-        for metric, x in got.items():
+        for metric, x in ({} if isinstance(got, NotRun) else got).items():
             if isinstance(x, (int, float)) and not isinstance(x, bool) or isinstance(x, dict) and "mean" in x:
                 names[f"v{i}_{metric}"] = number(x)
         items = [(v["metric"], v)] if "metric" in v else [(m, {"value": x}) for m, x in (v.get("metrics") or {}).items()]
@@ -392,7 +412,7 @@ def _published_values(ex: Experiment, opts) -> Tuple[Dict[str, Any], Dict[str, A
                 value = item["value"]
             rule.pop("of", None)
             name = f"v{i}_{metric}"
-            names[name] = number(got.get(metric))
+            names[name] = got if isinstance(got, NotRun) else number(got.get(metric))
             by_alg.setdefault(metric, {})[alg] = names[name]
             claims.append(Claim(claim=f"{label}: {metric}" + (f" ({shown})" if shown else ""),
                                 where=f"{v.get('where', '')} ({os.path.relpath(path, ex.path)})",
@@ -403,7 +423,8 @@ def _published_values(ex: Experiment, opts) -> Tuple[Dict[str, Any], Dict[str, A
         metric = o["metric"]
         vals = by_alg.get(metric, {})
         groups = [[vals.get(a, float("nan")) for a in str(g).split("|")] for g in o["order"]]
-        ok = all(not math.isnan(x) for g in groups for x in g) and all(
+        gone = next((x for g in groups for x in g if isinstance(x, NotRun)), None)
+        ok = gone or all(not math.isnan(x) for g in groups for x in g) and all(
             max(a) < min(b) for a, b in zip(groups, groups[1:]))
         name = f"order{j}"
         names[name] = ok

@@ -14,7 +14,31 @@ from ..errors import ScenarioError
 from ..metrics.groups import mean
 from ..metrics.transients import LowerBound, compare_censored
 
-__all__ = ["evaluate_expr", "expr_names", "FUNCTIONS", "Series", "Undecided"]
+__all__ = ["evaluate_expr", "expr_names", "FUNCTIONS", "Series", "Undecided", "NotRun"]
+
+
+class NotRun:
+    """A value the simulator could not produce: a part of an evaluation whose experiment it
+    cannot express (ns-2 has no agent for the scheme, no model of the loss process), with
+    ``reason``. An expression that reaches one, in any operand, index or argument, is not run
+    with it (:func:`evaluate_expr` returns it): a claim built on it is neither matched nor
+    differing."""
+
+    def __init__(self, reason: str):
+        self.reason = reason
+
+    def __repr__(self) -> str:
+        return f"not run: {self.reason}"
+
+    __str__ = __repr__
+
+
+class _Absent(Exception):
+    """Raised through :func:`evaluate_expr`'s walk when it reaches a :class:`NotRun`."""
+
+    def __init__(self, value: NotRun):
+        super().__init__(value.reason)
+        self.value = value
 
 
 class Undecided:
@@ -388,14 +412,21 @@ def expr_names(text: str) -> List[str]:
 
 
 def evaluate_expr(text: str, names: Mapping[str, Any], where: str = "ours") -> Any:
-    """The value of ``text`` with the identifiers in ``names``. Raises ScenarioError naming
-    ``where`` for a syntax error, an unknown name or an unsupported construct."""
+    """The value of ``text`` with the identifiers in ``names``, or the first :class:`NotRun`
+    it reaches. Raises ScenarioError naming ``where`` for a syntax error, an unknown name or
+    an unsupported construct."""
     try:
         tree = ast.parse(text, mode="eval")
     except SyntaxError as exc:
         raise ScenarioError(f"{where}: cannot parse {text!r}: {exc.msg}", field=where) from None
 
     def ev(node: ast.AST) -> Any:
+        v = walk(node)
+        if isinstance(v, NotRun):
+            raise _Absent(v)
+        return v
+
+    def walk(node: ast.AST) -> Any:
         if isinstance(node, ast.Expression):
             return ev(node.body)
         if isinstance(node, ast.Constant) and isinstance(node.value, (int, float, str, bool)):
@@ -465,4 +496,7 @@ def evaluate_expr(text: str, names: Mapping[str, Any], where: str = "ours") -> A
         raise ScenarioError(f"{where}: unsupported expression {ast.dump(node)[:40]} in {text!r}",
                             field=where)
 
-    return ev(tree)
+    try:
+        return ev(tree)
+    except _Absent as absent:
+        return absent.value

@@ -95,8 +95,8 @@ def paper_markdown(paper: str, results: List[ExperimentResult], wall_s: float, q
         from ..ns2 import ns2_engine_id
         build = [f"Simulator: **ns-2 2.35** (`ns`), running the scripts `tcpfriendly.ns2` exports for "
                  f"each run (`--simulator ns2`; identity {ns2_engine_id()}), not tcpfriendly's "
-                 "engine: only the sweep experiments, and a claim whose runs ns-2 cannot express "
-                 f"is not run ({u} here). \"ours\" below is ns-2's value.  "]
+                 "engine: the sweep and evaluate experiments (no analytic ones), and a claim whose "
+                 f"runs ns-2 cannot express is not run ({u} here). \"ours\" below is ns-2's value.  "]
     else:
         build = [f"Build: tcpfriendly {__version__}, engine build {engine_id()} "
                  "(`tcpfriendly.version.engine_id()`).  "]
@@ -179,6 +179,8 @@ def experiment_figure(r: ExperimentResult):
                   for label, text in spec["series"].items()]
         labels = list(spec.get("labels") or [])
         width = 0.8 / max(1, len(curves))
+        if not panels and not any(isinstance(s, Series) and s for _, s in curves):
+            return None  # every curve is not run (ns-2) or empty
         for i, (label, s) in enumerate(curves):
             if isinstance(s, Series) and s:
                 xs = s.xs()
@@ -189,7 +191,7 @@ def experiment_figure(r: ExperimentResult):
         ax.set_xticklabels(labels, fontsize=8)
         ax.set_xlabel(spec.get("x", ""))
         ax.set_ylabel(spec.get("y", ""))
-        ax.legend(fontsize=8)
+        _legend(ax)
     elif spec.get("series"):
         markers = "os^vD<>p*h"
         drawn: List[Tuple[float, float]] = []
@@ -220,7 +222,9 @@ def experiment_figure(r: ExperimentResult):
                 getattr(ax, f"set_{axis}")(spec[axis])
         if spec.get("ylim"):
             ax.set_ylim(*spec["ylim"])
-        ax.legend(fontsize=8)
+        if not drawn and not panels:
+            return None  # every series is not run (ns-2) or empty: nothing to draw
+        _legend(ax)
     else:  # a table: the paper's values beside ours, one column per numeric claim
         pts = [(i, c) for i, c in enumerate(r.claims)
                if isinstance(c.claim.value, (int, float)) and not isinstance(c.claim.value, bool)
@@ -242,6 +246,12 @@ def experiment_figure(r: ExperimentResult):
     ax.grid(alpha=0.3)
     fig.tight_layout()
     return fig
+
+
+def _legend(ax) -> None:
+    """A legend, when something labelled was drawn (matplotlib warns on an empty one)."""
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=8)
 
 
 def _flow_panel(ax, r: ExperimentResult, fspec: Mapping[str, Any], panel: Mapping[str, Any],

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional
 
 from ..errors import ScenarioError
-from .expr import Series, Undecided, evaluate_expr, expr_names
+from .expr import NotRun, Series, Undecided, evaluate_expr, expr_names
 from .rules import compare, difference, rule_text
 from ..metrics.groups import mean
 from ..metrics.transients import LowerBound
@@ -435,6 +435,9 @@ def run_experiment(ex: Experiment, opts: Options) -> ExperimentResult:
                                        False, "", missing, opts.simulator))
             continue
         ours = evaluate_expr(c.ours, names, f"{ex.name}: values[{i}].ours")
+        if isinstance(ours, NotRun):  # a part of an evaluation the simulator could not run
+            results.append(ClaimResult(c, None, False, "", ours.reason, opts.simulator))
+            continue
         if isinstance(ours, (int, float)) and not isinstance(ours, (bool, LowerBound)):
             ours = float(ours)
         ok, why = compare(c.rule, c.value, ours)
@@ -449,5 +452,7 @@ def _partial(text: str, names: Mapping[str, Any], where: str) -> Any:
     try:
         v = evaluate_expr(text, names, where)
     except (ScenarioError, ArithmeticError, ValueError, TypeError, KeyError, IndexError):
+        return None
+    if isinstance(v, NotRun):
         return None
     return float(v) if isinstance(v, (int, float)) and not isinstance(v, (bool, LowerBound)) else v

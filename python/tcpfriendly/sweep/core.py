@@ -110,7 +110,7 @@ def check_simulator(simulator: Any, dask: Any = None, processes: bool = False) -
     if simulator == "ns2":
         for name, given in (("dask", dask is not None), ("processes", processes)):
             if given:
-                raise SweepError(f"{name}: a sweep with simulator ns2 runs on local threads (each "
+                raise SweepError(f"{name}: with simulator ns2 the runs go on local threads (each "
                                  "run is an `ns` process of its own)", field=name)
     return simulator
 
