@@ -367,7 +367,10 @@ def test_unknown_fields_are_refused_not_dropped():
                        "cbr": {"steps": [[0.0, 1e6], [1.0, 2e6]], "repeat_s": 2.0},
                        "direction": "forward", "access_delay_s": 0.001, "receiver_delay_s": 0.0,
                        "access_rate_bps": 150e6, "start_s": 0.0, "stop_s": None, "ecn": False})
-    with pytest.raises(Ns2Unsupported, match=r"^flows\[2\]\.steps: rate steps"):
+    # rate steps are exported (tests/python/test_ns2_steps.py); malformed ones are refused
+    assert '"$app(4) set rate_ 2000000.0; $app(4) start"' in export_tcl(e)
+    e["flows"][-1]["cbr"]["repeat_s"] = 1.0
+    with pytest.raises(Ns2Unsupported, match=r"^flows\[2\]\.repeat: 1\.0 must be longer than the last step"):
         export_tcl(e)
     for alg in ("tfrcp", "tear"):
         e = _expanded_with("tcp", {})

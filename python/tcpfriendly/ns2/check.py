@@ -3,6 +3,7 @@ or it is refused by name (`Ns2Unsupported`) rather than silently dropped."""
 
 from __future__ import annotations
 
+import math
 from typing import Any, Dict
 
 from .agents import Ns2Unsupported, _agent_for, _rate_agent_for
@@ -37,7 +38,7 @@ _KNOWN = {
     "flow": {"id", "group", "kind", "algorithm", "params", "recovery", "cbr", "pareto",
              "direction", "path", "access_delay_s", "receiver_delay_s", "access_rate_bps",
              "start_s", "stop_s", "ecn", "rtt_noise_s"},
-    "flow.cbr": {"rate_bps", "on_s", "off_s", "phase_s", "packet_size"},
+    "flow.cbr": {"rate_bps", "on_s", "off_s", "phase_s", "steps", "repeat_s", "packet_size"},
     "flow.pareto": {"rate_bps", "mean_on_s", "mean_off_s", "shape", "packet_size"},
 }
 
@@ -85,6 +86,35 @@ def _check_queue(q: Dict[str, Any], where: str) -> None:
             raise Ns2Unsupported(f"{where}.loss: periodic loss needs exactly one of packets or interval")
 
 
+def _check_cbr(cbr: Dict[str, Any], where: str) -> None:
+    """A CBR is a constant rate (with an optional square wave) or a list of rate steps (with
+    an optional period), as the engine's validation leaves it."""
+    steps, repeat = cbr.get("steps"), cbr.get("repeat_s")
+    if steps is None:
+        if repeat is not None:
+            raise Ns2Unsupported(f"{where}.repeat: applies to steps only")
+        if cbr.get("rate_bps") is None:
+            raise Ns2Unsupported(f"{where}.rate: missing")
+        return
+    for k in ("rate_bps", "on_s", "off_s", "phase_s"):
+        if cbr.get(k) is not None:
+            raise Ns2Unsupported(f"{where}.steps: a CBR has either steps or a rate ({k} is set too)")
+    ok = isinstance(steps, list) and len(steps) > 0
+    last = None
+    for s in steps if ok else []:
+        if not (isinstance(s, (list, tuple)) and len(s) == 2
+                and all(isinstance(x, (int, float)) and math.isfinite(x) for x in s)
+                and s[1] >= 0 and (s[0] == 0 if last is None else s[0] > last)):
+            ok = False
+            break
+        last = s[0]
+    if not ok:
+        raise Ns2Unsupported(f"{where}.steps: {steps!r} is not a list of [time, rate] pairs with "
+                             "increasing times from 0 and rates >= 0")
+    if repeat is not None and not (isinstance(repeat, (int, float)) and repeat > last):
+        raise Ns2Unsupported(f"{where}.repeat: {repeat!r} must be longer than the last step's time ({last} s)")
+
+
 def _check(expanded: Dict[str, Any]) -> None:
     _refuse_unknown(expanded, "", "")
     _refuse_unknown(expanded.get("measure"), "measure", "measure")
@@ -118,11 +148,8 @@ def _check(expanded: Dict[str, Any]) -> None:
         if f.get("rtt_noise_s"):
             raise Ns2Unsupported(f"{where}.rtt_noise: {f['rtt_noise_s']!r} has no ns-2 equivalent (ns-2's "
                                  "agents cannot add noise to the RTT samples their controller sees)")
-        cbr = f.get("cbr") or {}
-        if kind == "cbr" and (cbr.get("steps") is not None or cbr.get("repeat_s") is not None):
-            raise Ns2Unsupported(f"{where}.steps: rate steps are not mapped to ns-2 by this exporter "
-                                 "(Application/Traffic/CBR runs at one rate_; only constant rates and "
-                                 "on/off square waves are exported)")
+        if kind == "cbr":
+            _check_cbr(f.get("cbr") or {}, where)
         _refuse_unknown(f, "flow", where)
         _refuse_unknown(f.get("cbr"), "flow.cbr", where + ".cbr")
         _refuse_unknown(f.get("pareto"), "flow.pareto", where + ".pareto")

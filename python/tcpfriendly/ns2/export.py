@@ -3,6 +3,7 @@ measurement procedures it appends are `procs.tcl` (a package resource)."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any, Dict, List, Optional, Tuple
@@ -49,6 +50,70 @@ def _on_intervals(start: float, end: float, on: float, off: float, phase: float)
             out.append((a, b))
         c += period
     return out
+
+
+def _engine_ns(s: float) -> int:
+    """Seconds as the engine's clock holds them: integer nanoseconds, rounded to the nearest
+    (``sim::secs``)."""
+    return int(float(s) * 1e9 + 0.5)
+
+
+def _step_times(start: float, end: float, steps: List[Any],
+                repeat: Optional[float]) -> List[Tuple[int, float]]:
+    """The instants (integer nanoseconds, as the engine computes them) at which a CBR with
+    rate `steps` (``[seconds since the flow's start, bits/s]``, the first at 0) enters a step,
+    up to and including `end`, each with the step's rate; with `repeat` the list starts over
+    every `repeat` seconds."""
+    t0, t_end = _engine_ns(start), _engine_ns(end)
+    offsets = [(_engine_ns(t), float(r)) for t, r in steps]
+    period = max(_engine_ns(repeat), 1) if repeat is not None else None
+    out: List[Tuple[int, float]] = []
+    base = t0
+    while True:
+        for off, rate in offsets:
+            if base + off > t_end:
+                return out
+            out.append((base + off, rate))
+        if period is None:
+            return out
+        base += period
+
+
+def _step_rate(rate: float, size: int) -> float:
+    """The `rate_` whose packet interval, ``size * 8 / rate_``, is the engine's: the
+    interval at `rate` rounded to whole nanoseconds (at most half a nanosecond off the nominal
+    rate's, e.g. 6 Mb/s with 1000-byte packets: 1333333 ns, rate_ 6000001.5)."""
+    gap_ns = max(_engine_ns(size * 8.0 / rate), 1)
+    return size * 8.0 * 1e9 / gap_ns
+
+
+def _step_lines(fid: int, size: int, start: float, end: float, steps: List[Any],
+                repeat: Optional[float]) -> List[str]:
+    """Start, stop and rate_ events of a CBR with rate steps, as the engine runs it."""
+    app = f"$app({fid})"
+    shape = ", ".join(f"[{_num(t)}, {_num(r)}]" for t, r in steps)
+    L = [f"# CBR rate steps {shape} (s since the flow's start, b/s)"
+         + (f", repeated every {_num(repeat)} s" if repeat is not None else "") + ".",
+         "# The engine sends a step's first packet at the step; the packet the previous rate had",
+         "# due after it never goes. Application/Traffic/CBR reads rate_ only when it schedules",
+         "# its next packet, so every step restarts it: stop half a nanosecond before the step",
+         "# (which also cancels a packet ns-2's floating-point clock puts an instant before a",
+         "# step the engine has it at), then set rate_ and start at the step (start sends at",
+         "# once). A rate of 0 only stops. rate_ gives the engine's packet interval, which is",
+         "# rounded to whole nanoseconds."]
+    t_end = _engine_ns(end)
+    prev = 0.0
+    for t_ns, rate in _step_times(start, end, steps, repeat):
+        t = t_ns / 1e9
+        if prev > 0:
+            before = (t_ns - 0.5) / 1e9
+            if not before < t:
+                before = math.nextafter(t, 0.0)
+            L.append(f'$ns at {_num(before)} "{app} stop"')
+        if rate > 0 and t_ns < t_end:
+            L.append(f'$ns at {_num(t)} "{app} set rate_ {_num(_step_rate(rate, size))}; {app} start"')
+        prev = rate
+    return L
 
 
 def _procs() -> str:
@@ -355,10 +420,15 @@ def _udp_lines(ctx: _Ctx, f: Dict[str, Any], fid: int, kind: str, where: str, st
         a(f"set app({fid}) [new Application/Traffic/CBR]")
         a(f"$app({fid}) attach-agent $udp({fid})")
         a(f"$app({fid}) set packetSize_ {pkt}")
-        a(f"$app({fid}) set rate_ {_num(cbr['rate_bps'])}")
+        if cbr.get("steps") is None:
+            a(f"$app({fid}) set rate_ {_num(cbr['rate_bps'])}")
         a(f"$app({fid}) set random_ 0")
         on, off = cbr.get("on_s"), cbr.get("off_s")
-        if on is None or off is None:
+        if cbr.get("steps") is not None:
+            L += _step_lines(fid, pkt, start, end, cbr["steps"], cbr.get("repeat_s"))
+            if stop is not None:
+                a(f'$ns at {_num(end)} "$app({fid}) stop"')
+        elif on is None or off is None:
             a(f'$ns at {_num(start)} "$app({fid}) start"')
             if stop is not None:
                 a(f'$ns at {_num(end)} "$app({fid}) stop"')
