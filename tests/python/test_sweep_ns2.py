@@ -6,6 +6,7 @@ The runs need the `ns` binary (skipped where it is absent, failed in CI: TCPF_RE
 from __future__ import annotations
 
 import json
+import math
 import os
 
 import pytest
@@ -223,3 +224,25 @@ def test_ns2_time_series_tile_the_window_and_feed_the_time_resolved_metrics():
         assert 0 < g[grp]["cwnd_cov"] < 2
     # without a time series the script samples nothing
     assert "timeseries" not in run_ns2(Scenario(BASE).expand(3))
+
+
+@needs_ns2
+def test_ns2_time_series_include_rate_based_flows():
+    from tcpfriendly.metrics import window_samples
+    from tcpfriendly.metrics.groups import group_metrics
+
+    data = dict(BASE, timeseries=0.5)
+    data["flows"] = [dict(BASE["flows"][0], algorithm="tfrc", params={}, recovery=None), BASE["flows"][1]]
+    data["flows"][0].pop("recovery")
+    raw = run_ns2(Scenario(data).expand(2), series_interval_s=0.5)
+    series = window_samples(raw)
+    assert sorted(series) == [0, 1, 2, 3]
+    for f in raw["flows"]:
+        s = series[f["id"]]
+        # 30 intervals tile [5, 20]: a TFRC flow's packets over them are its delivered packets
+        assert len(s["time"]) == 30
+        assert sum(s["rate_bps"]) * 0.5 / 15.0 == pytest.approx(f["goodput_bps"], rel=1e-12) and f["goodput_bps"] > 0
+        rate_based = f["group"] == 0
+        assert all(math.isnan(w) for w in s["cwnd"]) == rate_based   # no window: NaN
+    g = group_metrics(raw["flows"], series=series)
+    assert 0 < g[0]["rate_cov"] < 2 and math.isnan(g[0]["cwnd_cov"])

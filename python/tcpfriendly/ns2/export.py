@@ -148,9 +148,9 @@ def export_tcl(expanded: Dict[str, Any],
     that carries data and one ``TOTAL delivered_pkts=...`` line.  With
     ``series_interval_s`` (the engine's ``timeseries``) it also prints, every that
     many seconds within the measurement window, one ``SERIES t=... id=... dlv=...
-    cwnd=...`` line per window-based flow: the packets delivered in order over the
-    interval ending at t and the usable window at t (`run_ns2` turns them into the
-    engine's time series).  With rate-based
+    cwnd=...`` line per window-based or rate-based flow: the packets delivered (in order)
+    over the interval ending at t and the usable window at t (``null`` for a rate-based
+    flow; `run_ns2` turns them into the engine's time series).  With rate-based
     (TFRC) flows it also writes their drops to ``drops.tr`` in the working
     directory (see `run_ns2`).  Every string taken from the scenario goes through
     `tcl_quote`.
@@ -377,6 +377,7 @@ def _rate_lines(ctx: _Ctx, f: Dict[str, Any], fid: int, where: str, route: _Rout
     a(f"$ns connect {tv} $sink({fid})")
     a(f"lappend RATEFLOWS {fid}")
     a(f"set ACC({fid},sinkbytes) 0; set ACC({fid},lastsinkbytes) 0")
+    a(f"set SER({fid},pkts) 0")
     a(f'$ns at {_num(start)} "{tv} start"')
     if stop is not None:
         a(f'$ns at {_num(stop)} "{tv} stop"')

@@ -105,19 +105,29 @@ proc sample {} {
     if {$nxt < $MEASURE_TO} { $ns at $nxt "sample" }
 }
 
-# the time series (the engine's `timeseries`): every SERIES_DT s, per window-based flow, the
-# packets delivered in order over the interval ending now and the usable window now; printed for
-# the intervals inside the measurement window (counted from 0 so that no counter wraps twice)
+# the time series (the engine's `timeseries`): every SERIES_DT s, per window-based and
+# rate-based flow in flow order, the packets delivered over the interval ending now (in order,
+# for a window-based flow) and its usable window now (null for a rate-based flow, which has
+# none); printed for the intervals inside the measurement window (counted from 0 so that no
+# counter wraps twice)
 proc series {k} {
-    global ns TCPFLOWS tcp sink WND SER ACC SERIES_DT MEASURE_FROM MEASURE_TO SERIES_NEXT
+    global ns FLOWS KIND tcp sink WND SER ACC SERIES_DT MEASURE_FROM MEASURE_TO SERIES_NEXT PKT HDR
     set now [$ns now]
     set SERIES_NEXT 0
-    foreach i $TCPFLOWS {
-        acc1 $i sinkbytes [$sink($i) set bytes_]
-        set p [sink_pkts $ACC($i,sinkbytes)]
+    foreach i $FLOWS {
+        if {$KIND($i) == "tcp"} {
+            acc1 $i sinkbytes [$sink($i) set bytes_]
+            set p [sink_pkts $ACC($i,sinkbytes)]
+        } elseif {$KIND($i) == "rate"} {
+            # the TFRC sink counts data packets as they were on the wire (PKT + HDR)
+            acc1 $i sinkbytes [$sink($i) set bytes_]
+            set p [expr {$ACC($i,sinkbytes) / ($PKT + $HDR)}]
+        } else { continue }
         if {$now - $SERIES_DT >= $MEASURE_FROM - 1e-9} {
-            set c [$tcp($i) set cwnd_]
-            if {$c > $WND($i)} { set c $WND($i) }
+            if {$KIND($i) == "tcp"} {
+                set c [$tcp($i) set cwnd_]
+                if {$c > $WND($i)} { set c $WND($i) }
+            } else { set c null }
             puts "SERIES t=$now id=$i dlv=[expr {$p - $SER($i,pkts)}] cwnd=$c"
         }
         set SER($i,pkts) $p

@@ -234,7 +234,7 @@ def _results(expanded: Dict[str, Any], parsed: Dict[str, Any], wall_s: float,
         out["timeseries"] = {"flows": {
             "time": [float(r["t"]) for r in rows], "flow": [int(r["id"]) for r in rows],
             "rate_bps": [r["dlv"] * pkt * 8.0 / float(step) for r in rows],
-            "cwnd": [float(r["cwnd"]) for r in rows]}}
+            "cwnd": [float("nan") if r["cwnd"] is None else float(r["cwnd"]) for r in rows]}}
         out["scenario"] = expanded["scenario"]
     return out
 
@@ -247,7 +247,7 @@ def run_ns2(expanded: Dict[str, Any], ns_binary: str = "ns", workdir: Optional[s
 
     `wall_s` is the wall time of the `ns` process alone.  Fields ns-2 cannot
     give are None.  With ``series_interval_s`` (the scenario's ``timeseries``) the result
-    also has the engine's ``timeseries`` of the window-based flows (delivered rate and window
+    also has the engine's ``timeseries`` of the window- and rate-based flows (delivered rate, and window
     per interval in the measurement window) and ``scenario`` (the normalized scenario), so that
     the time-resolved metrics (rate and window CoVs) are computed as for the engine's runs.
     The script (and, with rate-based flows, its drop trace) is kept
