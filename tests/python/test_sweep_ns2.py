@@ -246,3 +246,23 @@ def test_ns2_time_series_include_rate_based_flows():
         assert all(math.isnan(w) for w in s["cwnd"]) == rate_based   # no window: NaN
     g = group_metrics(raw["flows"], series=series)
     assert 0 < g[0]["rate_cov"] < 2 and math.isnan(g[0]["cwnd_cov"])
+
+
+@needs_ns2
+def test_ns2_link_series_tile_the_window_like_the_engines():
+    data = dict(BASE, timeseries=0.5)
+    raw = run_ns2(Scenario(data).expand(4), series_interval_s=0.5)
+    lt = raw["timeseries"]["links"]
+    link = raw["links"][0]
+    rows = [i for i, n in enumerate(lt["link"]) if n == link["name"]]
+    assert link["name"] == "bottleneck" and len(rows) == 30
+    assert [lt["time"][i] for i in rows][0] == pytest.approx(5.5)
+    # bytes sent per interval over the link's rate tile [5, 20]: their mean is the link's
+    # utilisation over the window; the interval drops add up to its drops
+    assert sum(lt["utilization"][i] for i in rows) / 30 == pytest.approx(link["utilization"], rel=1e-12)
+    assert sum(lt["drops"][i] for i in rows) == link["drops"] > 0
+    assert all(0 <= lt["queue_pkts"][i] <= 50 for i in rows)
+    # the same shape as the engine's series (tcpfriendly.Result.timeseries("links"))
+    from tcpfriendly.results import Result
+    assert list(Result("", raw=raw).timeseries("links").columns) == list(
+        tf.run(BASE, seed=4, timeseries=0.5).timeseries("links").columns)

@@ -273,13 +273,11 @@ REDUCERS: Dict[str, Callable] = {
 
 
 #: What a reducer reads that ns-2's runs do not record (the reader of :mod:`tcpfriendly.ns2`
-#: gives per-flow and per-link totals and the window-based flows' time series, no loss log
-#: and no link time series): an experiment reduced by one of these is not run in ns-2.
+#: gives per-flow and per-link totals and time series, no loss log): an experiment reduced by
+#: one of these is not run in ns-2.
 NS2_LACKS = {
     "impulse": "the ns-2 runs record no loss log (the time of each window reduction), which "
                "jin2001's 1/responsiveness counts",
-    "trough": "the ns-2 runs record no link time series (utilisation and drops per interval), "
-              "which sastry2005's trough metrics read",
 }
 
 

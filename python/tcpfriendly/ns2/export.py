@@ -150,7 +150,8 @@ def export_tcl(expanded: Dict[str, Any],
     many seconds within the measurement window, one ``SERIES t=... id=... dlv=...
     cwnd=...`` line per window-based or rate-based flow: the packets delivered (in order)
     over the interval ending at t and the usable window at t (``null`` for a rate-based
-    flow; `run_ns2` turns them into the engine's time series).  With rate-based
+    flow), and one ``LSERIES t=... key=... bytes=... drops=... q=...`` line per monitored
+    link (`run_ns2` turns them into the engine's time series).  With rate-based
     (TFRC) flows it also writes their drops to ``drops.tr`` in the working
     directory (see `run_ns2`).  Every string taken from the scenario goes through
     `tcl_quote`.
@@ -230,6 +231,7 @@ def _network_lines(ctx: _Ctx) -> List[str]:
         L += [f'set qmon({key}) [$ns monitor-queue {d.a} {d.b} ""]',
               f"set LINKRATE({key}) {_num(d.rate)}",
               f"set LACC({key},bytes) 0; set LACC({key},lastbytes) 0",
+              f"set LSER({key},bytes) 0; set LSER({key},drops) 0",
               f"lappend LINKS {key}"]
     L.append("")
     return L

@@ -108,10 +108,11 @@ proc sample {} {
 # the time series (the engine's `timeseries`): every SERIES_DT s, per window-based and
 # rate-based flow in flow order, the packets delivered over the interval ending now (in order,
 # for a window-based flow) and its usable window now (null for a rate-based flow, which has
-# none); printed for the intervals inside the measurement window (counted from 0 so that no
-# counter wraps twice)
+# none), then per monitored link its bytes sent, drops and queue; printed for the intervals
+# inside the measurement window (counted from 0 so that no counter wraps twice)
 proc series {k} {
     global ns FLOWS KIND tcp sink WND SER ACC SERIES_DT MEASURE_FROM MEASURE_TO SERIES_NEXT PKT HDR
+    global LINKS LACC LSER qmon
     set now [$ns now]
     set SERIES_NEXT 0
     foreach i $FLOWS {
@@ -131,6 +132,18 @@ proc series {k} {
             puts "SERIES t=$now id=$i dlv=[expr {$p - $SER($i,pkts)}] cwnd=$c"
         }
         set SER($i,pkts) $p
+    }
+    # per monitored link: the bytes that started on the wire and the queue drops over the
+    # interval, and the packets waiting now (the one on the wire excluded)
+    foreach l $LINKS {
+        link_accumulate $l
+        set b $LACC($l,bytes)
+        set d [$qmon($l) set pdrops_]
+        if {$now - $SERIES_DT >= $MEASURE_FROM - 1e-9} {
+            puts "LSERIES t=$now key=$l bytes=[expr {$b - $LSER($l,bytes)}] drops=[expr {$d - $LSER($l,drops)}] q=[$qmon($l) set pkts_]"
+        }
+        set LSER($l,bytes) $b
+        set LSER($l,drops) $d
     }
     set nxt [expr {($k + 1) * $SERIES_DT}]
     if {$nxt <= $MEASURE_TO + 1e-9} {

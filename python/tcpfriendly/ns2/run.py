@@ -61,15 +61,17 @@ def _parse_value(v: str) -> Any:
 
 
 def parse_output(stdout: str) -> Dict[str, Any]:
-    """Parse the FLOW/LINK/TOTAL (and SERIES) lines printed by an exported script."""
-    out: Dict[str, Any] = {"flows": [], "links": [], "total": {}, "series": []}
+    """Parse the FLOW/LINK/TOTAL (and SERIES, LSERIES) lines printed by an exported script."""
+    out: Dict[str, Any] = {"flows": [], "links": [], "total": {}, "series": [], "lseries": []}
     for line in stdout.splitlines():
         tag, _, rest = line.partition(" ")
-        if tag not in ("FLOW", "LINK", "TOTAL", "SERIES"):
+        if tag not in ("FLOW", "LINK", "TOTAL", "SERIES", "LSERIES"):
             continue
         kv = {k: (v if k in ("kind", "name", "key") else _parse_value(v)) for k, v in _KV.findall(rest)}
         if tag == "SERIES":
             out["series"].append(kv)
+        elif tag == "LSERIES":
+            out["lseries"].append(kv)
         elif tag == "FLOW":
             out["flows"].append(kv)
         elif tag == "LINK":
@@ -235,6 +237,16 @@ def _results(expanded: Dict[str, Any], parsed: Dict[str, Any], wall_s: float,
             "time": [float(r["t"]) for r in rows], "flow": [int(r["id"]) for r in rows],
             "rate_bps": [r["dlv"] * pkt * 8.0 / float(step) for r in rows],
             "cwnd": [float("nan") if r["cwnd"] is None else float(r["cwnd"]) for r in rows]}}
+        # the links' series as the engine's (tcpfriendly.metrics: time, link, queue, utilisation,
+        # drops): bytes that started on the wire per interval over the link's rate, the queue's
+        # drops (ns-2's loss models sit in front of the monitor: their drops are not in them)
+        names = {d.key: (d.name, float(d.rate)) for d in _network(expanded).dlinks}
+        lrows = [r for r in parsed.get("lseries") or [] if r.get("key") in names]
+        out["timeseries"]["links"] = {
+            "time": [float(r["t"]) for r in lrows], "link": [names[r["key"]][0] for r in lrows],
+            "queue_pkts": [float(r["q"]) for r in lrows],
+            "utilization": [r["bytes"] * 8.0 / (names[r["key"]][1] * float(step)) for r in lrows],
+            "drops": [int(r["drops"]) for r in lrows]}
         out["scenario"] = expanded["scenario"]
     return out
 
