@@ -5,7 +5,7 @@ use crate::error::{show_bytes, FieldError, RunError};
 pub use crate::config::{FlowKind, FlowSpec, SimConfig};
 use crate::metrics::{FlowResult, LinkResult, LossLog, RunResult, TimeSeries};
 use crate::net::topology::LinkSpec;
-use crate::net::{Link, LinkStats, LossModel, Packet, PacketKind, Pipes};
+use crate::net::{Ext, Link, LinkStats, LossModel, Packet, PacketKind, Pipes, Wire};
 use crate::sim::{to_secs, EventQueue, Rng, Time};
 use crate::transport::tcp::TcpStats;
 use crate::registry;
@@ -199,6 +199,35 @@ fn tracer(cfg: &SimConfig, spec: &TraceSpec) -> Tracer {
     Tracer::new(spec, links, flows, cfg.duration)
 }
 
+/// `forward_wire`'s `from` for a packet that leaves its endpoint (not a link).
+const FROM_ENDPOINT: u32 = u32::MAX;
+
+/// The out-of-line part of `wire`, which waits where the packet comes `from` (see
+/// `Simulation::forward_wire`): `links[from]`'s FIFO, or `staged` for `FROM_ENDPOINT`.
+#[inline(always)]
+fn take_ext(links: &mut [Link], staged: &mut Option<Ext>, wire: &Wire, from: u32) -> Option<Ext> {
+    if !wire.has_ext() {
+        None
+    } else if from == FROM_ENDPOINT {
+        staged.take()
+    } else {
+        links[from as usize].take_ext()
+    }
+}
+
+/// A hop for the packet trace (out of line: the packet path stays as small as without one).
+#[cold]
+#[inline(never)]
+#[allow(clippy::too_many_arguments)]
+fn trace_hop(t: &mut Tracer, links: &[Link], staged: Option<Ext>, l: u32, hop: usize, at: Time, wire: &Wire, from: u32, admitted: Option<Time>) {
+    let ext = match (wire.has_ext(), from) {
+        (false, _) => None,
+        (true, FROM_ENDPOINT) => staged,
+        (true, f) => links[f as usize].peek_ext(),
+    };
+    t.hop(l, hop, at, &wire.join(ext), admitted);
+}
+
 /// Links from which the run loop prefetches pipe heads: with fewer, the pipes' chunks and
 /// the links stay in the cache and the hints only cost instructions.
 const PREFETCH_LINKS: usize = 512;
@@ -215,6 +244,8 @@ pub struct Simulation {
     /// upstream is admitted here at once, at its arrival time, without an event in between.
     fold: Vec<bool>,
     out: Vec<Packet>,
+    /// The out-of-line part of the packet being forwarded from its endpoint, if any.
+    ext: Option<Ext>,
     ts: Option<TimeSeries>,
     ts_link_bytes: Vec<u64>,
     ts_link_drops: Vec<u64>,
@@ -303,7 +334,7 @@ impl Simulation {
         let nl = links.len();
         let fold = foldable(&cfg.topology.links, &cfg.flows);
         let trace = cfg.trace.as_ref().map(|spec| Box::new(tracer(&cfg, spec)));
-        Ok(Simulation { cfg, q, links, pipes: Pipes::new(), flows, fold, out: Vec::with_capacity(64), ts, ts_link_bytes: vec![0; nl], ts_link_drops: vec![0; nl], snaps: [None, None], failed: None, trace, prefetch: nl >= PREFETCH_LINKS })
+        Ok(Simulation { cfg, q, links, pipes: Pipes::new(), flows, fold, out: Vec::with_capacity(64), ext: None, ts, ts_link_bytes: vec![0; nl], ts_link_drops: vec![0; nl], snaps: [None, None], failed: None, trace, prefetch: nl >= PREFETCH_LINKS })
     }
 
     /// Run to the end and collect the results; a controller fault stops the run with an error
@@ -336,12 +367,12 @@ impl Simulation {
             if let Ev::LinkArrival(l) = s.event {
                 // The link's next packet usually takes this entry's place.
                 let link = &mut self.links[l as usize];
-                let (pkt, next) = if self.prefetch { link.pop_arrival::<true>(&mut self.pipes) } else { link.pop_arrival::<false>(&mut self.pipes) };
+                let (wire, next) = if self.prefetch { link.pop_arrival::<true>(&mut self.pipes) } else { link.pop_arrival::<false>(&mut self.pipes) };
                 match next {
                     Some(t) => self.q.replace_top(t, Ev::LinkArrival(l)),
                     None => self.q.pop(),
                 }
-                self.forward(now, pkt);
+                self.forward_wire(now, wire, l);
                 continue;
             }
             self.q.pop();
@@ -425,23 +456,40 @@ impl Simulation {
 
     /// Send a packet from its origin (hop 0) or onward from a node.
     #[inline]
-    fn forward(&mut self, now: Time, mut pkt: Packet) {
-        let fs = &self.flows[pkt.flow as usize];
-        let route: &[u32] = if pkt.kind == PacketKind::Ack { &fs.rev } else { &fs.fwd };
-        let mut hop = pkt.hop as usize;
+    fn forward(&mut self, now: Time, pkt: Packet) {
+        let (wire, ext) = pkt.split();
+        if ext.is_some() {
+            self.ext = ext;
+        }
+        self.forward_wire(now, wire, FROM_ENDPOINT);
+    }
+
+    /// `forward` on the packet's compact form: from link to link a packet stays in that form,
+    /// and is made whole only for its endpoint (or a trace). Its out-of-line part, if it has
+    /// one, waits where the packet comes `from` (a link's FIFO, or `self.ext` when
+    /// `FROM_ENDPOINT`) until it goes into the next pipe, is dropped or delivered.
+    #[inline]
+    fn forward_wire(&mut self, now: Time, mut wire: Wire, from: u32) {
+        let fs = &self.flows[wire.flow() as usize];
+        let route: &[u32] = if wire.is_ack() { &fs.rev } else { &fs.fwd };
+        let mut hop = wire.hop() as usize;
         if hop == route.len() {
-            self.deliver(now, pkt);
+            let ext = take_ext(&mut self.links, &mut self.ext, &wire, from);
+            self.deliver(now, wire.join(ext));
             return;
         }
         let mut at = now;
         loop {
             let l = route[hop];
-            pkt.hop += 1;
-            let admitted = self.links[l as usize].admit(at, &mut pkt);
+            wire.next_hop();
+            let admitted = self.links[l as usize].admit(at, &mut wire);
             if let Some(t) = self.trace.as_deref_mut() {
-                t.hop(l, hop, at, &pkt, admitted);
+                trace_hop(t, &self.links, self.ext, l, hop, at, &wire, from, admitted);
             }
-            let Some(arrival) = admitted else { return };
+            let Some(arrival) = admitted else {
+                take_ext(&mut self.links, &mut self.ext, &wire, from);
+                return;
+            };
             hop += 1;
             if let Some(&next) = route.get(hop) {
                 if self.fold[next as usize] {
@@ -449,7 +497,8 @@ impl Simulation {
                     continue;
                 }
             }
-            if self.links[l as usize].pipe_push(&mut self.pipes, arrival, pkt) {
+            let ext = take_ext(&mut self.links, &mut self.ext, &wire, from);
+            if self.links[l as usize].pipe_push(&mut self.pipes, arrival, wire, ext) {
                 self.q.schedule(arrival, Ev::LinkArrival(l));
             }
             return;

@@ -23,7 +23,7 @@ proptest! {
         let mut accepted: Vec<(u64, u64, u32)> = vec![]; // (arrival at link, arrival at far end, size)
         for (i, g) in gaps.iter().enumerate() {
             t += g;
-            let mut p = Packet::data(0, i as u32, sizes[i], t, 0);
+            let mut p = Packet::data(0, i as u32, sizes[i], t, 0).split().0;
             // packets in the system at t: accepted ones whose transmission has not ended
             let in_system = accepted.iter().filter(|(_, far, _)| far - 5_000_000 > t).count() as u32;
             match l.admit(t, &mut p) {

@@ -9,7 +9,7 @@
 //! are those at the packet's arrival time.
 
 use super::loss::LossModel;
-use super::packet::{ecn, Ext, Packet, PacketKind, Wire};
+use super::packet::{ecn, Ext, Wire};
 use super::queue::{Admission, Arrival, Queue, QueueSpec};
 use super::NodeId;
 use crate::sim::{Rng, Time};
@@ -268,9 +268,9 @@ impl Link {
     /// A packet reaches the link's entrance at time `at` (never earlier than the previous
     /// one). Returns when it reaches the far end, or None if it was dropped.
     #[inline]
-    pub fn admit(&mut self, at: Time, pkt: &mut Packet) -> Option<Time> {
+    pub fn admit(&mut self, at: Time, pkt: &mut Wire) -> Option<Time> {
         if self.h.fast {
-            let tx = self.tx_ns(pkt.size);
+            let tx = self.tx_ns(pkt.size());
             if self.h.busy_until.saturating_sub(at) >= tx.saturating_mul(self.h.cap) {
                 return None;
             }
@@ -280,7 +280,7 @@ impl Link {
         }
         self.stats.arrivals += 1;
         if let Some(loss) = self.loss.as_mut() {
-            if (!loss.data_only || pkt.kind != PacketKind::Ack) && loss.drops(at, pkt.flow) {
+            if (!loss.data_only || !pkt.is_ack()) && loss.drops(at, pkt.flow()) {
                 self.stats.drops += 1;
                 self.stats.loss_model_drops += 1;
                 return None;
@@ -292,7 +292,7 @@ impl Link {
         match decision {
             Admission::Enqueue => {}
             Admission::Mark => {
-                pkt.ecn |= ecn::CE;
+                pkt.set_ecn(ecn::CE);
                 self.stats.marks += 1;
             }
             d => {
@@ -304,13 +304,13 @@ impl Link {
         if start > self.h.busy_until {
             self.period_start = start;
         }
-        let done = start + self.tx_ns(pkt.size);
+        let done = start + self.tx_ns(pkt.size());
         self.h.busy_until = done;
         if start > at {
-            self.starts.push_back((start, pkt.size));
+            self.starts.push_back((start, pkt.size()));
         } else {
             self.stats.departures += 1;
-            self.stats.bytes_sent += pkt.size as u64;
+            self.stats.bytes_sent += pkt.size() as u64;
         }
         self.stats.busy_ns += (done - start) as u128;
         Some(done + self.h.delay)
@@ -332,11 +332,11 @@ impl Link {
         }
     }
 
-    /// Put an admitted packet in the propagation pipe (its entries live in `pipes`); true if
-    /// it is the only one there (the caller must then schedule its arrival).
+    /// Put an admitted packet (its compact form and out-of-line part, as `Packet::split`
+    /// gives them) in the propagation pipe (its entries live in `pipes`); true if it is the
+    /// only one there (the caller must then schedule its arrival).
     #[inline]
-    pub fn pipe_push(&mut self, pipes: &mut Pipes, arrival: Time, pkt: Packet) -> bool {
-        let (wire, ext) = pkt.split();
+    pub fn pipe_push(&mut self, pipes: &mut Pipes, arrival: Time, wire: Wire, ext: Option<Ext>) -> bool {
         if let Some(e) = ext {
             self.ext.push_back(e);
         }
@@ -359,11 +359,11 @@ impl Link {
         false
     }
 
-    /// The head of the pipe reaches the far end. Returns it and the arrival time of the next
-    /// one, if any. With `AHEAD`, prefetch the line the link's next pop will read (worth it
+    /// The head of the pipe reaches the far end. Returns its compact form (its out-of-line
+    /// part, if any, is taken with `take_ext`) and the arrival time of the next one, if any. With `AHEAD`, prefetch the line the link's next pop will read (worth it
     /// only when the pipes outgrow the cache, i.e. with many links).
     #[inline]
-    pub fn pop_arrival<const AHEAD: bool>(&mut self, pipes: &mut Pipes) -> (Packet, Option<Time>) {
+    pub fn pop_arrival<const AHEAD: bool>(&mut self, pipes: &mut Pipes) -> (Wire, Option<Time>) {
         assert!(self.h.head != NIL, "arrival with an empty pipe");
         let h = self.h.head;
         let c = &pipes.chunks[h as usize];
@@ -380,13 +380,11 @@ impl Link {
                 prefetch(&c.e[p + 2]);
             }
             let t = c.e[p + 1].at;
-            let ext = if wire.has_ext() { self.ext.pop_front() } else { None };
-            return (wire.join(ext), Some(t));
+            return (wire, Some(t));
         } else {
             Some(pipes.next[h as usize])
         };
         pipes.release(h);
-        let ext = if wire.has_ext() { self.ext.pop_front() } else { None };
         let t = match next {
             None => {
                 (self.h.head, self.h.tail) = (NIL, NIL);
@@ -397,7 +395,19 @@ impl Link {
                 Some(pipes.chunks[n as usize].e[0].at)
             }
         };
-        (wire.join(ext), t)
+        (wire, t)
+    }
+
+    /// The out-of-line part of the packet `pop_arrival` returned last, if it has one
+    /// (`Wire::has_ext`): it waits here until taken (before the next pop).
+    #[inline]
+    pub fn take_ext(&mut self) -> Option<Ext> {
+        self.ext.pop_front()
+    }
+
+    /// `take_ext` without taking it.
+    pub fn peek_ext(&self) -> Option<Ext> {
+        self.ext.front().copied()
     }
 
     /// Counters as of time `t`: integrals are brought up to `t` and transmission time still to
@@ -417,8 +427,27 @@ impl Link {
 mod tests {
     use super::*;
 
-    fn pkt(seq: u32) -> Packet {
+    use crate::net::Packet;
+
+    fn packet(seq: u32) -> Packet {
         Packet::data(0, seq, 1000, 0, 0)
+    }
+
+    fn pkt(seq: u32) -> Wire {
+        packet(seq).split().0
+    }
+
+    /// Push a whole packet.
+    fn push(l: &mut Link, pipes: &mut Pipes, arrival: Time, p: Packet) -> bool {
+        let (w, e) = p.split();
+        l.pipe_push(pipes, arrival, w, e)
+    }
+
+    /// Pop a whole packet.
+    fn pop<const AHEAD: bool>(l: &mut Link, pipes: &mut Pipes) -> (Packet, Option<Time>) {
+        let (w, t) = l.pop_arrival::<AHEAD>(pipes);
+        let e = if w.has_ext() { l.take_ext() } else { None };
+        (w.join(e), t)
     }
 
     #[test]
@@ -461,7 +490,7 @@ mod tests {
         let mut fast = Link::new("f".into(), 0, 1, 8e6, 500, &QueueSpec::Unlimited, Rng::new(1));
         fast.unreported();
         let mut p = pkt(0);
-        let mut a = Packet::ack(0, 1, 40, 0);
+        let mut a = Packet::ack(0, 1, 40, 0).split().0;
         for at in [0, 0, 100, 5_000_000, 5_000_000, 9_000_000] {
             assert_eq!(counted.admit(at, &mut p), fast.admit(at, &mut p));
             assert_eq!(counted.admit(at, &mut a), fast.admit(at, &mut a));
@@ -485,33 +514,33 @@ mod tests {
         let mut pipes = Pipes::new();
         let mut l = Link::new("a".into(), 0, 1, 8e6, 500, &QueueSpec::Unlimited, Rng::new(1));
         let mut m = Link::new("m".into(), 0, 1, 8e6, 500, &QueueSpec::Unlimited, Rng::new(1));
-        assert!(l.pipe_push(&mut pipes, 1_000_500, pkt(0)));
+        assert!(push(&mut l, &mut pipes, 1_000_500, packet(0)));
         let mut sacked = Packet::ack(0, 5, 40, 7);
         sacked.sack[0] = (6, 8);
         sacked.nsack = 1;
-        assert!(m.pipe_push(&mut pipes, 1_000_600, sacked));
-        assert!(!l.pipe_push(&mut pipes, 2_000_500, pkt(1)));
-        let (p, nxt) = l.pop_arrival::<false>(&mut pipes);
+        assert!(push(&mut m, &mut pipes, 1_000_600, sacked));
+        assert!(!push(&mut l, &mut pipes, 2_000_500, packet(1)));
+        let (p, nxt) = pop::<false>(&mut l, &mut pipes);
         assert_eq!((p.seq, nxt), (0, Some(2_000_500)));
         // each link keeps its own order
-        assert!(!l.pipe_push(&mut pipes, 3_000_500, pkt(2)));
+        assert!(!push(&mut l, &mut pipes, 3_000_500, packet(2)));
         assert_eq!(pipes.chunks.len(), 2);
-        let (a, nxt) = m.pop_arrival::<false>(&mut pipes);
+        let (a, nxt) = pop::<false>(&mut m, &mut pipes);
         assert_eq!((a.seq, a.sack_blocks(), nxt), (5, &[(6, 8)][..], None));
-        assert_eq!(l.pop_arrival::<false>(&mut pipes).0.seq, 1);
-        let (p, nxt) = l.pop_arrival::<false>(&mut pipes);
+        assert_eq!(pop::<false>(&mut l, &mut pipes).0.seq, 1);
+        let (p, nxt) = pop::<false>(&mut l, &mut pipes);
         assert_eq!((p.seq, nxt), (2, None));
         // chunks are freed and reused; a long backlog spans several
         for k in 0..3 * CHUNK as u32 + 1 {
-            assert_eq!(l.pipe_push(&mut pipes, 4_000_000 + k as Time, pkt(k)), k == 0);
+            assert_eq!(push(&mut l, &mut pipes, 4_000_000 + k as Time, packet(k)), k == 0);
         }
         assert_eq!(pipes.chunks.len(), 4);
         for k in 0..3 * CHUNK as u32 + 1 {
             // (the prefetching pop returns the same)
-            let (p, nxt) = l.pop_arrival::<true>(&mut pipes);
+            let (p, nxt) = pop::<true>(&mut l, &mut pipes);
             assert_eq!((p.seq, nxt), (k, (k < 3 * CHUNK as u32).then_some(4_000_000 + k as Time + 1)));
         }
-        assert!(l.pipe_push(&mut pipes, 5_000_000, pkt(0)));
+        assert!(push(&mut l, &mut pipes, 5_000_000, packet(0)));
         assert_eq!(pipes.chunks.len(), 4);
     }
 

@@ -110,6 +110,47 @@ impl Packet {
 }
 
 impl Wire {
+    /// Flow index.
+    #[inline(always)]
+    pub fn flow(&self) -> u32 {
+        self.flow
+    }
+
+    /// Bytes on the wire.
+    #[inline(always)]
+    pub fn size(&self) -> u32 {
+        self.size
+    }
+
+    /// Index of the next link on the path.
+    #[inline(always)]
+    pub fn hop(&self) -> u16 {
+        self.hop
+    }
+
+    /// The packet has entered the link at its hop: the next one is next.
+    #[inline(always)]
+    pub fn next_hop(&mut self) {
+        self.hop += 1;
+    }
+
+    /// ECN bits ([`ecn`]).
+    #[inline(always)]
+    pub fn ecn(&self) -> u8 {
+        self.ecn
+    }
+
+    /// Set ECN bits (a marking queue sets [`ecn::CE`]).
+    #[inline(always)]
+    pub fn set_ecn(&mut self, bits: u8) {
+        self.ecn |= bits;
+    }
+
+    #[inline(always)]
+    pub fn is_ack(&self) -> bool {
+        self.tag & 3 == PacketKind::Ack as u8
+    }
+
     /// Whether the packet has an out-of-line part (to be passed to `join`).
     #[inline]
     pub fn has_ext(&self) -> bool {

@@ -16,7 +16,7 @@ mod red;
 pub use droptail::DropTail;
 pub use red::{Red, RedParams};
 
-use super::packet::Packet;
+use super::packet::Wire;
 use crate::sim::{Rng, Time};
 
 /// How a link buffers packets.
@@ -103,20 +103,20 @@ pub trait Discipline {
     const AT_SERVICE: bool = false;
 
     /// Decide for a packet arriving as `a` describes.
-    fn on_arrival(&mut self, a: &Arrival, pkt: &Packet) -> Admission;
+    fn on_arrival(&mut self, a: &Arrival, pkt: &Wire) -> Admission;
 
     /// Decide for an admitted packet (`Enqueue` or `Mark`) when its service starts at `start`,
     /// after waiting `sojourn`: `EarlyDrop` drops it there, `Mark` marks it. Called in service
     /// order, only when [`Discipline::AT_SERVICE`] is true.
     #[inline]
-    fn on_service(&mut self, _start: Time, _sojourn: Time, _pkt: &Packet) -> Admission {
+    fn on_service(&mut self, _start: Time, _sojourn: Time, _pkt: &Wire) -> Admission {
         Admission::Enqueue
     }
 }
 
 /// Both decisions of discipline `d` for one packet.
 #[inline(always)]
-fn decide<D: Discipline>(d: &mut D, a: &Arrival, pkt: &Packet) -> Admission {
+fn decide<D: Discipline>(d: &mut D, a: &Arrival, pkt: &Wire) -> Admission {
     let first = d.on_arrival(a, pkt);
     if D::AT_SERVICE && matches!(first, Admission::Enqueue | Admission::Mark) {
         let start = a.service_start();
@@ -148,7 +148,7 @@ impl Queue {
 
     /// The decision for a packet arriving as `a` describes.
     #[inline]
-    pub fn decide(&mut self, a: &Arrival, pkt: &Packet) -> Admission {
+    pub fn decide(&mut self, a: &Arrival, pkt: &Wire) -> Admission {
         match self {
             Queue::Unlimited => Admission::Enqueue,
             Queue::DropTail(d) => decide(d, a, pkt),
@@ -160,6 +160,7 @@ impl Queue {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::net::Packet;
 
     /// A toy dequeue-time discipline: drop a packet that would wait longer than `target`.
     struct Sojourn {
@@ -169,10 +170,10 @@ mod tests {
 
     impl Discipline for Sojourn {
         const AT_SERVICE: bool = true;
-        fn on_arrival(&mut self, _a: &Arrival, _pkt: &Packet) -> Admission {
+        fn on_arrival(&mut self, _a: &Arrival, _pkt: &Wire) -> Admission {
             Admission::Enqueue
         }
-        fn on_service(&mut self, start: Time, sojourn: Time, _pkt: &Packet) -> Admission {
+        fn on_service(&mut self, start: Time, sojourn: Time, _pkt: &Wire) -> Admission {
             self.seen.push((start, sojourn));
             if sojourn > self.target { Admission::EarlyDrop } else { Admission::Enqueue }
         }
@@ -181,7 +182,7 @@ mod tests {
     #[test]
     fn service_time_decision_sees_the_sojourn() {
         let mut d = Sojourn { target: 2_000, seen: vec![] };
-        let pkt = Packet::data(0, 0, 1000, 0, 0);
+        let pkt = Packet::data(0, 0, 1000, 0, 0).split().0;
         let short = Arrival { at: 10_000, waiting: 1, busy: true, busy_until: 11_000 };
         let long = Arrival { at: 10_000, waiting: 3, busy: true, busy_until: 13_000 };
         let idle = Arrival { at: 10_000, waiting: 0, busy: false, busy_until: 9_000 };

@@ -2,7 +2,7 @@
 //! following ns-2 2.35's semantics so that differential runs start equal.
 
 use super::{Admission, Arrival, Discipline};
-use crate::net::packet::{ecn, Packet};
+use crate::net::packet::{ecn, Wire};
 use crate::sim::{Rng, Time};
 use crate::error::show_num;
 
@@ -151,9 +151,9 @@ impl Red {
 
 impl Discipline for Red {
     #[inline]
-    fn on_arrival(&mut self, a: &Arrival, pkt: &Packet) -> Admission {
+    fn on_arrival(&mut self, a: &Arrival, pkt: &Wire) -> Admission {
         let idle_since = if a.busy || a.waiting > 0 { None } else { Some(a.busy_until) };
-        self.admit(a.at, a.waiting, pkt.ecn & ecn::ECT != 0, idle_since)
+        self.admit(a.at, a.waiting, pkt.ecn() & ecn::ECT != 0, idle_since)
     }
 }
 
