@@ -252,6 +252,8 @@ pub struct Simulation {
     snaps: [Option<Snapshot>; 2],
     /// Set when a controller reports a fault: the run stops with this message.
     failed: Option<String>,
+    /// Events until the run loop next checks the memory guard and `failed`.
+    guard: u32,
     /// The packet trace, when the scenario asks for one.
     trace: Option<Box<Tracer>>,
     /// Whether to prefetch pipe heads (worth it only with many links).
@@ -334,23 +336,49 @@ impl Simulation {
         let nl = links.len();
         let fold = foldable(&cfg.topology.links, &cfg.flows);
         let trace = cfg.trace.as_ref().map(|spec| Box::new(tracer(&cfg, spec)));
-        Ok(Simulation { cfg, q, links, pipes: Pipes::new(), flows, fold, out: Vec::with_capacity(64), ext: None, ts, ts_link_bytes: vec![0; nl], ts_link_drops: vec![0; nl], snaps: [None, None], failed: None, trace, prefetch: nl >= PREFETCH_LINKS })
+        Ok(Simulation { cfg, q, links, pipes: Pipes::new(), flows, fold, out: Vec::with_capacity(64), ext: None, ts, ts_link_bytes: vec![0; nl], ts_link_drops: vec![0; nl], snaps: [None, None], failed: None, guard: 0, trace, prefetch: nl >= PREFETCH_LINKS })
     }
 
     /// Run to the end and collect the results; a controller fault stops the run with an error
     /// naming the flow, outgrowing `limits.memory` with an error naming that setting.
     pub fn run(mut self) -> Result<RunResult, RunError> {
         let end = self.cfg.duration;
-        // The memory guard looks every `every` events (its cost is one pass over links and flows).
-        let every = (1u32 << 16).max(16 * (self.links.len() + self.flows.len()) as u32);
-        let mut guard = every;
-        while let Some(s) = self.q.peek_until(end) {
-            if self.failed.is_some() {
-                break;
+        if self.prefetch {
+            self.run_loop::<true>(end)?;
+        } else {
+            self.run_loop::<false>(end)?;
+        }
+        if let Some(e) = self.failed.take() {
+            return Err(RunError::Runtime(e));
+        }
+        self.q.advance_to(end);
+        let trace = match self.trace.take() {
+            Some(t) => {
+                t.check()?;
+                Some(t.finish())
             }
-            guard -= 1;
-            if guard == 0 {
-                guard = every;
+            None => None,
+        };
+        let mut r = self.collect(end);
+        r.trace = trace;
+        Ok(r)
+    }
+
+    /// Handle the events up to `end` (or until a controller fault); `PREFETCH`: fetch the next
+    /// packet's pipe head while an event is handled (only with many links: a few hundred stay
+    /// in the cache).
+    fn run_loop<const PREFETCH: bool>(&mut self, end: Time) -> Result<(), RunError> {
+        // The memory guard looks every `every` events (its cost is one pass over links and
+        // flows); a controller fault sets `guard` to 1, so the run stops before the next event.
+        let every = (1u32 << 16).max(16 * (self.links.len() + self.flows.len()) as u32);
+        self.guard = every;
+        while let Some(s) = self.q.peek_until(end) {
+            self.guard -= 1;
+            if self.guard == 0 {
+                if self.failed.is_some() {
+                    break;
+                }
+                self.guard = every;
                 self.check_memory()?;
                 if let Some(t) = &self.trace {
                     t.check()?;
@@ -358,16 +386,15 @@ impl Simulation {
             }
             let now = s.time;
             // The next packet's pipe head is likely cold (many links): fetch it while this
-            // event is handled (only with many links: a few hundred stay in the cache).
-            if self.prefetch {
+            // event is handled.
+            if PREFETCH {
                 if let Some(&Ev::LinkArrival(n)) = self.q.peek_ahead(1) {
                     self.links[n as usize].prefetch_head(&self.pipes);
                 }
             }
             if let Ev::LinkArrival(l) = s.event {
                 // The link's next packet usually takes this entry's place.
-                let link = &mut self.links[l as usize];
-                let (wire, next) = if self.prefetch { link.pop_arrival::<true>(&mut self.pipes) } else { link.pop_arrival::<false>(&mut self.pipes) };
+                let (wire, next) = self.links[l as usize].pop_arrival::<PREFETCH>(&mut self.pipes);
                 match next {
                     Some(t) => self.q.replace_top(t, Ev::LinkArrival(l)),
                     None => self.q.pop(),
@@ -390,20 +417,7 @@ impl Simulation {
                 Ev::Measure(i) => self.snaps[i as usize] = Some(self.snapshot(now)),
             }
         }
-        if let Some(e) = self.failed.take() {
-            return Err(RunError::Runtime(e));
-        }
-        self.q.advance_to(end);
-        let trace = match self.trace.take() {
-            Some(t) => {
-                t.check()?;
-                Some(t.finish())
-            }
-            None => None,
-        };
-        let mut r = self.collect(end);
-        r.trace = trace;
-        Ok(r)
+        Ok(())
     }
 
     /// The memory guard: an error naming `limits.memory` and what grew if the run holds more
@@ -450,6 +464,7 @@ impl Simulation {
             if let Some(e) = snd.controller_error() {
                 let alg = &self.cfg.flows[f as usize].algorithm;
                 self.failed = Some(format!("flow {f} ({alg}): {e}"));
+                self.guard = 1;
             }
         }
     }
