@@ -11,20 +11,27 @@
 //! Layout. Time is cut into slots of 2^`shift` ns; `cur_a` is the slot being drained.
 //! - `cur` holds every event of a slot ≤ `cur_a`, sorted by descending key: the next event is
 //!   the last element, so a pop is `Vec::pop`.
-//! - `LEVELS` wheels of 64 slots hold the later events. An event of slot `a > cur_a` sits on the
-//!   level of the highest base-64 digit in which `a` and `cur_a` differ, in the bucket of `a`'s
-//!   digit there (unsorted; a bit per non-empty bucket in `occ`). When `cur` runs dry, the next
-//!   non-empty bucket of the lowest level that has one becomes current: a level-0 bucket is
-//!   moved into `cur` and sorted; a higher bucket is spread over the levels below it.
-//!   Buckets are singly linked lists through one slab of nodes (`nodes`, recycled through a
-//!   free list), so the wheels take memory for the events they hold, not per bucket, and
-//!   spreading a bucket re-links nodes without copying events.
-//! - `far` (a 4-ary heap) holds events beyond the top level's range; it is read only when the
-//!   wheels are empty.
+//! - The near wheel holds the events of the next 63 slots: an event of slot `a` with
+//!   `cur_a < a < cur_a + 64` sits in `near[a % 64]`, a vector (unsorted; a bit per non-empty
+//!   bucket in `near_occ`). Each near bucket holds one slot, so making it current swaps its
+//!   vector with the empty `cur` and sorts it, with no copy. Most events (link delays of a few
+//!   slot widths) are filed here directly and handled once more when they become current.
+//! - Upper wheels (levels 1 to `LEVELS` − 1, 64 buckets each) hold the later events. An event
+//!   of slot `a ≥ cur_a + 64` sits on the level of the highest base-64 digit in which `a` and
+//!   `cur_a` differ, in the bucket of `a`'s digit there (unsorted; a bit per non-empty bucket in
+//!   `occ`); `hi_next` is the first slot of the earliest non-empty upper bucket. When `cur` runs
+//!   dry, the next near slot becomes current, unless an upper bucket starts no later: then that
+//!   bucket is spread over `cur`, the near wheel and the levels below it. Upper buckets are
+//!   singly linked lists through one slab of nodes (`nodes`, recycled through a free list), so
+//!   they take memory for the events they hold, not per bucket, and spreading a bucket to a
+//!   lower level re-links nodes without copying events.
+//! - `far` (a 4-ary heap) holds the events whose slot differs from `cur_a` above the lowest
+//!   `LEVELS` digits (beyond the top level's range; the near wheel stops at that boundary too);
+//!   it is read only when the wheels are empty.
 //!
 //! The slot width adapts: every `window` events the mean gap between events is measured and
 //! the width set to the power of two nearest `WIDTH_PER_GAP` gaps (the events are then re-filed).
-//! A level-0 bucket then holds a few events, so sorting it is cheap, and most events are filed
+//! A near bucket then holds a few events, so sorting it is cheap, and most events are filed
 //! once or twice instead of sifting through a heap of every pending event.
 
 use super::Time;
@@ -60,6 +67,7 @@ impl<E: Copy> Slot<E> {
 /// Bits of the slot number per wheel level (64 buckets a level).
 const BITS: u32 = 6;
 const BUCKETS: usize = 1 << BITS;
+const MASK: u64 = BUCKETS as u64 - 1;
 /// Wheel levels: with `shift` s they cover 2^(s + 24) ns past the current slot.
 const LEVELS: u32 = 4;
 /// Events between two measurements of the mean gap between events.
@@ -69,21 +77,20 @@ const WIDTH_PER_GAP: u64 = 2;
 /// The slot width before the first measurement: 2^10 ns ≈ 1 µs.
 const INITIAL_SHIFT: u32 = 10;
 const MAX_SHIFT: u32 = 40;
+/// A near bucket whose vector grew beyond this many entries is freed when it empties, so
+/// the near wheel keeps little memory after a burst.
+const NEAR_KEEP: usize = 1024;
 
 /// The end of a bucket list.
 const NIL: u32 = u32::MAX;
+/// `hi_next` when the upper levels are empty.
+const NONE: u64 = u64::MAX;
 
-/// A wheel entry: an event and the next node of its bucket (or of the free list).
+/// An upper-level wheel entry: an event and the next node of its bucket (or of the free list).
 #[derive(Clone, Copy)]
 struct Node<E> {
     slot: Slot<E>,
     next: u32,
-}
-
-/// Bits of `occ` strictly above digit `d`.
-#[inline(always)]
-fn above(d: u64) -> u64 {
-    (u64::MAX << d) << 1
 }
 
 /// Deterministic priority queue of events.
@@ -91,12 +98,19 @@ pub struct EventQueue<E> {
     cur: Vec<Slot<E>>,
     cur_a: u64,
     shift: u32,
-    /// First node of each bucket's list (`NIL`: empty), level by level.
-    heads: [u32; LEVELS as usize * BUCKETS],
+    /// The near wheel: an event of slot `a` with `cur_a < a < cur_a + 64` (and in the same
+    /// top-level range as `cur_a`) sits in `near[a % 64]`, unsorted; a bit per non-empty
+    /// bucket in `near_occ`. Each bucket thus holds a single slot.
+    near: [Vec<Slot<E>>; BUCKETS],
+    near_occ: u64,
+    /// The upper levels 1..`LEVELS`: first node of each bucket's list (`NIL`: empty).
+    heads: [[u32; BUCKETS]; LEVELS as usize],
+    occ: [u64; LEVELS as usize],
+    /// The first slot of the earliest non-empty upper bucket (`NONE`: none).
+    hi_next: u64,
     nodes: Vec<Node<E>>,
     /// First node of the free list (`NIL`: none).
     free: u32,
-    occ: [u64; LEVELS as usize],
     far: Heap<E>,
     len: usize,
     next_seq: u64,
@@ -124,10 +138,13 @@ impl<E: Copy> EventQueue<E> {
             cur: Vec::with_capacity(64),
             cur_a: 0,
             shift: INITIAL_SHIFT,
-            heads: [NIL; LEVELS as usize * BUCKETS],
+            near: std::array::from_fn(|_| Vec::new()),
+            near_occ: 0,
+            heads: [[NIL; BUCKETS]; LEVELS as usize],
+            occ: [0; LEVELS as usize],
+            hi_next: NONE,
             nodes: Vec::new(),
             free: NIL,
-            occ: [0; LEVELS as usize],
             far: Heap { heap: Vec::new() },
             len: 0,
             next_seq: 0,
@@ -158,7 +175,7 @@ impl<E: Copy> EventQueue<E> {
         self.len == 0
     }
 
-    #[inline]
+    #[inline(always)]
     fn entry(&mut self, time: Time, event: E) -> Slot<E> {
         debug_assert!(time >= self.now, "event scheduled in the past");
         let seq = self.next_seq;
@@ -233,7 +250,7 @@ impl<E: Copy> EventQueue<E> {
     }
 
     /// File an event of the queue (counted in `len` already).
-    #[inline]
+    #[inline(always)]
     fn insert(&mut self, e: Slot<E>) {
         let a = e.time >> self.shift;
         if a <= self.cur_a {
@@ -247,14 +264,30 @@ impl<E: Copy> EventQueue<E> {
         }
     }
 
-    /// File an event of slot `a > cur_a` on its wheel level, or in `far`.
-    #[inline]
+    /// File an event of slot `a > cur_a` in the near wheel, on an upper level, or in `far`.
+    #[inline(always)]
     fn file(&mut self, e: Slot<E>, a: u64) {
-        let level = (63 - (a ^ self.cur_a).leading_zeros()) / BITS;
-        if level >= LEVELS {
+        let x = a ^ self.cur_a;
+        if a - self.cur_a < BUCKETS as u64 && x >> (LEVELS * BITS) == 0 {
+            let b = (a & MASK) as usize;
+            self.near[b].push(e);
+            self.near_occ |= 1 << b;
+        } else {
+            self.file_upper(e, a);
+        }
+    }
+
+    /// File an event of slot `a ≥ cur_a + 64` on the upper level of the highest base-64 digit
+    /// in which `a` and `cur_a` differ, or in `far` beyond the top level.
+    #[inline(never)]
+    fn file_upper(&mut self, e: Slot<E>, a: u64) {
+        let x = a ^ self.cur_a;
+        if x >> (LEVELS * BITS) != 0 {
             self.far.push(e);
             return;
         }
+        let level = (63 - x.leading_zeros()) / BITS;
+        debug_assert!(level >= 1 && level < LEVELS);
         let i = if self.free != NIL {
             let i = self.free;
             let n = &mut self.nodes[i as usize];
@@ -269,32 +302,32 @@ impl<E: Copy> EventQueue<E> {
         self.link(i, level, a);
     }
 
-    /// Put node `i` (of slot `a`, on `level`) at the head of its bucket.
+    /// Put node `i` (of slot `a`, on upper `level`) at the head of its bucket.
     #[inline(always)]
     fn link(&mut self, i: u32, level: u32, a: u64) {
-        let d = (a >> (level * BITS)) as usize & (BUCKETS - 1);
-        let b = level as usize * BUCKETS + d;
-        self.nodes[i as usize].next = self.heads[b];
-        self.heads[b] = i;
-        self.occ[level as usize] |= 1 << d;
+        let sh = level * BITS;
+        let d = ((a >> sh) & MASK) as usize;
+        let l = level as usize & (LEVELS as usize - 1);
+        self.nodes[i as usize].next = self.heads[l][d];
+        self.heads[l][d] = i;
+        self.occ[l] |= 1 << d;
+        self.hi_next = self.hi_next.min((a >> sh) << sh);
     }
 
-    /// Detach bucket `b`'s list, returning its first node.
-    #[inline(always)]
-    fn take_bucket(&mut self, level: u32, d: u64) -> u32 {
-        self.occ[level as usize] &= !(1 << d);
-        std::mem::replace(&mut self.heads[level as usize * BUCKETS + d as usize], NIL)
-    }
-
-    /// Move node `i`'s event into `cur` (unsorted) and free the node; returns the next node.
-    #[inline(always)]
-    fn release(&mut self, i: u32) -> u32 {
-        let n = &mut self.nodes[i as usize];
-        let next = n.next;
-        self.cur.push(n.slot);
-        n.next = self.free;
-        self.free = i;
-        next
+    /// The first slot of the earliest non-empty upper bucket, and its level (`NONE`, 0: none).
+    /// Every non-empty upper bucket lies after `cur_a`'s digit on its level, in `cur_a`'s
+    /// range of the level above; a lower level's buckets come first.
+    fn upper_next(&self) -> (u64, u32) {
+        for level in 1..LEVELS {
+            let m = self.occ[level as usize];
+            if m != 0 {
+                let sh = level * BITS;
+                debug_assert!(m & !above((self.cur_a >> sh) & MASK) == 0);
+                let d = m.trailing_zeros() as u64;
+                return (((self.cur_a >> (sh + BITS)) << (sh + BITS)) | (d << sh), level);
+            }
+        }
+        (NONE, 0)
     }
 
     /// `cur` is empty and the queue is not: make the next non-empty slot current.
@@ -302,35 +335,32 @@ impl<E: Copy> EventQueue<E> {
     fn refill(&mut self) {
         debug_assert!(self.cur.is_empty() && self.len > 0);
         loop {
-            // Level 0: the next bucket is a whole slot; sort it.
-            let d0 = self.cur_a & (BUCKETS as u64 - 1);
-            let m = self.occ[0] & above(d0);
-            if m != 0 {
-                let d = m.trailing_zeros() as u64;
-                self.cur_a = (self.cur_a & !(BUCKETS as u64 - 1)) | d;
-                let mut i = self.take_bucket(0, d);
-                while i != NIL {
-                    i = self.release(i);
-                }
-                self.sort_cur();
-                return;
-            }
-            // A higher level: its next bucket becomes current and spreads over the levels below.
-            let mut spread = false;
-            for level in 1..LEVELS {
-                let sh = level * BITS;
-                let dk = (self.cur_a >> sh) & (BUCKETS as u64 - 1);
-                let m = self.occ[level as usize] & above(dk);
-                if m != 0 {
-                    let d = m.trailing_zeros() as u64;
-                    self.cur_a = ((self.cur_a >> (sh + BITS)) << (sh + BITS)) | (d << sh);
-                    let head = self.take_bucket(level, d);
-                    self.spread(head);
-                    spread = true;
-                    break;
+            if self.near_occ != 0 {
+                // The next near slot: the first bucket after `cur_a`'s, cyclically.
+                let r = ((self.cur_a + 1) & MASK) as u32;
+                let s0 = self.cur_a + 1 + self.near_occ.rotate_right(r).trailing_zeros() as u64;
+                if s0 < self.hi_next {
+                    self.cur_a = s0;
+                    self.take_near(s0);
+                    self.sort_cur();
+                    return;
                 }
             }
-            if !spread {
+            if self.hi_next != NONE {
+                // An upper bucket comes first (or with the next near slot): it becomes current
+                // and spreads over the near wheel and the levels below it.
+                let (start, level) = self.upper_next();
+                debug_assert!(start == self.hi_next && start > self.cur_a);
+                self.cur_a = start;
+                let d = ((start >> (level * BITS)) & MASK) as usize;
+                self.occ[level as usize] &= !(1 << d);
+                let head = std::mem::replace(&mut self.heads[level as usize][d], NIL);
+                self.hi_next = self.upper_next().0;
+                self.spread(head);
+                if self.near_occ & (1 << (start & MASK)) != 0 {
+                    self.take_near(start);
+                }
+            } else if self.near_occ == 0 {
                 // The wheels are empty: the earliest far event starts a new range.
                 let first = self.far.pop().expect("a non-empty queue with empty wheels has far events");
                 self.cur_a = first.time >> self.shift;
@@ -356,28 +386,67 @@ impl<E: Copy> EventQueue<E> {
         }
     }
 
-    /// Re-file the nodes of a detached bucket list (all of slots ≥ `cur_a`, on lower levels
-    /// now).
-    #[inline]
+    /// Move near bucket of slot `a` (= `cur_a`) into `cur`.
+    #[inline(always)]
+    fn take_near(&mut self, a: u64) {
+        let b = (a & MASK) as usize;
+        self.near_occ &= !(1 << b);
+        if self.cur.is_empty() {
+            std::mem::swap(&mut self.cur, &mut self.near[b]);
+            if self.near[b].capacity() > NEAR_KEEP {
+                self.near[b] = Vec::new();
+            }
+        } else {
+            self.cur.append(&mut self.near[b]);
+        }
+    }
+
+    /// Re-file the nodes of a detached upper bucket list (all of slots ≥ `cur_a`, the bucket's
+    /// first slot): into `cur`, the near wheel or a lower level.
     fn spread(&mut self, mut i: u32) {
         while i != NIL {
             let n = self.nodes[i as usize];
             let a = n.slot.time >> self.shift;
-            if a == self.cur_a {
-                i = self.release(i);
+            if a - self.cur_a < BUCKETS as u64 {
+                if a == self.cur_a {
+                    self.cur.push(n.slot);
+                } else {
+                    let b = (a & MASK) as usize;
+                    self.near[b].push(n.slot);
+                    self.near_occ |= 1 << b;
+                }
+                let node = &mut self.nodes[i as usize];
+                node.next = self.free;
+                self.free = i;
             } else {
                 let level = (63 - (a ^ self.cur_a).leading_zeros()) / BITS;
-                debug_assert!(level < LEVELS);
+                debug_assert!(level >= 1 && level < LEVELS);
                 self.link(i, level, a);
-                i = n.next;
             }
+            i = n.next;
         }
     }
 
-    #[inline]
+    /// Sort `cur` by descending key (small slots by insertion).
+    #[inline(always)]
     fn sort_cur(&mut self) {
-        if self.cur.len() > 1 {
-            self.cur.sort_unstable_by(|x, y| y.key().cmp(&x.key()));
+        let n = self.cur.len();
+        if n > 1 {
+            if n <= 8 {
+                let v = &mut self.cur[..];
+                for i in 1..v.len() {
+                    let x = v[i];
+                    let k = x.key();
+                    let mut j = i;
+                    while j > 0 && v[j - 1].key() < k {
+                        v[j] = v[j - 1];
+                        j -= 1;
+                    }
+                    v[j] = x;
+                }
+            } else {
+                self.cur.sort_unstable_by(|x, y| y.key().cmp(&x.key()));
+            }
         }
     }
 
@@ -411,17 +480,24 @@ impl<E: Copy> EventQueue<E> {
     /// Re-file every event with slot width 2^`shift`.
     fn rebuild(&mut self, shift: u32) {
         let mut all = std::mem::take(&mut self.cur);
-        for b in 0..self.heads.len() {
-            let mut i = std::mem::replace(&mut self.heads[b], NIL);
-            while i != NIL {
-                all.push(self.nodes[i as usize].slot);
-                i = self.nodes[i as usize].next;
+        for b in 0..BUCKETS {
+            all.append(&mut self.near[b]);
+        }
+        for level in 0..LEVELS as usize {
+            for d in 0..BUCKETS {
+                let mut i = std::mem::replace(&mut self.heads[level][d], NIL);
+                while i != NIL {
+                    all.push(self.nodes[i as usize].slot);
+                    i = self.nodes[i as usize].next;
+                }
             }
         }
         self.nodes.clear();
         self.free = NIL;
         all.append(&mut self.far.heap);
+        self.near_occ = 0;
         self.occ = [0; LEVELS as usize];
+        self.hi_next = NONE;
         self.shift = shift;
         // Every pending event is due at or after `now`.
         self.cur_a = self.now >> shift;
@@ -433,8 +509,14 @@ impl<E: Copy> EventQueue<E> {
                 self.file(e, a);
             }
         }
-        self.sort_cur();
+        self.cur.sort_unstable_by(|x, y| y.key().cmp(&x.key()));
     }
+}
+
+/// Bits of `occ` strictly above digit `d`.
+#[inline(always)]
+fn above(d: u64) -> u64 {
+    (u64::MAX << d) << 1
 }
 
 /// A 4-ary min-heap on (time, seq): the far events.
@@ -624,6 +706,40 @@ mod tests {
         against_reference(13, WINDOW, 300_000, |r| r.next_u64() % 50_000_000);
         // Times near the top of the clock.
         against_reference(14, 64, 50_000, |r| u64::MAX - (r.next_u64() % 1000));
+    }
+
+    #[test]
+    fn a_far_event_comes_before_a_later_near_one_across_the_top_range() {
+        // Slot width stays 2^10 ns: the wheels cover 2^34 ns. Z is filed far at t = 0; when the
+        // clock nears 2^34, X (later than Z, but within 64 slots of the current one) must not
+        // pop first.
+        let top = 1u64 << (INITIAL_SHIFT + LEVELS * BITS);
+        let mut q = EventQueue::with_window(u64::MAX);
+        q.schedule(top + 3 * 1024, 'z');
+        q.schedule(top - 10 * 1024, 'a');
+        assert_eq!(q.pop_until(u64::MAX).map(|s| s.event), Some('a'));
+        q.schedule(top + 5 * 1024, 'x');
+        q.schedule(top - 2 * 1024, 'b');
+        let order: Vec<char> = std::iter::from_fn(|| q.pop_until(u64::MAX).map(|s| s.event)).collect();
+        assert_eq!(order, vec!['b', 'z', 'x']);
+    }
+
+    #[test]
+    fn matches_a_binary_heap_near_the_ranges_of_the_levels() {
+        // A fixed slot width (2^10 ns) and delays just short of or past the range of each level
+        // (2^16, 2^22, 2^28, 2^34 ns), so the near wheel crosses the ranges' boundaries while
+        // upper buckets and far events are pending.
+        for (seed, bits) in [(30u64, 16u32), (31, 22), (32, 28), (33, 34)] {
+            against_reference(seed, u64::MAX / 2, 60_000, move |r| {
+                let span = 1u64 << bits;
+                match r.next_u64() % 4 {
+                    0 => r.next_u64() % 70_000,
+                    1 => span.saturating_sub(r.next_u64() % 70_000),
+                    2 => span + r.next_u64() % 70_000,
+                    _ => r.next_u64() % (2 * span),
+                }
+            });
+        }
     }
 
     #[test]
