@@ -256,12 +256,30 @@ impl<E: Copy> EventQueue<E> {
         if a <= self.cur_a {
             // Due in the slot being drained (or, after a `peek_until` that stopped at its
             // horizon, before it): into `cur`, in order.
-            let k = e.key();
-            let at = self.cur.partition_point(|x| x.key() > k);
-            self.cur.insert(at, e);
+            self.insert_cur(e);
         } else {
             self.file(e, a);
         }
+    }
+
+    /// Insert `e` into `cur` at its place (a short `cur` is scanned from its end).
+    #[inline(always)]
+    fn insert_cur(&mut self, e: Slot<E>) {
+        let k = e.key();
+        let n = self.cur.len();
+        if n > 16 {
+            let at = self.cur.partition_point(|x| x.key() > k);
+            self.cur.insert(at, e);
+            return;
+        }
+        self.cur.push(e);
+        let v = &mut self.cur[..=n];
+        let mut j = n;
+        while j > 0 && v[j - 1].key() < k {
+            v[j] = v[j - 1];
+            j -= 1;
+        }
+        v[j] = e;
     }
 
     /// File an event of slot `a > cur_a` in the near wheel, on an upper level, or in `far`.
@@ -331,59 +349,76 @@ impl<E: Copy> EventQueue<E> {
     }
 
     /// `cur` is empty and the queue is not: make the next non-empty slot current.
-    #[inline(never)]
+    #[inline(always)]
     fn refill(&mut self) {
         debug_assert!(self.cur.is_empty() && self.len > 0);
         loop {
-            if self.near_occ != 0 {
+            let occ = self.near_occ;
+            if occ != 0 {
                 // The next near slot: the first bucket after `cur_a`'s, cyclically.
-                let r = ((self.cur_a + 1) & MASK) as u32;
-                let s0 = self.cur_a + 1 + self.near_occ.rotate_right(r).trailing_zeros() as u64;
+                let next = self.cur_a + 1;
+                let s0 = next + occ.rotate_right(next as u32).trailing_zeros() as u64;
                 if s0 < self.hi_next {
                     self.cur_a = s0;
-                    self.take_near(s0);
+                    let b = (s0 & MASK) as usize;
+                    self.near_occ = occ & !(1 << b);
+                    std::mem::swap(&mut self.cur, &mut self.near[b]);
+                    if self.near[b].capacity() > NEAR_KEEP {
+                        self.near[b] = Vec::new();
+                    }
                     self.sort_cur();
                     return;
                 }
             }
-            if self.hi_next != NONE {
-                // An upper bucket comes first (or with the next near slot): it becomes current
-                // and spreads over the near wheel and the levels below it.
-                let (start, level) = self.upper_next();
-                debug_assert!(start == self.hi_next && start > self.cur_a);
-                self.cur_a = start;
-                let d = ((start >> (level * BITS)) & MASK) as usize;
-                self.occ[level as usize] &= !(1 << d);
-                let head = std::mem::replace(&mut self.heads[level as usize][d], NIL);
-                self.hi_next = self.upper_next().0;
-                self.spread(head);
-                if self.near_occ & (1 << (start & MASK)) != 0 {
-                    self.take_near(start);
-                }
-            } else if self.near_occ == 0 {
-                // The wheels are empty: the earliest far event starts a new range.
-                let first = self.far.pop().expect("a non-empty queue with empty wheels has far events");
-                self.cur_a = first.time >> self.shift;
-                self.cur.push(first);
-                let top = self.cur_a >> (LEVELS * BITS);
-                while let Some(e) = self.far.peek() {
-                    let a = e.time >> self.shift;
-                    if a >> (LEVELS * BITS) != top {
-                        break;
-                    }
-                    let e = self.far.pop().expect("peeked");
-                    if a == self.cur_a {
-                        self.cur.push(e);
-                    } else {
-                        self.file(e, a);
-                    }
-                }
-            }
-            if !self.cur.is_empty() {
-                self.sort_cur();
+            if self.refill_upper() {
                 return;
             }
         }
+    }
+
+    /// `refill` when an upper bucket comes first (or with the next near slot), or the wheels
+    /// are empty; true when `cur` is filled (and sorted).
+    #[inline(never)]
+    fn refill_upper(&mut self) -> bool {
+        if self.hi_next != NONE {
+            // The upper bucket becomes current and spreads over the near wheel and the levels
+            // below it.
+            let (start, level) = self.upper_next();
+            debug_assert!(start == self.hi_next && start > self.cur_a);
+            self.cur_a = start;
+            let d = ((start >> (level * BITS)) & MASK) as usize;
+            self.occ[level as usize] &= !(1 << d);
+            let head = std::mem::replace(&mut self.heads[level as usize][d], NIL);
+            self.hi_next = self.upper_next().0;
+            self.spread(head);
+            if self.near_occ & (1 << (start & MASK)) != 0 {
+                self.take_near(start);
+            }
+        } else {
+            debug_assert!(self.near_occ == 0);
+            // The wheels are empty: the earliest far event starts a new range.
+            let first = self.far.pop().expect("a non-empty queue with empty wheels has far events");
+            self.cur_a = first.time >> self.shift;
+            self.cur.push(first);
+            let top = self.cur_a >> (LEVELS * BITS);
+            while let Some(e) = self.far.peek() {
+                let a = e.time >> self.shift;
+                if a >> (LEVELS * BITS) != top {
+                    break;
+                }
+                let e = self.far.pop().expect("peeked");
+                if a == self.cur_a {
+                    self.cur.push(e);
+                } else {
+                    self.file(e, a);
+                }
+            }
+        }
+        if self.cur.is_empty() {
+            return false;
+        }
+        self.sort_cur();
+        true
     }
 
     /// Move near bucket of slot `a` (= `cur_a`) into `cur`.
@@ -427,26 +462,36 @@ impl<E: Copy> EventQueue<E> {
         }
     }
 
-    /// Sort `cur` by descending key (small slots by insertion).
+    /// Sort `cur` by descending key (two events by a comparison).
     #[inline(always)]
     fn sort_cur(&mut self) {
-        let n = self.cur.len();
-        if n > 1 {
-            if n <= 8 {
-                let v = &mut self.cur[..];
-                for i in 1..v.len() {
-                    let x = v[i];
-                    let k = x.key();
-                    let mut j = i;
-                    while j > 0 && v[j - 1].key() < k {
-                        v[j] = v[j - 1];
-                        j -= 1;
-                    }
-                    v[j] = x;
+        match self.cur.len() {
+            0 | 1 => {}
+            2 => {
+                if self.cur[0].key() < self.cur[1].key() {
+                    self.cur.swap(0, 1);
                 }
-            } else {
-                self.cur.sort_unstable_by(|x, y| y.key().cmp(&x.key()));
             }
+            _ => self.sort_cur_long(),
+        }
+    }
+
+    #[inline(never)]
+    fn sort_cur_long(&mut self) {
+        let v = &mut self.cur[..];
+        if v.len() <= 8 {
+            for i in 1..v.len() {
+                let x = v[i];
+                let k = x.key();
+                let mut j = i;
+                while j > 0 && v[j - 1].key() < k {
+                    v[j] = v[j - 1];
+                    j -= 1;
+                }
+                v[j] = x;
+            }
+        } else {
+            v.sort_unstable_by(|x, y| y.key().cmp(&x.key()));
         }
     }
 
@@ -740,6 +785,14 @@ mod tests {
                 }
             });
         }
+    }
+
+    #[test]
+    fn matches_a_binary_heap_with_crowded_slots() {
+        // A fixed slot width (2^10 ns) much wider than the gaps: long runs of ties in `cur` and
+        // buckets of tens of events (every sorting path).
+        against_reference(40, u64::MAX, 50_000, |r| r.next_u64() % 3);
+        against_reference(41, u64::MAX, 50_000, |r| r.next_u64() % 40_000);
     }
 
     #[test]
