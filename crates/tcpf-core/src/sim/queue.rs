@@ -103,6 +103,9 @@ pub struct EventQueue<E> {
     /// bucket in `near_occ`. Each bucket thus holds a single slot.
     near: [Vec<Slot<E>>; BUCKETS],
     near_occ: u64,
+    /// Slots of the near wheel after `cur_a`, plus one: 64, or fewer before the end of the top
+    /// level's range (see `near_span`).
+    near_span: u64,
     /// The upper levels 1..`LEVELS`: first node of each bucket's list (`NIL`: empty).
     heads: [[u32; BUCKETS]; LEVELS as usize],
     occ: [u64; LEVELS as usize],
@@ -140,6 +143,7 @@ impl<E: Copy> EventQueue<E> {
             shift: INITIAL_SHIFT,
             near: std::array::from_fn(|_| Vec::new()),
             near_occ: 0,
+            near_span: near_span(0),
             heads: [[NIL; BUCKETS]; LEVELS as usize],
             occ: [0; LEVELS as usize],
             hi_next: NONE,
@@ -285,8 +289,7 @@ impl<E: Copy> EventQueue<E> {
     /// File an event of slot `a > cur_a` in the near wheel, on an upper level, or in `far`.
     #[inline(always)]
     fn file(&mut self, e: Slot<E>, a: u64) {
-        let x = a ^ self.cur_a;
-        if a - self.cur_a < BUCKETS as u64 && x >> (LEVELS * BITS) == 0 {
+        if a - self.cur_a < self.near_span {
             let b = (a & MASK) as usize;
             self.near[b].push(e);
             self.near_occ |= 1 << b;
@@ -360,6 +363,7 @@ impl<E: Copy> EventQueue<E> {
                 let s0 = next + occ.rotate_right(next as u32).trailing_zeros() as u64;
                 if s0 < self.hi_next {
                     self.cur_a = s0;
+                    self.near_span = near_span(s0);
                     let b = (s0 & MASK) as usize;
                     self.near_occ = occ & !(1 << b);
                     std::mem::swap(&mut self.cur, &mut self.near[b]);
@@ -386,6 +390,7 @@ impl<E: Copy> EventQueue<E> {
             let (start, level) = self.upper_next();
             debug_assert!(start == self.hi_next && start > self.cur_a);
             self.cur_a = start;
+            self.near_span = near_span(start);
             let d = ((start >> (level * BITS)) & MASK) as usize;
             self.occ[level as usize] &= !(1 << d);
             let head = std::mem::replace(&mut self.heads[level as usize][d], NIL);
@@ -399,6 +404,7 @@ impl<E: Copy> EventQueue<E> {
             // The wheels are empty: the earliest far event starts a new range.
             let first = self.far.pop().expect("a non-empty queue with empty wheels has far events");
             self.cur_a = first.time >> self.shift;
+            self.near_span = near_span(self.cur_a);
             self.cur.push(first);
             let top = self.cur_a >> (LEVELS * BITS);
             while let Some(e) = self.far.peek() {
@@ -465,11 +471,23 @@ impl<E: Copy> EventQueue<E> {
     /// Sort `cur` by descending key (two events by a comparison).
     #[inline(always)]
     fn sort_cur(&mut self) {
-        match self.cur.len() {
-            0 | 1 => {}
-            2 => {
-                if self.cur[0].key() < self.cur[1].key() {
-                    self.cur.swap(0, 1);
+        match self.cur[..] {
+            [] | [_] => {}
+            [ref mut x, ref mut y] => {
+                if x.key() < y.key() {
+                    std::mem::swap(x, y);
+                }
+            }
+            [ref mut x, ref mut y, ref mut z] => {
+                // Three compare-exchanges (descending).
+                if x.key() < y.key() {
+                    std::mem::swap(x, y);
+                }
+                if y.key() < z.key() {
+                    std::mem::swap(y, z);
+                    if x.key() < y.key() {
+                        std::mem::swap(x, y);
+                    }
                 }
             }
             _ => self.sort_cur_long(),
@@ -546,6 +564,7 @@ impl<E: Copy> EventQueue<E> {
         self.shift = shift;
         // Every pending event is due at or after `now`.
         self.cur_a = self.now >> shift;
+        self.near_span = near_span(self.cur_a);
         for e in all.drain(..) {
             let a = e.time >> shift;
             if a <= self.cur_a {
@@ -556,6 +575,14 @@ impl<E: Copy> EventQueue<E> {
         }
         self.cur.sort_unstable_by(|x, y| y.key().cmp(&x.key()));
     }
+}
+
+/// The near wheel's `near_span` when slot `a` is current: the next 63 slots, but none past the
+/// top level's range (events there wait in `far`).
+#[inline(always)]
+fn near_span(a: u64) -> u64 {
+    let range = 1u64 << (LEVELS * BITS);
+    (BUCKETS as u64).min(range - (a & (range - 1)))
 }
 
 /// Bits of `occ` strictly above digit `d`.
