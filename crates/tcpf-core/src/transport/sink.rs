@@ -64,10 +64,17 @@ impl TcpSink {
         self.nrecent = (self.nrecent + 1).min(MAX_SACK_BLOCKS);
     }
 
+    #[inline]
     fn fill_sack(&self, ack: &mut Packet) {
         if !self.sack || self.ooo.is_empty() {
             return;
         }
+        self.fill_sack_blocks(ack);
+    }
+
+    /// `fill_sack`'s blocks (out of line: most ACKs carry none).
+    #[inline(never)]
+    fn fill_sack_blocks(&self, ack: &mut Packet) {
         let mut n = 0usize;
         let push = |b: (u32, u32), ack: &mut Packet, n: &mut usize| {
             if *n < MAX_SACK_BLOCKS && !ack.sack[..*n].contains(&b) {
@@ -90,6 +97,7 @@ impl TcpSink {
         ack.nsack = n as u8;
     }
 
+    #[inline]
     fn make_ack(&mut self, stamp: Time) -> Packet {
         let mut a = Packet::ack(self.flow, self.next, self.ack_size, stamp);
         if self.ece_latched {
