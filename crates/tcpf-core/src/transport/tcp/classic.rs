@@ -84,7 +84,15 @@ fn new_ack<M: DupAck>(m: &mut M, c: &mut Core, now: Time, pkt: &Packet, rtt: f64
     let acked = ack - c.snd_una;
     c.sample_timed(now, ack);
     m.on_cumulative_ack(c, ack);
-    c.sb.drain(..acked as usize);
+    // The acknowledged flags leave the scoreboard (usually one or two: popped one by one,
+    // cheaper than a drain).
+    if acked <= 4 {
+        for _ in 0..acked {
+            c.sb.pop_front();
+        }
+    } else {
+        c.sb.drain(..acked as usize);
+    }
     c.snd_una = ack;
     if c.snd_nxt < c.snd_una {
         c.snd_nxt = c.snd_una;

@@ -84,6 +84,19 @@ impl Sack {
         (lost_below, pipe)
     }
 
+    /// `on_cumulative_ack` when flags may need uncounting.
+    #[inline(never)]
+    fn uncount_below(&mut self, c: &Core, ack: u32) {
+        for &f in c.sb.range(..(ack - c.snd_una) as usize) {
+            if f & SACKED != 0 {
+                self.sacked -= 1;
+            } else if c.in_recovery && f & RETX != 0 {
+                self.retx -= 1;
+            }
+        }
+        self.runs.drop_below(ack);
+    }
+
     /// Retransmit `seq` (in recovery), counting it if it is now an un-SACKed retransmission.
     fn retransmit(&mut self, c: &mut Core, now: Time, seq: u32, out: &mut Vec<Packet>) {
         let before = c.sb.get((seq - c.snd_una) as usize).copied();
@@ -148,15 +161,15 @@ impl DupAck for Sack {
         }
     }
 
+    #[inline]
     fn on_cumulative_ack(&mut self, c: &Core, ack: u32) {
-        for &f in c.sb.range(..(ack - c.snd_una) as usize) {
-            if f & SACKED != 0 {
-                self.sacked -= 1;
-            } else if c.in_recovery && f & RETX != 0 {
-                self.retx -= 1;
-            }
+        // Nothing to uncount (no packet is flagged SACKED, no un-SACKed retransmission is
+        // counted) and no run to drop: the usual ACK outside recovery.
+        if self.sacked == 0 && (self.retx == 0 || !c.in_recovery) {
+            debug_assert!(self.runs.is_empty());
+            return;
         }
-        self.runs.drop_below(ack);
+        self.uncount_below(c, ack);
     }
 
     #[inline]
