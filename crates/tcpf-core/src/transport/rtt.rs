@@ -3,6 +3,8 @@
 //! are kept in fixed point (1/8 and 1/4 tick), RTO = SRTT + 4·RTTVAR ticks, at least the
 //! minimum RTO, doubled per backoff (up to a cap), at most the maximum RTO.
 
+use crate::sim::{secs, Time};
+
 #[derive(Clone, Debug)]
 pub struct RttEstimator {
     tick: f64,
@@ -18,11 +20,25 @@ pub struct RttEstimator {
     pub backoff: u32,
     /// Phase of the coarse clock: it ticks at phase + k·tick.
     phase: f64,
+    /// The current timeout (`rto()`), seconds, and in nanoseconds: kept up to date by `sample`
+    /// and `back_off`, the only changes to what it depends on, since the sender reads it on
+    /// every ACK.
+    rto: f64,
+    rto_ns: Time,
 }
 
 impl RttEstimator {
     pub fn new(tick: f64, min_rto: f64, max_rto: f64, initial_rto: f64, max_backoff: u32, phase: f64) -> Self {
-        RttEstimator { tick, min_rto, max_rto, max_backoff, srtt8: 0, rttvar4: 0, rto_base: initial_rto, backoff: 1, phase }
+        let mut e = RttEstimator { tick, min_rto, max_rto, max_backoff, srtt8: 0, rttvar4: 0, rto_base: initial_rto, backoff: 1, phase, rto: 0.0, rto_ns: 0 };
+        e.update_rto();
+        e
+    }
+
+    /// Compute the timeout from the base, the clamps and the backoff.
+    fn update_rto(&mut self) {
+        let t = self.rto_base.max(self.min_rto) * self.backoff as f64;
+        self.rto = t.min(self.max_rto).max(2.0 * self.tick);
+        self.rto_ns = secs(self.rto);
     }
 
     /// Take a sample of `rtt` seconds for a segment sent at `sent_at` seconds.
@@ -52,6 +68,7 @@ impl RttEstimator {
         let rto_ticks = ((self.rttvar4 << 3) + self.srtt8) >> 3;
         self.rto_base = rto_ticks as f64 * self.tick;
         self.backoff = 1;
+        self.update_rto();
     }
 
     /// Smoothed RTT in seconds (0 before the first sample).
@@ -60,9 +77,15 @@ impl RttEstimator {
     }
 
     /// Current timeout in seconds.
+    #[inline]
     pub fn rto(&self) -> f64 {
-        let t = self.rto_base.max(self.min_rto) * self.backoff as f64;
-        t.min(self.max_rto).max(2.0 * self.tick)
+        self.rto
+    }
+
+    /// Current timeout in nanoseconds (`secs(rto())`).
+    #[inline]
+    pub fn rto_ns(&self) -> Time {
+        self.rto_ns
     }
 
     /// Double the timeout after it fired: while the multiplier is below `max_backoff`, and
@@ -79,6 +102,7 @@ impl RttEstimator {
             self.rttvar4 += self.srtt8 >> 3;
             self.srtt8 = 0;
         }
+        self.update_rto();
     }
 }
 
