@@ -147,23 +147,45 @@ pub trait Controller: Send + std::any::Any {
     }
 }
 
-/// Calls `$call` on the controller inside a [`Held`], whatever its variant.
+/// Calls `$call` on the law inside a [`Held`], whatever its variant.
 macro_rules! held_dispatch {
+    ($law:expr, $c:ident => $call:expr) => {
+        match $law {
+            Law::Aimd($c) => $call,
+            Law::Binomial($c) => $call,
+            Law::History($c) => $call,
+            Law::Cyrf($c) => $call,
+            Law::Illinois($c) => $call,
+            Law::HsTcp($c) => $call,
+            Law::Scalable($c) => $call,
+            Law::Bic($c) => $call,
+            Law::Cubic($c) => $call,
+            Law::Htcp($c) => $call,
+            Law::Compound($c) => $call,
+            Law::Vegas($c) => $call,
+            Law::Dyn($c) => $call,
+        }
+    };
+}
+
+/// Calls `$call`, which may change the window, on the law inside a [`Held`]; for a built-in
+/// law the held copy of its window is then refreshed.
+macro_rules! held_mutate {
     ($self:ident, $c:ident => $call:expr) => {
-        match $self {
-            Held::Aimd($c) => $call,
-            Held::Binomial($c) => $call,
-            Held::History($c) => $call,
-            Held::Cyrf($c) => $call,
-            Held::Illinois($c) => $call,
-            Held::HsTcp($c) => $call,
-            Held::Scalable($c) => $call,
-            Held::Bic($c) => $call,
-            Held::Cubic($c) => $call,
-            Held::Htcp($c) => $call,
-            Held::Compound($c) => $call,
-            Held::Vegas($c) => $call,
-            Held::Dyn($c) => $call,
+        match &mut $self.law {
+            Law::Aimd($c) => { $call; $self.win = $c.window(); }
+            Law::Binomial($c) => { $call; $self.win = $c.window(); }
+            Law::History($c) => { $call; $self.win = $c.window(); }
+            Law::Cyrf($c) => { $call; $self.win = $c.window(); }
+            Law::Illinois($c) => { $call; $self.win = $c.window(); }
+            Law::HsTcp($c) => { $call; $self.win = $c.window(); }
+            Law::Scalable($c) => { $call; $self.win = $c.window(); }
+            Law::Bic($c) => { $call; $self.win = $c.window(); }
+            Law::Cubic($c) => { $call; $self.win = $c.window(); }
+            Law::Htcp($c) => { $call; $self.win = $c.window(); }
+            Law::Compound($c) => { $call; $self.win = $c.window(); }
+            Law::Vegas($c) => { $call; $self.win = $c.window(); }
+            Law::Dyn($c) => $call,
         }
     };
 }
@@ -171,7 +193,16 @@ macro_rules! held_dispatch {
 /// A window controller as the TCP sender holds it: the built-in laws by value, so the calls
 /// made on every ACK are static (and inlined), any other controller (formula, Python) boxed.
 /// A `Controller` itself; `Held::new` unboxes a built-in law and keeps anything else boxed.
-pub enum Held {
+pub struct Held {
+    law: Law,
+    /// A built-in law's `window()`, refreshed after every call that may change it (a built-in
+    /// law's window is a function of its state, which only those calls change), since the
+    /// sender asks for the window several times per ACK. Unused for `Law::Dyn`, which is asked
+    /// every time.
+    win: f64,
+}
+
+enum Law {
     Aimd(aimd::Aimd),
     Binomial(binomial::Binomial),
     History(history::History),
@@ -194,7 +225,9 @@ impl Held {
             ($($v:ident($t:ty)),*) => {
                 $(if (&*c as &dyn std::any::Any).is::<$t>() {
                     let any: Box<dyn std::any::Any> = c;
-                    return Held::$v(*any.downcast::<$t>().expect("the type was checked"));
+                    let law: $t = *any.downcast::<$t>().expect("the type was checked");
+                    let win = law.window();
+                    return Held { law: Law::$v(law), win };
                 })*
             };
         }
@@ -212,42 +245,51 @@ impl Held {
             Compound(compound::Compound),
             Vegas(vegas::Vegas)
         );
-        Held::Dyn(c)
+        Held { law: Law::Dyn(c), win: f64::NAN }
+    }
+
+    /// Whether the controller is boxed (not a built-in law).
+    #[cfg(test)]
+    fn is_dyn(&self) -> bool {
+        matches!(self.law, Law::Dyn(_))
     }
 }
 
 impl Controller for Held {
     #[inline]
     fn on_ack(&mut self, ack: &Ack) {
-        held_dispatch!(self, c => c.on_ack(ack))
+        held_mutate!(self, c => c.on_ack(ack))
     }
     #[inline]
     fn on_rtt_sample(&mut self, now: f64, rtt: f64) {
-        held_dispatch!(self, c => c.on_rtt_sample(now, rtt))
+        held_mutate!(self, c => c.on_rtt_sample(now, rtt))
     }
     #[inline]
     fn on_loss_event(&mut self, ev: &LossEvent) {
-        held_dispatch!(self, c => c.on_loss_event(ev))
+        held_mutate!(self, c => c.on_loss_event(ev))
     }
     #[inline]
     fn on_timeout(&mut self, to: &Timeout) {
-        held_dispatch!(self, c => c.on_timeout(to))
+        held_mutate!(self, c => c.on_timeout(to))
     }
     #[inline]
     fn window(&self) -> f64 {
-        held_dispatch!(self, c => c.window())
+        match &self.law {
+            Law::Dyn(c) => c.window(),
+            _ => self.win,
+        }
     }
     #[inline]
     fn ssthresh(&self) -> f64 {
-        held_dispatch!(self, c => c.ssthresh())
+        held_dispatch!(&self.law, c => c.ssthresh())
     }
     #[inline]
     fn min_cwnd(&self) -> f64 {
-        held_dispatch!(self, c => c.min_cwnd())
+        held_dispatch!(&self.law, c => c.min_cwnd())
     }
     #[inline]
     fn error(&self) -> Option<String> {
-        held_dispatch!(self, c => c.error())
+        held_dispatch!(&self.law, c => c.error())
     }
 }
 
@@ -384,7 +426,7 @@ mod tests {
         ];
         for (i, m) in make.iter().enumerate() {
             let mut held = Held::new(m());
-            assert_eq!(matches!(held, Held::Dyn(_)), i == 2, "variant of controller {i}");
+            assert_eq!(held.is_dyn(), i == 2, "variant of controller {i}");
             let mut boxed = m();
             let trace = |c: &mut dyn Controller| {
                 let mut w = rtts(c, 8);
