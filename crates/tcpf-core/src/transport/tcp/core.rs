@@ -163,6 +163,7 @@ impl Core {
         self.stats.rto_samples += 1;
     }
 
+    #[inline(always)]
     pub fn transmit(&mut self, now: Time, seq: u32, out: &mut Vec<Packet>) {
         if seq < self.snd_max {
             self.stats.retransmissions += 1;
