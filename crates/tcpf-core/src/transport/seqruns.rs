@@ -1,13 +1,13 @@
 //! A set of sequence numbers kept as runs `[start, end)`: the packets a TCP receiver holds out
-//! of order (its SACK blocks) and the packets a SACK sender knows were received. Operations
-//! cost O(log n) in the number of runs (plus the packets newly covered), so neither side scans
-//! a window's worth of packets per ACK.
+//! of order (its SACK blocks) and the packets a SACK sender knows were received. Lookups cost
+//! O(log n) in the number of runs, changes a move of the runs above (plus the packets newly
+//! covered), so neither side scans a window's worth of packets per ACK.
 
-use std::collections::BTreeMap;
-
-/// Runs keyed by their start: disjoint and never adjacent (touching runs merge).
+/// Runs `[start, end)` in increasing order: disjoint and never adjacent (touching runs merge).
+/// A sorted vector: the sets held are a few runs (a receiver's holes, a sender's SACKed
+/// blocks), for which a binary search and a short move beat a B-tree's node walks.
 #[derive(Default, Debug)]
-pub(crate) struct SeqRuns(BTreeMap<u32, u32>);
+pub(crate) struct SeqRuns(Vec<(u32, u32)>);
 
 impl SeqRuns {
     /// Cover `[lo, hi)`, calling `newly` for each number not covered before, in increasing order.
@@ -15,37 +15,50 @@ impl SeqRuns {
         if lo >= hi {
             return;
         }
+        let v = &mut self.0;
         let (mut start, mut end) = (lo, hi);
         // Numbers below `covered` are in the set (or below the block).
         let mut covered = lo;
-        if let Some((&s, &e)) = self.0.range(..lo).next_back() {
+        // The runs [first, k) merge into one: the run starting below `lo` if it reaches `lo`,
+        // then those starting in [lo, hi].
+        let mut first = v.partition_point(|&(s, _)| s < lo);
+        let mut k = first;
+        if first > 0 {
+            let (s, e) = v[first - 1];
             if e >= lo {
+                first -= 1;
                 start = s;
                 covered = e;
                 end = end.max(e);
-                self.0.remove(&s);
             }
         }
-        while let Some((&s, &e)) = self.0.range(lo..=hi).next() {
+        while let Some(&(s, e)) = v.get(k) {
+            if s > hi {
+                break;
+            }
             (covered..s).for_each(&mut newly);
             covered = covered.max(e);
             end = end.max(e);
-            self.0.remove(&s);
+            k += 1;
         }
         (covered..hi).for_each(&mut newly);
-        self.0.insert(start, end);
+        if k == first {
+            v.insert(first, (start, end));
+        } else {
+            v[first] = (start, end);
+            v.drain(first + 1..k);
+        }
     }
 
     /// Forget the numbers below `seq`.
+    #[inline]
     pub fn drop_below(&mut self, seq: u32) {
-        while let Some((&s, &e)) = self.0.first_key_value() {
-            if s >= seq {
-                break;
-            }
-            self.0.remove(&s);
-            if e > seq {
-                self.0.insert(seq, e);
-                break;
+        if self.0.first().is_some_and(|&(s, _)| s < seq) {
+            // Runs ending at or below `seq` go; the next one is cut at `seq` if it starts below.
+            let n = self.0.partition_point(|&(_, e)| e <= seq);
+            self.0.drain(..n);
+            if let Some(r) = self.0.first_mut() {
+                r.0 = r.0.max(seq);
             }
         }
     }
@@ -54,26 +67,30 @@ impl SeqRuns {
         self.0.clear();
     }
 
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
 
     /// The lowest run.
+    #[inline]
     pub fn first(&self) -> Option<(u32, u32)> {
-        self.0.first_key_value().map(|(&s, &e)| (s, e))
+        self.0.first().copied()
     }
 
     /// The run holding `seq`, if any.
+    #[inline]
     pub fn run_of(&self, seq: u32) -> Option<(u32, u32)> {
-        match self.0.range(..=seq).next_back() {
-            Some((&s, &e)) if seq < e => Some((s, e)),
+        let i = self.0.partition_point(|&(s, _)| s <= seq);
+        match i.checked_sub(1).map(|i| self.0[i]) {
+            Some((s, e)) if seq < e => Some((s, e)),
             _ => None,
         }
     }
 
     /// The runs in increasing order.
     pub fn iter(&self) -> impl DoubleEndedIterator<Item = (u32, u32)> + '_ {
-        self.0.iter().map(|(&s, &e)| (s, e))
+        self.0.iter().copied()
     }
 
     /// The `n`-th highest number in the set (n ≥ 1), if it holds at least `n`.
