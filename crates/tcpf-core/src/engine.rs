@@ -462,11 +462,18 @@ impl Simulation {
     fn check_controller(&mut self, f: u32) {
         if let Some(snd) = self.flows[f as usize].ep.tcp() {
             if let Some(e) = snd.controller_error() {
-                let alg = &self.cfg.flows[f as usize].algorithm;
-                self.failed = Some(format!("flow {f} ({alg}): {e}"));
-                self.guard = 1;
+                self.controller_failed(f, e);
             }
         }
+    }
+
+    /// Flow `f`'s controller reported fault `e`: the run stops before the next event.
+    #[cold]
+    #[inline(never)]
+    fn controller_failed(&mut self, f: u32, e: String) {
+        let alg = &self.cfg.flows[f as usize].algorithm;
+        self.failed = Some(format!("flow {f} ({alg}): {e}"));
+        self.guard = 1;
     }
 
     /// Send a packet from its origin (hop 0) or onward from a node.
@@ -520,38 +527,58 @@ impl Simulation {
         }
     }
 
+    /// Forward the packets the endpoints queued in `out`, in order. (Forwarding from an
+    /// endpoint enters the first link of a route, never delivers, so adds nothing to `out`.)
+    #[inline]
     fn flush(&mut self, now: Time) {
-        let mut out = std::mem::take(&mut self.out);
-        for p in out.drain(..) {
+        let mut i = 0;
+        while let Some(&p) = self.out.get(i) {
             self.forward(now, p);
+            i += 1;
         }
-        self.out = out;
+        self.out.clear();
     }
 
+    /// A packet reaches its endpoint. The flow's endpoint is looked up once: a timer's new
+    /// deadline is read (and its entry armed) before the packets this arrival sends are
+    /// forwarded, which change neither, and scheduled after them, in the same order as
+    /// `sync_delack` / `sync_rto` called after them would.
     fn deliver(&mut self, now: Time, pkt: Packet) {
         let f = pkt.flow;
-        if let Endpoint::Rate { .. } = &self.flows[f as usize].ep {
-            self.rate_deliver(now, pkt);
-            return;
-        }
-        match pkt.kind {
-            PacketKind::Data => {
-                let ack = self.flows[f as usize].ep.sink().and_then(|rcv| rcv.on_data(now, &pkt));
-                if let Some(a) = ack {
-                    self.forward(now, a);
+        let fs = &mut self.flows[f as usize];
+        match &mut fs.ep {
+            Endpoint::Tcp { snd, rcv } => match pkt.kind {
+                PacketKind::Data => {
+                    let ack = rcv.on_data(now, &pkt);
+                    let delack = fs.delack.arm(rcv.delack_deadline);
+                    if let Some(a) = ack {
+                        self.forward(now, a);
+                    }
+                    if let Some(d) = delack {
+                        self.q.schedule(d, Ev::DelAck(f));
+                    }
                 }
-                self.sync_delack(f);
-            }
-            PacketKind::Ack => {
-                if let Some(snd) = self.flows[f as usize].ep.tcp() {
+                PacketKind::Ack => {
                     snd.on_ack(now, &pkt, &mut self.out);
+                    if let Some(e) = snd.controller_error() {
+                        self.controller_failed(f, e);
+                    }
+                    let snd = match &mut self.flows[f as usize].ep {
+                        Endpoint::Tcp { snd, .. } => snd,
+                        _ => unreachable!(),
+                    };
+                    let rto = snd.rto_deadline();
+                    let rto = self.flows[f as usize].rto.arm(rto);
+                    self.flush(now);
+                    if let Some(d) = rto {
+                        self.q.schedule(d, Ev::Rto(f));
+                    }
                 }
-                self.check_controller(f);
-                self.flush(now);
-                self.sync_rto(f);
-            }
-            PacketKind::Datagram => {
-                if let Endpoint::Udp { received, .. } = &mut self.flows[f as usize].ep {
+                PacketKind::Datagram => {}
+            },
+            Endpoint::Rate { .. } => self.rate_deliver(now, pkt),
+            Endpoint::Udp { received, .. } => {
+                if pkt.kind == PacketKind::Datagram {
                     *received += 1;
                 }
             }
