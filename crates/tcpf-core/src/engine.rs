@@ -35,7 +35,7 @@ enum Ev {
     RateRcv(u32),
     Sample,
     /// Snapshot the counters: 0 at the start of the measurement window, 1 at its end.
-    Measure(u8),
+    Measure(u32),
 }
 
 /// Counters of every flow and link at one instant.
@@ -396,7 +396,8 @@ impl Simulation {
                 // The link's next packet usually takes this entry's place.
                 let (wire, next) = self.links[l as usize].pop_arrival::<PREFETCH>(&mut self.pipes);
                 match next {
-                    Some(t) => self.q.replace_top(t, Ev::LinkArrival(l)),
+                    // (this entry's event, `Ev::LinkArrival(l)`, as it came)
+                    Some(t) => self.q.replace_top(t, s.event),
                     None => self.q.pop(),
                 }
                 self.forward_wire(now, wire, l);

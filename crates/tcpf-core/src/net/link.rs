@@ -364,10 +364,11 @@ impl Link {
     /// only when the pipes outgrow the cache, i.e. with many links).
     #[inline]
     pub fn pop_arrival<const AHEAD: bool>(&mut self, pipes: &mut Pipes) -> (Wire, Option<Time>) {
-        assert!(self.h.head != NIL, "arrival with an empty pipe");
+        // (an empty pipe's head, `NIL`, is past the chunks: the index panics)
         let h = self.h.head;
         let c = &pipes.chunks[h as usize];
-        let p = self.h.hpos as usize;
+        // (`hpos` < CHUNK: the modulo is a mask and spares the entry index its bounds check)
+        let p = self.h.hpos as usize % CHUNK;
         let wire = c.e[p].wire;
         let next = if h == self.h.tail && p + 1 == self.h.tpos as usize {
             None
