@@ -59,8 +59,9 @@ impl Pipes {
         (self.chunks.capacity() * std::mem::size_of::<Chunk>() + self.next.capacity() * 4) as u64
     }
 
-    /// A fresh chunk whose first entry is (`at`, `wire`).
-    #[inline]
+    /// A fresh chunk whose first entry is (`at`, `wire`): a freed one (inline, the usual
+    /// case), else a new one.
+    #[inline(always)]
     fn alloc(&mut self, at: Time, wire: Wire) -> u32 {
         if self.free != NIL {
             let i = self.free;
@@ -68,11 +69,18 @@ impl Pipes {
             self.chunks[i as usize].e[0] = Entry { at, wire };
             i
         } else {
-            assert!(self.chunks.len() < NIL as usize, "too many packets in flight");
-            self.chunks.push(Chunk { e: [Entry { at, wire }; CHUNK] });
-            self.next.push(NIL);
-            (self.chunks.len() - 1) as u32
+            self.grow(at, wire)
         }
+    }
+
+    /// `alloc` when no chunk is free.
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self, at: Time, wire: Wire) -> u32 {
+        assert!(self.chunks.len() < NIL as usize, "too many packets in flight");
+        self.chunks.push(Chunk { e: [Entry { at, wire }; CHUNK] });
+        self.next.push(NIL);
+        (self.chunks.len() - 1) as u32
     }
 
     #[inline]
@@ -346,7 +354,8 @@ impl Link {
             return true;
         }
         let t = self.h.tpos as usize;
-        if t == CHUNK {
+        // (`tpos` is at most CHUNK: `>=` lets the entry index go unchecked)
+        if t >= CHUNK {
             let c = pipes.alloc(arrival, wire);
             pipes.next[self.h.tail as usize] = c;
             (self.h.tail, self.h.tpos) = (c, 1);
