@@ -378,7 +378,6 @@ impl Link {
         let c = &pipes.chunks[h as usize];
         // (`hpos` < CHUNK: the modulo is a mask and spares the entry index its bounds check)
         let p = self.h.hpos as usize % CHUNK;
-        let wire = c.e[p].wire;
         let next = if h == self.h.tail && p + 1 == self.h.tpos as usize {
             None
         } else if p + 1 < CHUNK {
@@ -389,12 +388,13 @@ impl Link {
             if AHEAD && p % 2 == 0 && p + 2 < CHUNK && (h != self.h.tail || p + 2 < self.h.tpos as usize) {
                 prefetch(&c.e[p + 2]);
             }
-            let t = c.e[p + 1].at;
-            return (wire, Some(t));
+            return (c.e[p].wire, Some(c.e[p + 1].at));
         } else {
             Some(pipes.next[h as usize])
         };
+        // (releasing a chunk leaves its entries as they are)
         pipes.release(h);
+        let wire = pipes.chunks[h as usize].e[p].wire;
         let t = match next {
             None => {
                 (self.h.head, self.h.tail) = (NIL, NIL);
