@@ -78,6 +78,17 @@ impl Aimd {
         Aimd { alpha, beta, w: Window::new(initial_window, cap) }
     }
 
+    /// `on_ack`, which reads nothing of the ACK's report: slow start, or α/W per ACK.
+    #[inline]
+    pub(crate) fn grow_on_ack(&mut self) {
+        if self.w.in_slow_start() {
+            self.w.slow_start();
+        } else {
+            let inc = self.alpha / self.w.cwnd;
+            self.w.grow(inc);
+        }
+    }
+
     pub fn from_params(p: &Params, initial_window: f64, cap: f64) -> Result<Self, ParamError> {
         if p.algorithm == "tcp" {
             Ok(Self::new(1.0, 0.5, initial_window, cap))
@@ -90,13 +101,9 @@ impl Aimd {
 impl Controller for Aimd {
     reno_min_cwnd!();
 
+    #[inline]
     fn on_ack(&mut self, _ack: &Ack) {
-        if self.w.in_slow_start() {
-            self.w.slow_start();
-        } else {
-            let inc = self.alpha / self.w.cwnd;
-            self.w.grow(inc);
-        }
+        self.grow_on_ack();
     }
 
     fn on_loss_event(&mut self, ev: &LossEvent) {

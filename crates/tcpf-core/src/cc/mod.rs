@@ -248,6 +248,30 @@ impl Held {
         Held { law: Law::Dyn(c), win: f64::NAN }
     }
 
+    /// `on_ack` with the report built only for a law that reads it: standard TCP and GAIMD
+    /// (AIMD) read nothing of it, so their ACK costs no report, no time conversion and no
+    /// dispatch (their growth inlined into the sender's ACK path); the others as `on_ack`.
+    #[inline(always)]
+    pub fn on_ack_with(&mut self, ack: impl FnOnce() -> Ack) {
+        if let Law::Aimd(c) = &mut self.law {
+            c.grow_on_ack();
+            self.win = c.window();
+        } else {
+            self.on_ack(&ack());
+        }
+    }
+
+    /// `on_rtt_sample` with the time computed only for a law that reads samples. The laws
+    /// listed first keep the trait's default (a no-op, their window unchanged): nothing is
+    /// called for them. A law given its own `on_rtt_sample` must leave that list.
+    #[inline(always)]
+    pub fn on_rtt_sample_with(&mut self, now: impl FnOnce() -> f64, rtt: f64) {
+        match self.law {
+            Law::Aimd(_) | Law::Binomial(_) | Law::History(_) | Law::Cyrf(_) | Law::HsTcp(_) | Law::Scalable(_) | Law::Bic(_) => {}
+            _ => self.on_rtt_sample(now(), rtt),
+        }
+    }
+
     /// Whether the controller is boxed (not a built-in law).
     #[cfg(test)]
     fn is_dyn(&self) -> bool {

@@ -102,8 +102,8 @@ fn new_ack<M: DupAck>(m: &mut M, c: &mut Core, now: Time, pkt: &Packet, rtt: f64
         m.on_new_ack(c, now, acked, ack < c.recover, out);
     } else if pkt.ecn & ecn::ECE == 0 {
         // An ACK carrying an ECN echo never opens the window (RFC 3168 §6.1.2).
-        let in_flight = c.in_flight();
-        c.cc.on_ack(&Ack { now: to_secs(now), acked, rtt: Some(rtt), min_rtt: c.min_rtt, in_flight });
+        let (in_flight, min_rtt) = (c.in_flight(), c.min_rtt);
+        c.cc.on_ack_with(|| Ack { now: to_secs(now), acked, rtt: Some(rtt), min_rtt, in_flight });
     }
     if !c.in_recovery && pkt.ecn & ecn::ECE != 0 && ack > c.reduced_upto {
         c.loss_event(now, true);

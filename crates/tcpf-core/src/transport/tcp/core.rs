@@ -135,7 +135,7 @@ impl Core {
         if rtt < self.min_rtt {
             self.min_rtt = rtt;
         }
-        self.cc.on_rtt_sample(to_secs(now), rtt);
+        self.cc.on_rtt_sample_with(|| to_secs(now), rtt);
         self.stats.rtt_sum += true_rtt;
         self.stats.rtt_seen_sum += rtt;
         self.stats.rtt_samples += 1;

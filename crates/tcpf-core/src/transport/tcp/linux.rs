@@ -247,8 +247,8 @@ impl Linux {
             // Window growth: not in fast recovery, never on an ECN echo.
             let in_fast_recovery = c.in_recovery && !self.loss_state;
             if !in_fast_recovery && !ece {
-                let in_flight = c.in_flight();
-                c.cc.on_ack(&Ack { now: to_secs(now), acked, rtt: Some(rtt), min_rtt: c.min_rtt, in_flight });
+                let (in_flight, min_rtt) = (c.in_flight(), c.min_rtt);
+                c.cc.on_ack_with(|| Ack { now: to_secs(now), acked, rtt: Some(rtt), min_rtt, in_flight });
                 if let Some(cap) = c.cap {
                     // Slow start back to the controller's window, one packet per ACK.
                     c.cap = if cap + 1.0 >= c.cc.window() { None } else { Some(cap + 1.0) };
