@@ -200,7 +200,7 @@ impl Core {
     }
 
     /// Send from snd_nxt up to snd_una + `window` (receiver window capped, at least 1).
-    #[inline]
+    #[inline(always)]
     pub fn send_window(&mut self, window: f64, now: Time, out: &mut Vec<Packet>) {
         let wnd = window.min(self.p.max_window).max(1.0) as u32;
         let limit = self.snd_una.saturating_add(wnd);

@@ -106,7 +106,9 @@ impl Sack {
         }
     }
 
-    /// Send while pipe < cwnd: lost packets not yet retransmitted first, then new data.
+    /// Send while pipe < cwnd: lost packets not yet retransmitted first, then new data (out
+    /// of line: in recovery only).
+    #[inline(never)]
     fn sack_send(&mut self, c: &mut Core, now: Time, out: &mut Vec<Packet>) {
         let cwnd = c.cwnd();
         let (lost_below, pipe) = self.lost_below_and_pipe(c);
@@ -172,7 +174,7 @@ impl DupAck for Sack {
         self.uncount_below(c, ack);
     }
 
-    #[inline]
+    #[inline(always)]
     fn send(&mut self, c: &mut Core, now: Time, out: &mut Vec<Packet>) {
         if c.in_recovery {
             self.sack_send(c, now, out);
