@@ -3,7 +3,7 @@
 
 use super::{Admission, Arrival, Discipline};
 use crate::net::packet::{ecn, Wire};
-use crate::sim::{Rng, Time};
+use crate::sim::{Rng, Time, TIME_MAX};
 use crate::error::show_num;
 
 /// RED parameters, thresholds in packets (packet mode).
@@ -108,14 +108,19 @@ impl Red {
     /// when the link went idle if it is idle now.
     pub fn admit(&mut self, now: Time, waiting: u32, ect: bool, idle_since: Option<Time>) -> Admission {
         // Age the average over an idle period as if `m` small packets had gone by.
-        let mut m: i64 = 0;
-        if let Some(since) = idle_since {
-            let idle_s = (now.saturating_sub(since)) as f64 * 1e-9;
-            m = (self.ptc * idle_s) as i64;
-        }
         let w = self.p.q_weight;
-        if m > 0 {
-            self.avg *= libm::pow(1.0 - w, m as f64);
+        if let Some(since) = idle_since {
+            let idle = now.saturating_sub(since);
+            // A run ends before 2^63 ns (`sim::TIME_MAX`): the signed conversion gives the same
+            // value as the unsigned one, in one instruction.
+            debug_assert!(idle <= TIME_MAX);
+            let idle_s = (idle as i64) as f64 * 1e-9;
+            let x = self.ptc * idle_s;
+            // m = x as i64 is positive exactly when x >= 1 (truncation; NaN gives 0).
+            if x >= 1.0 {
+                let m = x as i64;
+                self.avg *= libm::pow(1.0 - w, m as f64);
+            }
         }
         self.avg = self.avg * (1.0 - w) + w * waiting as f64;
         self.count += 1;
