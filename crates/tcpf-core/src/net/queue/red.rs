@@ -61,12 +61,46 @@ pub struct Red {
     /// Packets per second at the link rate (for idle-time aging).
     ptc: f64,
     rng: Rng,
+    /// The shortest idle span (ns) that ages the average (`aging_threshold`).
+    age_from: Time,
+    /// `1.0 - q_weight` (the value the update computed each time).
+    keep: f64,
+    /// The average from which every packet is dropped: `2·max_th` if gentle, else `max_th`.
+    forced_th: f64,
+}
+
+/// `ptc·(idle·1e-9) >= 1`: whether an idle span ages the average (m, its truncation, > 0).
+#[inline]
+fn ages(ptc: f64, idle: Time) -> bool {
+    // A run ends long before 2^63 ns (`sim::TIME_MAX`): the signed conversion gives the same
+    // value as the unsigned one, in one instruction.
+    debug_assert!(idle <= TIME_MAX);
+    ptc * ((idle as i64) as f64 * 1e-9) >= 1.0
+}
+
+/// The shortest idle span `ages` holds for (`Time::MAX` if none up to `TIME_MAX`): the
+/// products are rounded monotonically, so `ages(ptc, d)` is false below it and true from it
+/// on, and comparing the span with it gives the same answer as the floating-point test.
+fn aging_threshold(ptc: f64) -> Time {
+    if !ages(ptc, TIME_MAX) {
+        return Time::MAX;
+    }
+    let (mut lo, mut hi) = (0, TIME_MAX);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if ages(ptc, mid) {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    lo
 }
 
 impl Red {
     pub fn new(limit: u32, p: RedParams, rate_bps: f64, rng: Rng) -> Self {
         let ptc = rate_bps / (8.0 * p.mean_pkt_size as f64);
-        Red { p, limit, avg: 0.0, count: 0, old: false, ptc, rng }
+        Red { limit, avg: 0.0, count: 0, old: false, ptc, rng, age_from: aging_threshold(ptc), keep: 1.0 - p.q_weight, forced_th: if p.gentle { 2.0 * p.max_th } else { p.max_th }, p }
     }
 
     /// Drop probability for the current average (before the count correction).
@@ -111,24 +145,21 @@ impl Red {
         let w = self.p.q_weight;
         if let Some(since) = idle_since {
             let idle = now.saturating_sub(since);
-            // A run ends before 2^63 ns (`sim::TIME_MAX`): the signed conversion gives the same
-            // value as the unsigned one, in one instruction.
-            debug_assert!(idle <= TIME_MAX);
-            let idle_s = (idle as i64) as f64 * 1e-9;
-            let x = self.ptc * idle_s;
-            // m = x as i64 is positive exactly when x >= 1 (truncation; NaN gives 0).
-            if x >= 1.0 {
-                let m = x as i64;
+            // m = trunc(ptc·idle_s) > 0 exactly for the spans from `age_from` on.
+            debug_assert_eq!(idle >= self.age_from, ages(self.ptc, idle));
+            if idle >= self.age_from {
+                let idle_s = (idle as i64) as f64 * 1e-9;
+                let m = (self.ptc * idle_s) as i64;
                 self.avg *= libm::pow(1.0 - w, m as f64);
             }
         }
-        self.avg = self.avg * (1.0 - w) + w * waiting as f64;
+        debug_assert_eq!(self.keep.to_bits(), (1.0 - w).to_bits());
+        self.avg = self.avg * self.keep + w * waiting as f64;
         self.count += 1;
 
         let mut decision = Admission::Enqueue;
         if self.avg >= self.p.min_th && waiting > 1 {
-            let forced = if self.p.gentle { self.avg >= 2.0 * self.p.max_th } else { self.avg >= self.p.max_th };
-            if forced {
+            if self.avg >= self.forced_th {
                 decision = Admission::ForcedDrop;
             } else if !self.old {
                 self.count = 1;
@@ -205,6 +236,22 @@ mod tests {
         // One second idle at 1250 packets/s ages the average by (1-w)^1250 ≈ 0.08.
         r.admit(1_005_000_000, 0, false, Some(5_000_000));
         assert!(r.avg < 0.3, "avg {}", r.avg);
+    }
+
+    #[test]
+    fn aging_threshold_matches_the_floating_point_test() {
+        for rate in [1e3, 64e3, 1.5e6, 10e6, 60e6, 1e9, 1e12, 3.7e13] {
+            for size in [40u32, 500, 1000, 1500] {
+                let ptc = rate / (8.0 * size as f64);
+                let t = aging_threshold(ptc);
+                assert!(ages(ptc, t) && (t == 0 || !ages(ptc, t - 1)), "rate {rate} size {size}");
+                for d in [t.saturating_sub(3), t.saturating_sub(1), t, t + 1, t + 1000] {
+                    assert_eq!(d >= t, ages(ptc, d));
+                }
+            }
+        }
+        assert_eq!(aging_threshold(0.0), Time::MAX);
+        assert_eq!(aging_threshold(f64::INFINITY), 1);
     }
 
     #[test]
