@@ -141,6 +141,24 @@ mod tests {
         assert!((inc - 0.31).abs() < 0.01, "increase {inc}");
     }
 
+    /// `Held::on_rtt_sample_with` does not call AIMD for RTT samples: they must not matter.
+    #[test]
+    fn aimd_ignores_rtt_samples() {
+        let mut a = Aimd::new(0.31, 0.125, 2.0, 500.0);
+        let mut b = a.clone();
+        for k in 0..300 {
+            a.on_rtt_sample(k as f64 * 0.01, 0.05 + (k % 7) as f64 * 0.01);
+            for c in [&mut a, &mut b] {
+                c.on_ack(&ack());
+                if k % 97 == 96 {
+                    let w = c.window();
+                    c.on_loss_event(&loss(w));
+                }
+            }
+            assert_eq!(format!("{a:?}"), format!("{b:?}"));
+        }
+    }
+
     #[test]
     fn decrease_removes_beta_after_slow_start_ended() {
         let mut c = Aimd::new(0.31, 0.125, 2.0, f64::INFINITY);

@@ -261,14 +261,13 @@ impl Held {
         }
     }
 
-    /// `on_rtt_sample` with the time computed only for a law that reads samples. The laws
-    /// listed first keep the trait's default (a no-op, their window unchanged): nothing is
-    /// called for them. A law given its own `on_rtt_sample` must leave that list.
+    /// `on_rtt_sample` with the time computed only for a law that reads samples: AIMD keeps
+    /// the trait's default (a no-op; `aimd_ignores_rtt_samples` checks it), every other law
+    /// is asked.
     #[inline(always)]
     pub fn on_rtt_sample_with(&mut self, now: impl FnOnce() -> f64, rtt: f64) {
-        match self.law {
-            Law::Aimd(_) | Law::Binomial(_) | Law::History(_) | Law::Cyrf(_) | Law::HsTcp(_) | Law::Scalable(_) | Law::Bic(_) => {}
-            _ => self.on_rtt_sample(now(), rtt),
+        if !matches!(self.law, Law::Aimd(_)) {
+            self.on_rtt_sample(now(), rtt);
         }
     }
 
