@@ -172,20 +172,13 @@ macro_rules! held_dispatch {
 /// law the held copy of its window is then refreshed.
 macro_rules! held_mutate {
     ($self:ident, $c:ident => $call:expr) => {
-        match &mut $self.law {
-            Law::Aimd($c) => { $call; $self.win = $c.window(); }
-            Law::Binomial($c) => { $call; $self.win = $c.window(); }
-            Law::History($c) => { $call; $self.win = $c.window(); }
-            Law::Cyrf($c) => { $call; $self.win = $c.window(); }
-            Law::Illinois($c) => { $call; $self.win = $c.window(); }
-            Law::HsTcp($c) => { $call; $self.win = $c.window(); }
-            Law::Scalable($c) => { $call; $self.win = $c.window(); }
-            Law::Bic($c) => { $call; $self.win = $c.window(); }
-            Law::Cubic($c) => { $call; $self.win = $c.window(); }
-            Law::Htcp($c) => { $call; $self.win = $c.window(); }
-            Law::Compound($c) => { $call; $self.win = $c.window(); }
-            Law::Vegas($c) => { $call; $self.win = $c.window(); }
-            Law::Dyn($c) => $call,
+        if let Law::Dyn($c) = &mut $self.law {
+            $call
+        } else {
+            held_dispatch!(&mut $self.law, $c => {
+                $call;
+                $self.win = $c.window();
+            })
         }
     };
 }
