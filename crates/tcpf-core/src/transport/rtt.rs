@@ -17,7 +17,7 @@ pub struct RttEstimator {
     rttvar4: i64,
     /// SRTT + 4·RTTVAR in seconds (before clamping and backoff).
     rto_base: f64,
-    pub backoff: u32,
+    backoff: u32,
     /// Phase of the coarse clock: it ticks at phase + k·tick.
     phase: f64,
     /// The current timeout (`rto()`), seconds, and in nanoseconds: kept up to date by `sample`
