@@ -369,8 +369,9 @@ impl Link {
     }
 
     /// The head of the pipe reaches the far end. Returns its compact form (its out-of-line
-    /// part, if any, is taken with `take_ext`) and the arrival time of the next one, if any. With `AHEAD`, prefetch the line the link's next pop will read (worth it
-    /// only when the pipes outgrow the cache, i.e. with many links).
+    /// part, if any, is taken with `take_ext`) and the arrival time of the next one, if any.
+    /// With `AHEAD`, prefetch the line the link's next pop will read (worth it only when the
+    /// pipes outgrow the cache, i.e. with many links).
     #[inline]
     pub fn pop_arrival<const AHEAD: bool>(&mut self, pipes: &mut Pipes) -> (Wire, Option<Time>) {
         // (an empty pipe's head, `NIL`, is past the chunks: the index panics)

@@ -31,6 +31,22 @@ pub fn secs(s: f64) -> Time {
     (s * NS_PER_SEC + 0.5).min(TIME_MAX as f64) as Time
 }
 
+/// A clock reading or measured span (at most `TIME_MAX` < 2^63: every time of a run, not a
+/// saturated deadline past it) as f64 nanoseconds, converted as a signed integer: the same
+/// value as `t as f64`, in one instruction where the unsigned conversion takes several.
+#[inline(always)]
+pub fn ns_f64(t: Time) -> f64 {
+    debug_assert!(t <= TIME_MAX);
+    (t as i64) as f64
+}
+
+/// `to_secs` for a clock reading or measured span (see `ns_f64`): the same value, faster; for
+/// the per-ACK paths.
+#[inline(always)]
+pub fn clock_secs(t: Time) -> f64 {
+    ns_f64(t) / NS_PER_SEC
+}
+
 /// Nanoseconds to seconds.
 #[inline]
 pub fn to_secs(t: Time) -> f64 {

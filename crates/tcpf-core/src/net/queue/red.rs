@@ -3,7 +3,7 @@
 
 use super::{Admission, Arrival, Discipline};
 use crate::net::packet::{ecn, Wire};
-use crate::sim::{Rng, Time, TIME_MAX};
+use crate::sim::{ns_f64, Rng, Time, TIME_MAX};
 use crate::error::show_num;
 
 /// RED parameters, thresholds in packets (packet mode).
@@ -72,10 +72,7 @@ pub struct Red {
 /// `ptc·(idle·1e-9) >= 1`: whether an idle span ages the average (m, its truncation, > 0).
 #[inline]
 fn ages(ptc: f64, idle: Time) -> bool {
-    // A run ends long before 2^63 ns (`sim::TIME_MAX`): the signed conversion gives the same
-    // value as the unsigned one, in one instruction.
-    debug_assert!(idle <= TIME_MAX);
-    ptc * ((idle as i64) as f64 * 1e-9) >= 1.0
+    ptc * (ns_f64(idle) * 1e-9) >= 1.0
 }
 
 /// The shortest idle span `ages` holds for (`Time::MAX` if none up to `TIME_MAX`): the
@@ -148,7 +145,7 @@ impl Red {
             // m = trunc(ptc·idle_s) > 0 exactly for the spans from `age_from` on.
             debug_assert_eq!(idle >= self.age_from, ages(self.ptc, idle));
             if idle >= self.age_from {
-                let idle_s = (idle as i64) as f64 * 1e-9;
+                let idle_s = ns_f64(idle) * 1e-9;
                 let m = (self.ptc * idle_s) as i64;
                 self.avg *= libm::pow(1.0 - w, m as f64);
             }

@@ -3,10 +3,10 @@
 //! transmit before that, window growth outside recovery, go-back-N after a timeout. Each mode
 //! fills in the [`DupAck`] hooks; the skeleton is monomorphised per mode.
 
-use super::core::{to_secs, Core};
+use super::core::Core;
 use crate::cc::{Ack, Controller as _};
 use crate::net::packet::{ecn, Packet};
-use crate::sim::Time;
+use crate::sim::{clock_secs as to_secs, Time};
 
 /// What a duplicate-ACK recovery mode decides.
 pub(super) trait DupAck {

@@ -4,18 +4,9 @@
 use super::{LossKind, LossRecord, TcpParams, TcpStats, RETX};
 use crate::cc::{Controller, Held, LossEvent};
 use crate::net::packet::{ecn, Packet};
-use crate::sim::{Rng, Time, NS_PER_SEC, TIME_MAX};
+use crate::sim::{clock_secs as to_secs, ns_f64, Rng, Time};
 use crate::transport::rtt::RttEstimator;
 use std::collections::VecDeque;
-
-/// `sim::to_secs` for the times a sender sees (at most `TIME_MAX` < 2^63), converted to f64 as
-/// a signed integer: the same integer, so the same correctly rounded value and the same
-/// quotient, in one instruction where an unsigned conversion takes several.
-#[inline(always)]
-pub(super) fn to_secs(t: Time) -> f64 {
-    debug_assert!(t <= TIME_MAX);
-    (t as i64) as f64 / NS_PER_SEC
-}
 
 pub(super) struct Core {
     pub flow: u32,
@@ -114,8 +105,7 @@ impl Core {
     pub fn note_cwnd(&mut self, now: Time) {
         if self.started && now > self.cwnd_t {
             let dt = now - self.cwnd_t;
-            debug_assert!(dt <= TIME_MAX);
-            self.stats.cwnd_area += self.cwnd() * (dt as i64) as f64;
+            self.stats.cwnd_area += self.cwnd() * ns_f64(dt);
             self.stats.active_ns += dt;
         }
         self.cwnd_t = now;

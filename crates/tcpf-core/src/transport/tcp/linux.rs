@@ -19,11 +19,11 @@
 //! Modern Linux replaces rate halving by PRR (RFC 6937); this mode is the 2.6.22 behaviour the
 //! ns-2 modules run with. See docs/ns2-notes.md ("Fast recovery in TCP/Linux").
 
-use super::core::{to_secs, Core};
+use super::core::Core;
 use super::{LossKind, LOST, RETX, SACKED};
 use crate::cc::{Ack, Controller as _};
 use crate::net::packet::{ecn, Packet};
-use crate::sim::Time;
+use crate::sim::{clock_secs as to_secs, Time};
 use crate::transport::seqruns::SeqRuns;
 use std::collections::VecDeque;
 
