@@ -331,12 +331,13 @@ impl Link {
     pub fn prefetch_head(&self, pipes: &Pipes) {
         if let Some(c) = pipes.chunks.get(self.h.head as usize) {
             // The pop reads the head's packet and the next entry's time: with two entries to
-            // a line, the next one is in the following line half the time.
+            // a line, the next one is in the following line half the time. Both are fetched
+            // without a test: a branch on the position goes either way at random, and a
+            // fetch of a line already asked for (or of the chunk's first entry, after its
+            // last) costs next to nothing.
             let p = self.h.hpos as usize % CHUNK;
             prefetch(&c.e[p]);
-            if p % 2 == 1 && p + 1 < CHUNK {
-                prefetch(&c.e[p + 1]);
-            }
+            prefetch(&c.e[(p + 1) % CHUNK]);
         }
     }
 
@@ -385,9 +386,10 @@ impl Link {
             self.h.hpos += 1;
             // The next pop reads entry p + 2, in another line when p is even: fetch it now,
             // a packet spacing ahead rather than a propagation delay after it was written
-            // (a hint, no effect on results).
-            if AHEAD && p % 2 == 0 && p + 2 < CHUNK && (h != self.h.tail || p + 2 < self.h.tpos as usize) {
-                prefetch(&c.e[p + 2]);
+            // (a hint, no effect on results; unconditional, as in `prefetch_head`, even when
+            // p + 2 is in p + 1's line or past the packets written so far).
+            if AHEAD {
+                prefetch(&c.e[(p + 2) % CHUNK]);
             }
             return (c.e[p].wire, Some(c.e[p + 1].at));
         } else {
