@@ -27,14 +27,18 @@ const CHUNK: usize = 16;
 ///
 /// An entry is its arrival time beside its packet (32 bytes, two to a cache line, chunks
 /// aligned to cache lines), so that a push or a pop touches one line, not one for the times
-/// and another for the packets; the chunks' links are kept apart (`next`).
+/// and another for the packets; the chunks' links are kept apart (`next`). Freed chunks are
+/// kept on a stack, not linked through `next`: a pipe that holds one packet at a time (an
+/// access link, with thousands of flows) then takes and frees a chunk per packet touching
+/// only the stack's top, not a `next` slot written a propagation delay before.
 #[derive(Default)]
 pub struct Pipes {
     chunks: Vec<Chunk>,
-    /// The chunk after each chunk in its link's FIFO (or in the free list), `NIL` if none.
+    /// The chunk after each chunk in its link's FIFO (meaningless for the last chunk of a
+    /// FIFO and for free chunks: a pop reads it only past a full chunk that is not the tail).
     next: Vec<u32>,
-    /// First free chunk (linked through `next`), `NIL` if none.
-    free: u32,
+    /// Free chunks, the last freed on top (reused first, while its lines are still cached).
+    free: Vec<u32>,
 }
 
 #[derive(Clone, Copy)]
@@ -51,25 +55,24 @@ struct Chunk {
 
 impl Pipes {
     pub fn new() -> Self {
-        Pipes { chunks: Vec::new(), next: Vec::new(), free: NIL }
+        Pipes { chunks: Vec::new(), next: Vec::new(), free: Vec::new() }
     }
 
     /// Bytes held: every chunk ever needed at once (freed chunks are kept for reuse).
     pub fn held_bytes(&self) -> u64 {
-        (self.chunks.capacity() * std::mem::size_of::<Chunk>() + self.next.capacity() * 4) as u64
+        (self.chunks.capacity() * std::mem::size_of::<Chunk>() + (self.next.capacity() + self.free.capacity()) * 4) as u64
     }
 
     /// A fresh chunk whose first entry is (`at`, `wire`): a freed one (inline, the usual
     /// case), else a new one.
     #[inline(always)]
     fn alloc(&mut self, at: Time, wire: Wire) -> u32 {
-        if self.free != NIL {
-            let i = self.free;
-            self.free = std::mem::replace(&mut self.next[i as usize], NIL);
-            self.chunks[i as usize].e[0] = Entry { at, wire };
-            i
-        } else {
-            self.grow(at, wire)
+        match self.free.pop() {
+            Some(i) => {
+                self.chunks[i as usize].e[0] = Entry { at, wire };
+                i
+            }
+            None => self.grow(at, wire),
         }
     }
 
@@ -85,8 +88,7 @@ impl Pipes {
 
     #[inline]
     fn release(&mut self, i: u32) {
-        self.next[i as usize] = self.free;
-        self.free = i;
+        self.free.push(i);
     }
 }
 
