@@ -555,8 +555,10 @@ mod tests {
             let (p, nxt) = pop::<true>(&mut l, &mut pipes);
             assert_eq!((p.seq, nxt), (k, (k < 3 * CHUNK as u32).then_some(4_000_000 + k as Time + 1)));
         }
+        // the chunk freed last is taken first (its lines are the likeliest to be cached)
+        let last_freed = *pipes.free.last().unwrap();
         assert!(push(&mut l, &mut pipes, 5_000_000, packet(0)));
-        assert_eq!(pipes.chunks.len(), 4);
+        assert_eq!((pipes.chunks.len(), l.h.head), (4, last_freed));
     }
 
     #[test]
