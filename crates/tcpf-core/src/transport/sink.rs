@@ -113,52 +113,38 @@ impl TcpSink {
     /// A data packet arrives; returns the ACK to send now, if any.
     pub fn on_data(&mut self, now: Time, pkt: &Packet) -> Option<Packet> {
         let seq = pkt.seq;
-        if pkt.ecn & (ecn::CWR | ecn::CE) != 0 {
-            if pkt.ecn & ecn::CWR != 0 {
-                self.ece_latched = false;
-            }
-            if pkt.ecn & ecn::CE != 0 {
-                self.ece_latched = true;
-            }
+        if pkt.ecn & ecn::CWR != 0 {
+            self.ece_latched = false;
         }
-        if seq == self.next && self.ooo.is_empty() {
-            // The usual packet: the next in order with nothing held out of order (fresh, no
-            // run to deliver with it, no SACK block to send; immediate only without delayed
-            // ACKs), as the general case below decides it.
-            self.delivered += 1;
-            self.next += 1;
-            if !self.delayed || self.pending >= 1 {
-                let mut a = Packet::ack(self.flow, self.next, self.ack_size, pkt.stamp);
-                if self.ece_latched {
-                    a.ecn |= ecn::ECE;
-                }
-                self.pending = 0;
-                self.delack_deadline = None;
-                return Some(a);
-            }
-            self.pending += 1;
-            self.pending_stamp = pkt.stamp;
-            self.delack_deadline = Some(now + self.delack_timeout);
-            return None;
+        if pkt.ecn & ecn::CE != 0 {
+            self.ece_latched = true;
         }
         let in_order = seq == self.next;
-        // The runs held out of order all lie above `next`: an in-order packet is always fresh.
-        let fresh = in_order || (seq > self.next && self.ooo.run_of(seq).is_none());
-        if fresh {
+        let immediate = if in_order && self.ooo.is_empty() {
+            // The usual packet: the next in order with nothing held out of order (fresh, no
+            // run to deliver with it, no SACK block to send), decided without the lookups below.
             self.delivered += 1;
-        }
-        if in_order {
             self.next += 1;
-            // The run that now follows in order is delivered with it.
-            if let Some((_, end)) = self.ooo.first().filter(|&(start, _)| start == self.next) {
-                self.next = end;
-                self.ooo.drop_below(end);
+            !self.delayed
+        } else {
+            // The runs held out of order all lie above `next`: an in-order packet is always fresh.
+            let fresh = in_order || (seq > self.next && self.ooo.run_of(seq).is_none());
+            if fresh {
+                self.delivered += 1;
             }
-        } else if fresh {
-            self.ooo.add(seq, seq + 1, |_| {});
-            self.note_recent(seq);
-        }
-        let immediate = !self.delayed || !in_order || !self.ooo.is_empty() || !fresh;
+            if in_order {
+                self.next += 1;
+                // The run that now follows in order is delivered with it.
+                if let Some((_, end)) = self.ooo.first().filter(|&(start, _)| start == self.next) {
+                    self.next = end;
+                    self.ooo.drop_below(end);
+                }
+            } else if fresh {
+                self.ooo.add(seq, seq + 1, |_| {});
+                self.note_recent(seq);
+            }
+            !self.delayed || !in_order || !self.ooo.is_empty() || !fresh
+        };
         if immediate || self.pending >= 1 {
             return Some(self.make_ack(pkt.stamp));
         }
