@@ -280,25 +280,25 @@ impl<E: Copy> EventQueue<E> {
             return;
         }
         self.cur.push(e);
-        let v = &mut self.cur[..=n];
-        let mut j = n;
-        while j > 0 && v[j - 1].key() < k {
-            v[j] = v[j - 1];
-            j -= 1;
-        }
-        v[j] = e;
+        sift_down_into_place(&mut self.cur, n);
     }
 
     /// File an event of slot `a > cur_a` in the near wheel, on an upper level, or in `far`.
     #[inline(always)]
     fn file(&mut self, e: Slot<E>, a: u64) {
         if a - self.cur_a < self.near_span {
-            let b = (a & MASK) as usize;
-            self.near[b].push(e);
-            self.near_occ |= 1 << b;
+            self.push_near(e, a);
         } else {
             self.file_upper(e, a);
         }
+    }
+
+    /// Put an event of slot `a` (`cur_a < a < cur_a + near_span`) in its near bucket.
+    #[inline(always)]
+    fn push_near(&mut self, e: Slot<E>, a: u64) {
+        let b = (a & MASK) as usize;
+        self.near[b].push(e);
+        self.near_occ |= 1 << b;
     }
 
     /// File an event of slot `a ≥ cur_a + 64` on the upper level of the highest base-64 digit
@@ -369,10 +369,7 @@ impl<E: Copy> EventQueue<E> {
                     self.near_span = near_span(s0);
                     let b = (s0 & MASK) as usize;
                     self.near_occ = occ & !(1 << b);
-                    std::mem::swap(&mut self.cur, &mut self.near[b]);
-                    if self.near[b].capacity() > NEAR_KEEP {
-                        self.near[b] = Vec::new();
-                    }
+                    self.swap_near_in(b);
                     self.sort_cur();
                     return;
                 }
@@ -436,12 +433,20 @@ impl<E: Copy> EventQueue<E> {
         let b = (a & MASK) as usize;
         self.near_occ &= !(1 << b);
         if self.cur.is_empty() {
-            std::mem::swap(&mut self.cur, &mut self.near[b]);
-            if self.near[b].capacity() > NEAR_KEEP {
-                self.near[b] = Vec::new();
-            }
+            self.swap_near_in(b);
         } else {
             self.cur.append(&mut self.near[b]);
+        }
+    }
+
+    /// Make near bucket `b`'s vector `cur` (which is empty) without a copy; a vector grown
+    /// past `NEAR_KEEP` is not kept for the bucket.
+    #[inline(always)]
+    fn swap_near_in(&mut self, b: usize) {
+        debug_assert!(self.cur.is_empty());
+        std::mem::swap(&mut self.cur, &mut self.near[b]);
+        if self.near[b].capacity() > NEAR_KEEP {
+            self.near[b] = Vec::new();
         }
     }
 
@@ -455,9 +460,7 @@ impl<E: Copy> EventQueue<E> {
                 if a == self.cur_a {
                     self.cur.push(n.slot);
                 } else {
-                    let b = (a & MASK) as usize;
-                    self.near[b].push(n.slot);
-                    self.near_occ |= 1 << b;
+                    self.push_near(n.slot, a);
                 }
                 let node = &mut self.nodes[i as usize];
                 node.next = self.free;
@@ -502,14 +505,7 @@ impl<E: Copy> EventQueue<E> {
         let v = &mut self.cur[..];
         if v.len() <= 8 {
             for i in 1..v.len() {
-                let x = v[i];
-                let k = x.key();
-                let mut j = i;
-                while j > 0 && v[j - 1].key() < k {
-                    v[j] = v[j - 1];
-                    j -= 1;
-                }
-                v[j] = x;
+                sift_down_into_place(v, i);
             }
         } else {
             v.sort_unstable_by(|x, y| y.key().cmp(&x.key()));
@@ -576,7 +572,7 @@ impl<E: Copy> EventQueue<E> {
                 self.file(e, a);
             }
         }
-        self.cur.sort_unstable_by(|x, y| y.key().cmp(&x.key()));
+        self.sort_cur();
     }
 }
 
@@ -586,6 +582,20 @@ impl<E: Copy> EventQueue<E> {
 fn near_span(a: u64) -> u64 {
     let range = 1u64 << (LEVELS * BITS);
     (BUCKETS as u64).min(range - (a & (range - 1)))
+}
+
+/// Insertion sort's step on a slice sorted by descending key up to `i`: move `v[i]` down to
+/// its place.
+#[inline(always)]
+fn sift_down_into_place<E: Copy>(v: &mut [Slot<E>], i: usize) {
+    let x = v[i];
+    let k = x.key();
+    let mut j = i;
+    while j > 0 && v[j - 1].key() < k {
+        v[j] = v[j - 1];
+        j -= 1;
+    }
+    v[j] = x;
 }
 
 /// Bits of `occ` strictly above digit `d`.
