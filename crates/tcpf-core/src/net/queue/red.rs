@@ -69,10 +69,17 @@ pub struct Red {
     forced_th: f64,
 }
 
-/// `ptc·(idle·1e-9) >= 1`: whether an idle span ages the average (m, its truncation, > 0).
+/// `ptc·(idle·1e-9)`: the small packets that could have gone by in an idle span (`m` is its
+/// truncation).
+#[inline]
+fn idle_packets(ptc: f64, idle: Time) -> f64 {
+    ptc * (ns_f64(idle) * 1e-9)
+}
+
+/// Whether an idle span ages the average (m > 0).
 #[inline]
 fn ages(ptc: f64, idle: Time) -> bool {
-    ptc * (ns_f64(idle) * 1e-9) >= 1.0
+    idle_packets(ptc, idle) >= 1.0
 }
 
 /// The shortest idle span `ages` holds for (`Time::MAX` if none up to `TIME_MAX`): the
@@ -145,9 +152,8 @@ impl Red {
             // m = trunc(ptc·idle_s) > 0 exactly for the spans from `age_from` on.
             debug_assert_eq!(idle >= self.age_from, ages(self.ptc, idle));
             if idle >= self.age_from {
-                let idle_s = ns_f64(idle) * 1e-9;
-                let m = (self.ptc * idle_s) as i64;
-                self.avg *= libm::pow(1.0 - w, m as f64);
+                let m = idle_packets(self.ptc, idle) as i64;
+                self.avg *= libm::pow(self.keep, m as f64);
             }
         }
         debug_assert_eq!(self.keep.to_bits(), (1.0 - w).to_bits());
