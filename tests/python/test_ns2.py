@@ -137,6 +137,18 @@ def test_the_exporter_maps_every_registry_entry_it_claims():
         "illinois_linux", "hstcp", "scalable", "bic", "cubic", "htcp", "compound", "vegas"}
 
 
+def test_vegas_exports_only_with_the_linux_module_s_round_rtt():
+    """ns-2's tcp_vegas takes a round's smallest RTT sample: `round_rtt = "mean"` (the native
+    Agent/TCP/Vegas's rule, liu2008 Fig. 15's setting) is refused by name, "min" exports."""
+    e = expanded_sample()
+    e["flows"][2]["algorithm"] = "vegas"
+    e["flows"][2]["params"] = {"alpha": 2.0, "beta": 4.0, "gamma": 1.0, "lower_ssthresh": "off", "round_rtt": "min"}
+    assert has_line(export_tcl(e), r"select_ca vegas")
+    e["flows"][2]["params"]["round_rtt"] = "mean"
+    with pytest.raises(Ns2Unsupported, match=r"flows\[1\]\.params\.round_rtt: 'mean' cannot be set in ns-2.*round_rtt = min"):
+        export_tcl(e)
+
+
 def test_other_unsupported_elements():
     e = expanded_sample()
     e["flows"][0]["recovery"] = "rack"

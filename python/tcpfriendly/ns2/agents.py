@@ -176,9 +176,11 @@ LINUX_MODULES: Dict[str, Dict[str, Any]] = {
         "rtt_sample": True,
     },
     # alpha, beta, gamma in half packets (V_PARAM_SHIFT 1): defaults 2, 4, 1 packets; 2.6.22's
-    # module has no tcp_vegas_ssthresh (the engine's lower_ssthresh = "off")
+    # module has no tcp_vegas_ssthresh (the engine's lower_ssthresh = "off") and takes a round's
+    # smallest RTT sample (round_rtt = "min"; "mean" is ns-2's native Agent/TCP/Vegas's rule,
+    # which differs from the engine's Vegas in its slow start, arithmetic and loss recovery too)
     "vegas": {
-        "fixed": {"lower_ssthresh": "off"},
+        "fixed": {"lower_ssthresh": "off", "round_rtt": "min"},
         "settable": {"alpha": ("alpha", 4, _whole(2.0)), "beta": ("beta", 8, _whole(2.0)),
                      "gamma": ("gamma", 2, _whole(2.0))},
     },

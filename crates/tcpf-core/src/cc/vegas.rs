@@ -4,7 +4,11 @@
 //! Once per round (the ACKs of the packets outstanding when it began, as Linux's
 //! `beg_snd_nxt`): with `w` the packets sent in the previous round, `RTT` the smallest sample in
 //! the round and `BaseRTT` the smallest ever, `diff = w·(RTT − BaseRTT)/RTT` — the packets this
-//! flow keeps queued, i.e. (Expected − Actual)·BaseRTT.
+//! flow keeps queued, i.e. (Expected − Actual)·BaseRTT. With `round_rtt = "mean"` the round's
+//! RTT is the mean of its samples instead, as ns-2's own Agent/TCP/Vegas takes it (the sum of
+//! the round's fine-grained samples over their count, `tcp/tcp-vegas.cc`) and as liu2008's
+//! eq. 33 reasons about a noisy RTT (its time average enters diff): noise added to every sample
+//! then raises diff by its mean, where the round's minimum filters it out.
 //!
 //! - Congestion avoidance: `W ← W + 1` if diff < α, `W ← W − 1` if diff > β, else unchanged.
 //! - Slow start: the window grows by one packet per ACK (Linux; the 1995 paper doubles only
@@ -36,9 +40,12 @@ pub struct Rounds {
     beg_una: u64,
     beg_nxt: u64,
     started: bool,
-    /// Smallest RTT sample and the number of samples in the current round.
+    /// Smallest RTT sample, sum of the samples and their number in the current round.
     pub min_rtt: f64,
+    pub sum_rtt: f64,
     pub samples: u32,
+    /// A round's RTT is the mean of its samples (ns-2's Agent/TCP/Vegas), not the smallest.
+    pub mean: bool,
     /// Smallest RTT sample ever (BaseRTT).
     pub base_rtt: f64,
 }
@@ -48,7 +55,7 @@ pub struct Rounds {
 pub struct RoundEnd {
     /// Packets sent during the round (Linux's old_wnd).
     pub sent: f64,
-    /// Smallest RTT sample in it.
+    /// Its RTT: the smallest sample in it (or their mean, `Rounds::mean`).
     pub rtt: f64,
     pub samples: u32,
     pub base_rtt: f64,
@@ -71,10 +78,23 @@ impl Rounds {
         Rounds { min_rtt: f64::INFINITY, base_rtt: f64::INFINITY, ..Default::default() }
     }
 
+    /// Rounds whose RTT is the mean of their samples (`mean`) or the smallest.
+    pub fn with_mean(mean: bool) -> Self {
+        Rounds { mean, ..Self::new() }
+    }
+
     pub fn on_rtt(&mut self, rtt: f64) {
         self.min_rtt = self.min_rtt.min(rtt);
+        self.sum_rtt += rtt;
         self.base_rtt = self.base_rtt.min(rtt);
         self.samples += 1;
+    }
+
+    /// Forget the current round's samples.
+    fn clear_round(&mut self) {
+        self.min_rtt = f64::INFINITY;
+        self.sum_rtt = 0.0;
+        self.samples = 0;
     }
 
     /// Start afresh at the next ACK (after recovery or a timeout).
@@ -90,18 +110,17 @@ impl Rounds {
             self.started = true;
             self.beg_una = self.una;
             self.beg_nxt = nxt;
-            self.min_rtt = f64::INFINITY;
-            self.samples = 0;
+            self.clear_round();
             return None;
         }
         if self.una <= self.beg_nxt {
             return None;
         }
-        let end = RoundEnd { sent: (self.beg_nxt - self.beg_una) as f64, rtt: self.min_rtt, samples: self.samples, base_rtt: self.base_rtt };
+        let rtt = if self.mean && self.samples > 0 { self.sum_rtt / self.samples as f64 } else { self.min_rtt };
+        let end = RoundEnd { sent: (self.beg_nxt - self.beg_una) as f64, rtt, samples: self.samples, base_rtt: self.base_rtt };
         self.beg_una = self.beg_nxt;
         self.beg_nxt = nxt;
-        self.min_rtt = f64::INFINITY;
-        self.samples = 0;
+        self.clear_round();
         Some(end)
     }
 }
@@ -116,13 +135,25 @@ pub struct VegasParams {
     /// Linux 2.6.22 (ns-2 2.35's module), where the window cannot fall below the threshold
     /// left by the last loss.
     pub lower_ssthresh: bool,
+    /// A round's RTT is the mean of its samples (ns-2's Agent/TCP/Vegas), not the smallest
+    /// (Linux).
+    pub mean_rtt: bool,
 }
 
+/// `round_rtt`'s choices: the round's smallest sample (Linux) or their mean (ns-2).
+const ROUND_RTT: &[&str] = &["min", "mean"];
+
 impl VegasParams {
-    pub const LINUX: VegasParams = VegasParams { alpha: 2.0, beta: 4.0, gamma: 1.0, lower_ssthresh: true };
+    pub const LINUX: VegasParams = VegasParams { alpha: 2.0, beta: 4.0, gamma: 1.0, lower_ssthresh: true, mean_rtt: false };
 
     pub fn from_params(p: &Params) -> Result<Self, ParamError> {
-        Ok(VegasParams { alpha: p.get("alpha")?, beta: p.get("beta")?, gamma: p.get("gamma")?, lower_ssthresh: p.text("lower_ssthresh")? != Some("off") })
+        Ok(VegasParams {
+            alpha: p.get("alpha")?,
+            beta: p.get("beta")?,
+            gamma: p.get("gamma")?,
+            lower_ssthresh: p.text("lower_ssthresh")? != Some("off"),
+            mean_rtt: p.text("round_rtt")? == Some("mean"),
+        })
     }
 }
 
@@ -138,6 +169,13 @@ fn specs() -> Vec<ParamSpec> {
             kind: ParamKind::Choice(ON_OFF),
             default_text: Some("on"),
             doc: "on: a decrease (and the end of slow start) sets ssthresh = min(ssthresh, W - 1), as Linux since 2.6.25 (tcp_vegas_ssthresh); off: Linux 2.6.22, the module ns-2 2.35 runs - the end of slow start sets ssthresh = 2, a decrease leaves it, so the window bounces off the threshold left by the last loss (slow start while W <= ssthresh)",
+            ..ParamSpec::NUMBER
+        },
+        ParamSpec {
+            name: "round_rtt",
+            kind: ParamKind::Choice(ROUND_RTT),
+            default_text: Some("min"),
+            doc: "the RTT a round's diff is computed with: min, the smallest sample of the round (Linux's tcp_vegas); mean, the mean of the round's samples (ns-2's native Agent/TCP/Vegas, tcp-vegas.cc, which liu2008 §6 ran: 'TCP-Vegas [is] in the standard ns-2 simulation package'), so noise on the samples raises diff by its mean (liu2008 eq. 33)",
             ..ParamSpec::NUMBER
         },
     ]
@@ -159,7 +197,7 @@ pub fn vegas_info() -> AlgorithmInfo {
         params: specs(),
         aliases: vec![],
         taxonomy: None,
-        notes: "liu2008 §6 sets alpha = beta = gamma (Fig. 15: 2, 5, 10). ns-2: Agent/TCP/Linux with select_ca vegas and set_ca_param vegas alpha|beta|gamma in half packets (2*value, integers); ns-2's native Agent/TCP/Vegas (v_alpha_, v_beta_, v_gamma_; defaults 1, 3, 1) is the 1995 algorithm with its own slow start. Delay-based: tsao2007's taxonomy does not apply.",
+        notes: "liu2008 §6 sets alpha = beta = gamma (Fig. 15: 2, 5, 10) and ran ns-2's native Vegas, whose round RTT is the mean of the samples (round_rtt = \"mean\"). ns-2: Agent/TCP/Linux with select_ca vegas and set_ca_param vegas alpha|beta|gamma in half packets (2*value, integers), round_rtt = \"min\" only; ns-2's native Agent/TCP/Vegas (v_alpha_, v_beta_, v_gamma_; defaults 1, 3, 1) is the 1995 algorithm with its own slow start, window arithmetic and loss recovery, of which round_rtt = \"mean\" takes only the round's RTT. Delay-based: tsao2007's taxonomy does not apply.",
         named_numbers: false,
         check: Some(check),
     }
@@ -177,7 +215,7 @@ pub struct Vegas {
 
 impl Vegas {
     pub fn new(p: VegasParams, initial_window: f64, cap: f64) -> Self {
-        Vegas { p, rounds: Rounds::new(), round_cwnd: initial_window, w: Window::new(initial_window, cap) }
+        Vegas { p, rounds: Rounds::with_mean(p.mean_rtt), round_cwnd: initial_window, w: Window::new(initial_window, cap) }
     }
 
     pub fn from_params(p: &Params, initial_window: f64, cap: f64) -> Result<Self, ParamError> {
@@ -329,6 +367,65 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn a_round_rtt_is_its_smallest_sample_or_with_mean_their_mean() {
+        let a = |in_flight| Ack { now: 0.0, acked: 1, rtt: Some(0.1), min_rtt: 0.1, in_flight };
+        for (mean, expect) in [(false, 0.10), (true, 0.13)] {
+            let mut r = Rounds::with_mean(mean);
+            r.on_rtt(0.10);
+            assert_eq!(r.on_ack(&a(3)), None); // starts: 3 more outstanding
+            for rtt in [0.16, 0.10, 0.16] {
+                r.on_rtt(rtt);
+                assert_eq!(r.on_ack(&a(3)), None);
+            }
+            r.on_rtt(0.10);
+            let e = r.on_ack(&a(3)).expect("round ends with the 4th ACK after its start");
+            assert!((e.rtt - expect).abs() < 1e-12, "mean {mean}: round RTT {} (want {expect})", e.rtt);
+            assert_eq!((e.samples, e.base_rtt), (4, 0.10), "the base is the smallest sample either way");
+        }
+    }
+
+    #[test]
+    fn with_mean_round_rtt_noise_on_the_samples_shrinks_the_window() {
+        // liu2008 eq. 33: samples T + n with n in {0, 2σ} alternately (mean σ); the smallest
+        // sample of each round is noise-free, so Linux's Vegas holds its window, while the mean
+        // puts σ into diff (W·σ/(T + σ) = 20·0.02/0.12 ≈ 3.3 > β = 2): the window shrinks.
+        let mut p = VegasParams::LINUX;
+        p.alpha = 2.0;
+        p.beta = 2.0;
+        let mut windows = vec![];
+        for mean in [false, true] {
+            p.mean_rtt = mean;
+            let mut c = in_ca(p, 20.0);
+            c.rounds = Rounds::with_mean(mean);
+            let mut now = 0.0;
+            for _ in 0..10 {
+                let n = c.window().floor().max(1.0) as usize;
+                for i in 0..n {
+                    let rtt = 0.1 + if i % 2 == 0 { 0.0 } else { 0.04 };
+                    now += 0.1 / n as f64;
+                    c.on_rtt_sample(now, rtt);
+                    let in_flight = (c.window().floor() as u32).saturating_sub(1);
+                    c.on_ack(&Ack { now, acked: 1, rtt: Some(rtt), min_rtt: 0.1, in_flight });
+                }
+            }
+            windows.push(c.window());
+        }
+        println!("Vegas, noisy samples: window after 10 rounds: min {} mean {}", windows[0], windows[1]);
+        assert!(windows[0] >= 20.0, "the round minimum filters the noise: {}", windows[0]);
+        assert!(windows[1] <= 14.0, "the round mean carries it: {}", windows[1]);
+    }
+
+    #[test]
+    fn round_rtt_is_validated_and_defaults_to_min() {
+        let p = crate::registry::validate_window("vegas", json!({}).as_object().unwrap()).unwrap();
+        assert!(!VegasParams::from_params(&p).unwrap().mean_rtt);
+        let p = crate::registry::validate_window("vegas", json!({"round_rtt": "mean"}).as_object().unwrap()).unwrap();
+        assert!(VegasParams::from_params(&p).unwrap().mean_rtt);
+        let e = crate::registry::validate_window("vegas", json!({"round_rtt": "average"}).as_object().unwrap()).unwrap_err();
+        assert!(e.to_string().contains("round_rtt"), "{e}");
+    }
+
+    #[test]
     fn plus_minus_one_per_rtt_from_diff_against_alpha_beta() {
         let p = VegasParams::LINUX;
         // The decision at a round's end: diff = w(RTT − BaseRTT)/RTT against α = 2, β = 4.
@@ -369,7 +466,7 @@ pub(crate) mod tests {
 
     #[test]
     fn slow_start_ends_when_diff_exceeds_gamma() {
-        let p = VegasParams { alpha: 2.0, beta: 2.0, gamma: 2.0, lower_ssthresh: true };
+        let p = VegasParams { alpha: 2.0, beta: 2.0, gamma: 2.0, ..VegasParams::LINUX };
         let mut c = Vegas::new(p, 2.0, f64::INFINITY);
         let mut now = 0.0;
         let mut rounds = 0;
