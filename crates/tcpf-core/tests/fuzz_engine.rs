@@ -140,7 +140,7 @@ fn scenario(k: &Knobs) -> Value {
         let a = &reg[algo.index(reg.len())];
         let mut f = json!({"count": count, "algorithm": a.0, "params": params(a, draws), "start": format!("0..{}", start * k.duration * 0.5)});
         if a.1 {
-            f["recovery"] = json!(["reno", "newreno", "sack", "linux"][k.recovery.index(4)]);
+            f["recovery"] = json!(["reno", "newreno", "newreno-impatient", "sack", "linux"][k.recovery.index(5)]);
         }
         if *reverse && !k.graph {
             f["direction"] = json!("reverse");

@@ -267,6 +267,7 @@ def _linux_algorithms() -> List[str]:
 RECOVERY = {
     "sack": ("Agent/TCP/Sack1", "Agent/TCPSink/Sack1", "Agent/TCPSink/Sack1/DelAck"),
     "newreno": ("Agent/TCP/Newreno", "Agent/TCPSink", "Agent/TCPSink/DelAck"),
+    "newreno-impatient": ("Agent/TCP/Newreno", "Agent/TCPSink", "Agent/TCPSink/DelAck"),
     "reno": ("Agent/TCP/Reno", "Agent/TCPSink", "Agent/TCPSink/DelAck"),
     # the engine's Linux 2.6.22-style recovery is TCP-Linux's own (Linux modules only)
     "linux": ("Agent/TCP/Linux", "Agent/TCPSink/Sack1", "Agent/TCPSink/Sack1/DelAck"),

@@ -318,10 +318,11 @@ def _tcp_lines(ctx: _Ctx, f: Dict[str, Any], fid: int, where: str, start: float,
     # ns-2 does unless maxcwnd_ is set (it only uses min(cwnd_, window_) to send)
     settings.append(("maxcwnd_", wnd))
     if sender == "Agent/TCP/Newreno":
-        # the engine restarts the retransmission timer on every partial ACK
-        # (RFC 6582's "slow but steady" variant); ns-2's default
-        # (newreno_changes1_ 1, "impatient") restarts it on the first only
-        settings.append(("newreno_changes1_", 0))
+        # recovery "newreno" restarts the retransmission timer on every partial ACK (RFC
+        # 6582's "slow but steady" variant, newreno_changes1_ 0); "newreno-impatient" on the
+        # first only, as ns-2's default (newreno_changes1_ 1, "impatient")
+        impatient = f.get("recovery") == "newreno-impatient"
+        settings.append(("newreno_changes1_", 1 if impatient else 0))
     settings += agent.settings
     for var, val in settings:
         a(f"{tv} set {var} {val if isinstance(val, str) else _num(val)}")

@@ -261,9 +261,10 @@ fn group_kind(t: &Table, path: &str, algorithm: String, ref_rate: f64, external:
                     return err(t.field(k), format!("applies to UDP sources ({}) only, not '{algorithm}'", registry::names(Kind::Udp).join(", ")));
                 }
             }
-            let recovery = match t.string("recovery", "sack", &["reno", "newreno", "sack", "linux"])?.as_str() {
+            let recovery = match t.string("recovery", "sack", &["reno", "newreno", "newreno-impatient", "sack", "linux"])?.as_str() {
                 "reno" => Recovery::Reno,
                 "newreno" => Recovery::NewReno,
+                "newreno-impatient" => Recovery::NewRenoImpatient,
                 "linux" => Recovery::Linux,
                 _ => Recovery::Sack,
             };

@@ -42,6 +42,13 @@ pub(super) trait DupAck {
     #[inline]
     fn on_dupack_in_recovery(&mut self) {}
 
+    /// Whether a new ACK restarts the retransmission timer (after `on_new_ack`; `in_recovery`:
+    /// the ACK was partial). Every new ACK does, but in NewReno's "impatient" variant.
+    #[inline]
+    fn restarts_timer(&self, _in_recovery: bool) -> bool {
+        true
+    }
+
     /// The timer fired: forget recovery state (the skeleton then clears the scoreboard's flags).
     #[inline]
     fn on_timeout(&mut self) {}
@@ -108,7 +115,9 @@ fn new_ack<M: DupAck>(m: &mut M, c: &mut Core, now: Time, pkt: &Packet, rtt: f64
     if !c.in_recovery && pkt.ecn & ecn::ECE != 0 && ack > c.reduced_upto {
         c.loss_event(now, true);
     }
-    c.rearm_timer(now);
+    if m.restarts_timer(c.in_recovery) {
+        c.rearm_timer(now);
+    }
     c.count_rto();
 }
 

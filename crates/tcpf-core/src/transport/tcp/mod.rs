@@ -34,6 +34,9 @@ use self::core::Core;
 pub enum Recovery {
     Reno,
     NewReno,
+    /// NewReno whose timer only the first partial ACK of a recovery restarts (RFC 6582's
+    /// Impatient variant; ns-2's `Agent/TCP/Newreno` default), see `tcp/newreno.rs`.
+    NewRenoImpatient,
     Sack,
     /// Linux 2.6.22 as in ns-2's TCP-Linux: FACK, lost-retransmission detection, rate
     /// halving to the controller's `min_cwnd` (see `tcp/linux.rs`).
@@ -45,6 +48,7 @@ impl Recovery {
         match self {
             Recovery::Reno => "reno",
             Recovery::NewReno => "newreno",
+            Recovery::NewRenoImpatient => "newreno-impatient",
             Recovery::Sack => "sack",
             Recovery::Linux => "linux",
         }
@@ -175,7 +179,8 @@ impl Mode {
     fn new(recovery: Recovery) -> Self {
         match recovery {
             Recovery::Reno => Mode::Reno(reno::Reno::default()),
-            Recovery::NewReno => Mode::NewReno(newreno::NewReno::default()),
+            Recovery::NewReno => Mode::NewReno(newreno::NewReno::new(false)),
+            Recovery::NewRenoImpatient => Mode::NewReno(newreno::NewReno::new(true)),
             Recovery::Sack => Mode::Sack(sack::Sack::default()),
             Recovery::Linux => Mode::Linux(Box::default()),
         }
