@@ -325,8 +325,9 @@ def _rate_tfrc(params: Dict[str, Any], where: str) -> Ns2RateAgent:
                              "(Agent/TFRC has no minimum rate s/t_mbi; only the default 64 s, "
                              "which matters only below one packet per 64 s, is accepted)")
     for k in params:
-        if k not in ("history", "t_rto_rtts", "t_mbi") and params[k] is not None:
+        if k not in ("history", "t_rto_rtts", "t_mbi", "discount") and params[k] is not None:
             raise Ns2Unsupported(f"{where}.params.{k}: ns-2's Agent/TFRC has no such parameter")
+    discount = 1 if params.get("discount") == "on" else 0
     return Ns2RateAgent(
         sender="Agent/TFRC", sink="Agent/TFRCSink",
         settings=[
@@ -341,7 +342,9 @@ def _rate_tfrc(params: Dict[str, Any], where: str) -> Ns2RateAgent:
         sink_settings=[
             ("NumSamples_", n),
             ("smooth_", 1),      # I_tot0 / I_tot1 as RFC 5348 section 5.4
-            ("discount_", 0),    # no history discounting (RFC 5348 section 5.5; the engine has none)
+            # history discounting (RFC 5348 section 5.5) as the engine's `discount`;
+            # minDiscountRatio_ is ns-2's default 0.5, the engine's floor
+            ("discount_", discount),
             ("PreciseLoss_", 0),  # a new loss event is > 1 RTT after the last one, by time only
             ("numPkts_", 1),     # a gap is a loss as soon as one later packet arrives
             ("NumFeedback_", 1),  # one report per RTT

@@ -3,11 +3,14 @@
 //! and reports once per RTT (and at once when a new loss event starts).
 //!
 //! Simplifications, stated: packets are never reordered in the simulator, so a gap in the
-//! sequence is a loss as soon as it is seen (no NDUPACK wait); history discounting (§5.5) is
-//! not applied; the sender is never data-limited.
+//! sequence is a loss as soon as it is seen (no NDUPACK wait); the sender is never data-limited.
+//! History discounting (§5.5) is a parameter (`discount`, off by default; on in ns-2's
+//! `Agent/TFRCSink`, `discount_ 1`): while the open interval is longer than twice the mean of
+//! the closed ones, the closed ones weigh less (by 2·mean/open, at least ½) in the average
+//! that includes the open interval, and when that interval closes its discount stays with them.
 
 use super::{equation_inverse, interval_weights, num, tcp_equation, Endpoints, Feedback, Pacer, RateReceiver, RateSender};
-use crate::cc::params::{AlgorithmInfo, ParamError, Params, Taxonomy};
+use crate::cc::params::{AlgorithmInfo, ParamError, ParamKind, ParamSpec, Params, Taxonomy, ON_OFF};
 use crate::net::packet::Packet;
 use crate::sim::{secs, to_secs, Time};
 use std::collections::VecDeque;
@@ -23,6 +26,13 @@ pub fn info() -> AlgorithmInfo {
             num("history", 8.0, 1.0, Some(64.0), "loss intervals", "loss intervals averaged for the loss event rate (weights 1,1,1,1,0.8,0.6,0.4,0.2 for 8)"),
             num("t_rto_rtts", 4.0, 0.0, None, "RTTs", "t_RTO in the equation, as a multiple of the RTT (RFC 5348: 4R)"),
             num("t_mbi", 64.0, 0.0, None, "s", "maximum back-off interval: the rate never falls below one packet per t_mbi"),
+            ParamSpec {
+                name: "discount",
+                kind: ParamKind::Choice(ON_OFF),
+                default_text: Some("off"),
+                doc: "history discounting (RFC 5348 §5.5): on, while the open loss interval is longer than twice the mean of the closed ones, the closed ones weigh less (factor 2·mean/open, at least 0.5) in the average with the open one, and keep that discount when it closes, so the loss event rate falls faster after congestion ends; ns-2's Agent/TFRCSink does this by default (discount_ 1)",
+                ..ParamSpec::NUMBER
+            },
         ],
         aliases: vec![],
         taxonomy: Some(Taxonomy { fairness: "rate-based", increase: "historical", curve: "linear", history: "fixed" }),
@@ -35,7 +45,9 @@ pub fn info() -> AlgorithmInfo {
 /// Sender and receiver for validated parameters; `s` is the packet size (bytes).
 pub fn build(p: &Params, s: u32) -> Result<Endpoints, ParamError> {
     let t_rto_rtts = p.get("t_rto_rtts")?;
-    Ok((Box::new(Tfrc::new(s as f64, t_rto_rtts, p.get("t_mbi")?)), Box::new(TfrcReceiver::new(s as f64, p.get("history")? as usize, t_rto_rtts))))
+    let mut rcv = TfrcReceiver::new(s as f64, p.get("history")? as usize, t_rto_rtts);
+    rcv.history.discount = p.text("discount")? == Some("on");
+    Ok((Box::new(Tfrc::new(s as f64, t_rto_rtts, p.get("t_mbi")?)), Box::new(rcv)))
 }
 
 /// The sender (RFC 5348 §4).
@@ -120,13 +132,43 @@ pub struct LossHistory {
     weights: Vec<f64>,
     /// Closed intervals, newest first (packets).
     closed: VecDeque<f64>,
+    /// Each closed interval's discount (RFC 5348 §5.5's DF_i; 1 without discounting).
+    df: VecDeque<f64>,
     /// Sequence number and estimated send time (s) of the first loss of the current event.
     current: Option<(u32, f64)>,
+    /// History discounting (§5.5).
+    pub discount: bool,
 }
+
+/// The smallest discount factor (RFC 5348 §5.5's DF_min; ns-2's minDiscountRatio_).
+const DF_MIN: f64 = 0.5;
 
 impl LossHistory {
     pub fn new(n: usize) -> Self {
-        LossHistory { weights: interval_weights(n), closed: VecDeque::new(), current: None }
+        LossHistory { weights: interval_weights(n), closed: VecDeque::new(), df: VecDeque::new(), current: None, discount: false }
+    }
+
+    /// The closed intervals' weighted mean with their discounts (the open one left out).
+    fn closed_mean(&self) -> Option<f64> {
+        let (mut tot, mut wt) = (0.0, 0.0);
+        for ((x, d), w) in self.closed.iter().zip(&self.df).zip(&self.weights) {
+            tot += x * w * d;
+            wt += w * d;
+        }
+        (wt > 0.0).then(|| tot / wt)
+    }
+
+    /// The discount of the closed intervals while the open one lasts `open` packets: 2·mean /
+    /// open (at least DF_MIN) when the open interval is more than twice their mean, else 1.
+    /// (ns-2's rule: the mean of the closed intervals, not RFC 5348's I_mean with the open one.)
+    fn general_discount(&self, open: f64) -> f64 {
+        if !self.discount {
+            return 1.0;
+        }
+        match self.closed_mean() {
+            Some(mean) if open > 2.0 * mean => (2.0 * mean / open).max(DF_MIN),
+            _ => 1.0,
+        }
     }
 
     /// A packet `seq` sent at `sent` (s) was lost; `rtt` is the sender's estimate. Returns true
@@ -136,6 +178,11 @@ impl LossHistory {
         match self.current {
             Some((_, t0)) if sent <= t0 + rtt => false,
             Some((s0, _)) => {
+                // The discount in force when the open interval closes stays with the older ones.
+                let d = self.general_discount((seq - s0) as f64);
+                if d < 1.0 {
+                    self.df.iter_mut().for_each(|x| *x *= d);
+                }
                 self.push((seq - s0) as f64);
                 self.current = Some((seq, sent));
                 true
@@ -151,6 +198,8 @@ impl LossHistory {
     fn push(&mut self, interval: f64) {
         self.closed.push_front(interval);
         self.closed.truncate(self.weights.len());
+        self.df.push_front(1.0);
+        self.df.truncate(self.weights.len());
     }
 
     /// The loss event rate with `next` the next expected sequence number (0 before any loss).
@@ -160,17 +209,21 @@ impl LossHistory {
         let n = self.closed.len();
         let w = &self.weights;
         // I_tot0: the open interval and the newest n-1 closed ones; I_tot1: the n closed ones.
+        // Without discounting every factor below is 1 (and the sums are the plain ones).
+        let g = self.general_discount(open);
         let mut tot0 = open * w[0];
         let mut wt0 = w[0];
-        for (i, x) in self.closed.iter().enumerate().take(w.len() - 1) {
-            tot0 += x * w[i + 1];
-            wt0 += w[i + 1];
+        for (i, (x, d)) in self.closed.iter().zip(&self.df).enumerate().take(w.len() - 1) {
+            let k = if self.discount { w[i + 1] * d * g } else { w[i + 1] };
+            tot0 += x * k;
+            wt0 += k;
         }
         let mut tot1 = 0.0;
         let mut wt1 = 0.0;
-        for (i, x) in self.closed.iter().enumerate().take(n) {
-            tot1 += x * w[i];
-            wt1 += w[i];
+        for (i, (x, d)) in self.closed.iter().zip(&self.df).enumerate().take(n) {
+            let k = if self.discount { w[i] * d } else { w[i] };
+            tot1 += x * k;
+            wt1 += k;
         }
         let mean = (tot0 / wt0).max(if wt1 > 0.0 { tot1 / wt1 } else { 0.0 });
         1.0 / mean
@@ -317,6 +370,44 @@ mod tests {
         assert!((p - expect).abs() < 1e-12);
         // A long open interval raises the mean (I_tot0 wins) and lowers p.
         assert!(h.p(1400) < p);
+    }
+
+    #[test]
+    fn history_discounting_lets_the_loss_rate_fall_faster_after_congestion() {
+        // Eight closed intervals of 100 packets, then a long loss-free spell.
+        let build = |discount: bool| {
+            let mut h = LossHistory::new(8);
+            h.discount = discount;
+            for k in 0..9u32 {
+                assert!(h.on_loss(100 * (k + 1), k as f64, 0.1, || 100.0));
+            }
+            h
+        };
+        let (plain, disc) = (build(false), build(true));
+        let last = 900u32;
+        // Open interval up to twice the mean (200): no discount, the same p.
+        assert_eq!(plain.p(last + 150).to_bits(), disc.p(last + 150).to_bits());
+        assert_eq!(plain.p(last + 200).to_bits(), disc.p(last + 200).to_bits());
+        // Open 400 = 4x the mean: the closed ones weigh 2·100/400 = 0.5 in I_tot0.
+        let w = [1.0, 1.0, 1.0, 1.0, 0.8, 0.6, 0.4, 0.2];
+        let (open, g) = (400.0, 0.5);
+        let tot0 = open * w[0] + w[1..].iter().map(|w| 100.0 * w * g).sum::<f64>();
+        let wt0 = w[0] + w[1..].iter().map(|w| w * g).sum::<f64>();
+        let expect = 1.0 / (tot0 / wt0);
+        let p = disc.p(last + 400);
+        println!("p after 400 loss-free packets: {} plain, {p} discounted", plain.p(last + 400));
+        assert!((p - expect).abs() < 1e-12, "{p} vs {expect}");
+        assert!(p < plain.p(last + 400));
+        // The factor never goes below 0.5: at open 2 000 it is 0.5, not 0.1.
+        let open = 2000.0;
+        let tot0 = open * w[0] + w[1..].iter().map(|w| 100.0 * w * 0.5).sum::<f64>();
+        assert!((disc.p(last + 2000) - wt0 / tot0).abs() < 1e-12);
+        // When the long interval closes, its discount stays with the older intervals: the
+        // next average weighs them by 0.5 (DF_i), the new closed one (2 000) by 1.
+        let mut d = build(true);
+        assert!(d.on_loss(last + 2000, 100.0, 0.1, || 100.0));
+        let closed_mean = (2000.0 * w[0] + w[1..].iter().map(|w| 100.0 * w * 0.5).sum::<f64>()) / (w[0] + w[1..].iter().map(|w| w * 0.5).sum::<f64>());
+        assert!((d.closed_mean().unwrap() - closed_mean).abs() < 1e-9);
     }
 
     #[test]
