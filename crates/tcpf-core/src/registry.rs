@@ -348,6 +348,18 @@ mod tests {
     }
 
     #[test]
+    fn every_registered_law_but_the_formula_is_held_by_value() {
+        // A family missing from `builtin_laws!` would still run, boxed and dispatched
+        // dynamically on every ACK: this names it.
+        for e in entries() {
+            let Build::Window(build) = e.build else { continue };
+            let (_, p) = validate(e.name(), &required(e.name())).unwrap_or_else(|err| panic!("{}: {err}", e.name()));
+            let held = crate::cc::Held::new(build(&p, 2.0, 100.0).unwrap());
+            assert_eq!(held.is_dyn(), e.name() == "formula", "{}", e.name());
+        }
+    }
+
+    #[test]
     fn every_entry_builds_from_its_defaults() {
         // A law that looks up a parameter its schema does not have fails here.
         for e in entries() {

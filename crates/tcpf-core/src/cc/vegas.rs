@@ -417,11 +417,10 @@ pub(crate) mod tests {
 
     #[test]
     fn round_rtt_is_validated_and_defaults_to_min() {
-        let p = crate::registry::validate_window("vegas", json!({}).as_object().unwrap()).unwrap();
-        assert!(!VegasParams::from_params(&p).unwrap().mean_rtt);
-        let p = crate::registry::validate_window("vegas", json!({"round_rtt": "mean"}).as_object().unwrap()).unwrap();
-        assert!(VegasParams::from_params(&p).unwrap().mean_rtt);
-        let e = crate::registry::validate_window("vegas", json!({"round_rtt": "average"}).as_object().unwrap()).unwrap_err();
+        let v = |j: serde_json::Value| vegas_info().validate(j.as_object().unwrap());
+        assert!(!VegasParams::from_params(&v(json!({})).unwrap()).unwrap().mean_rtt);
+        assert!(VegasParams::from_params(&v(json!({"round_rtt": "mean"})).unwrap()).unwrap().mean_rtt);
+        let e = v(json!({"round_rtt": "average"})).unwrap_err();
         assert!(e.to_string().contains("round_rtt"), "{e}");
     }
 
