@@ -154,3 +154,39 @@ fn newreno_impatient_times_out_where_slow_but_steady_repairs() {
     // The same link: the timeouts move goodput by a few per cent at most.
     assert!((imp_g / steady_g - 1.0).abs() < 0.1, "goodput {imp_g} against {steady_g}");
 }
+
+/// `tcp.precise_reduce = false` (ns-2 before 2006, `precisionReduce_ false`): every window a
+/// decrease leaves is a whole number of packets, from the law applied to the truncated window;
+/// by default the fractions stay. GAIMD(0.31, keep 0.875) and TCP Reno on 3 Mb/s DropTail.
+#[test]
+fn integer_reduction_leaves_whole_packets() {
+    let scenario = |precise: bool| {
+        json!({
+            "duration": 60, "seed": 3, "max_window": 64, "loss_log": true, "tcp": {"precise_reduce": precise},
+            "bottleneck": {"rate": "3Mbps", "delay": "20ms", "queue": "droptail", "limit": "1bdp"},
+            "flows": [
+                {"count": 3, "algorithm": "gaimd", "params": {"alpha": 0.31, "keep": 0.875}, "recovery": "reno", "access_delay": "1ms..5ms"},
+                {"count": 3, "algorithm": "tcp", "recovery": "reno", "access_delay": "1ms..5ms"}
+            ]
+        })
+    };
+    let after = |r: &Value| -> Vec<(f64, f64, String)> {
+        let log = &r["loss_events"];
+        let f = |k: &str| log[k].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect::<Vec<_>>();
+        let kinds = log["kind"].as_array().unwrap().iter().map(|k| k.as_str().unwrap().to_string());
+        f("window_before").into_iter().zip(f("window_after")).zip(kinds).map(|((b, a), k)| (b, a, k)).collect()
+    };
+    let int = run(scenario(false));
+    let recs = after(&int);
+    assert!(recs.len() > 50, "{} reductions", recs.len());
+    assert!(recs.iter().all(|&(_, a, _)| a == a.floor()), "whole packets after every reduction");
+    // A fast retransmit of GAIMD from W keeps floor(0.875 floor(W)) (at least 2) ...
+    let gaimd: Vec<_> = recs.iter().zip(int["loss_events"]["flow"].as_array().unwrap()).filter(|(r, f)| f.as_u64().unwrap() < 3 && r.2 == "fast_retransmit").map(|(r, _)| (r.0, r.1)).collect();
+    assert!(gaimd.iter().any(|&(b, a)| a == ((0.875 * b.floor()).floor()).max(2.0) && b != b.floor()));
+    // ... while by default some windows after a reduction keep a fraction.
+    let precise = after(&run(scenario(true)));
+    assert!(precise.iter().any(|&(_, a, _)| a != a.floor()));
+    // The option is shown in the normalised scenario only when set.
+    assert_eq!(int["scenario"]["tcp"]["precise_reduce"], json!(false));
+    assert!(run(scenario(true))["scenario"]["tcp"].get("precise_reduce").is_none());
+}

@@ -324,6 +324,10 @@ def _tcp_lines(ctx: _Ctx, f: Dict[str, Any], fid: int, where: str, start: float,
         impatient = f.get("recovery") == "newreno-impatient"
         settings.append(("newreno_changes1_", 1 if impatient else 0))
     settings += agent.settings
+    if tcpd.get("precise_reduce") is False:
+        # ns-2 before 2006: the window is truncated to whole packets in a decrease (after the
+        # agent's own settings, some of which set it true)
+        settings.append(("precisionReduce_", "false"))
     for var, val in settings:
         a(f"{tv} set {var} {val if isinstance(val, str) else _num(val)}")
     if tcpd.get("delayed_ack"):

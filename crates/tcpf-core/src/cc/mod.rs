@@ -46,6 +46,10 @@ macro_rules! window_in_field {
         fn ssthresh(&self) -> f64 {
             self.w.ssthresh
         }
+
+        fn truncate_reduction(&mut self) {
+            self.w.truncate();
+        }
     };
     (standard_timeout) => {
         fn on_timeout(&mut self, to: &$crate::cc::Timeout) {
@@ -147,6 +151,11 @@ pub trait Controller: Send + std::any::Any {
     fn error(&self) -> Option<String> {
         None
     }
+    /// Right after a decrease (loss event or timeout) when the transport emulates ns-2 before
+    /// 2006 (`precisionReduce_ false`, the scenario's `tcp.precise_reduce = false`): truncate
+    /// the window and threshold it left to whole packets. Default: nothing (a law that keeps
+    /// its window elsewhere than in a [`Window`]).
+    fn truncate_reduction(&mut self) {}
 }
 
 /// The built-in laws a [`Held`] keeps by value, in one list: each a `Law` variant and the
@@ -311,6 +320,9 @@ impl Controller for Held {
     fn error(&self) -> Option<String> {
         held_dispatch!(&self.law, c => c.error())
     }
+    fn truncate_reduction(&mut self) {
+        held_mutate!(self, c => c.truncate_reduction())
+    }
 }
 
 /// Window and threshold with the slow-start and timeout rules every family shares.
@@ -358,6 +370,14 @@ impl Window {
     pub fn timeout(&mut self, window: f64) {
         self.ssthresh = (window / 2.0).max(MIN_SSTHRESH);
         self.cwnd = 1.0;
+    }
+
+    /// Whole packets (ns-2's integer reduction, see `Controller::truncate_reduction`).
+    pub fn truncate(&mut self) {
+        self.cwnd = self.cwnd.floor().max(1.0);
+        if self.ssthresh.is_finite() {
+            self.ssthresh = self.ssthresh.floor().max(MIN_SSTHRESH);
+        }
     }
 }
 

@@ -53,6 +53,9 @@ pub struct TcpTable {
     pub header_size: u32,
     pub dupthresh: u32,
     pub limited_transmit: bool,
+    /// A decrease keeps fractions of a packet (ns-2's precisionReduce_ true, its default since
+    /// 2006); false: the window is truncated to whole packets before and after (ns-2 before).
+    pub precise_reduce: bool,
 }
 
 /// A validated scenario.
@@ -287,15 +290,17 @@ impl Scenario {
                 top.insert("links".into(), json!(links));
             }
         }
-        top.insert(
-            "tcp".into(),
-            json!({
-                "initial_window": t.initial_window, "tick": t.tick, "min_rto": t.min_rto, "initial_rto": t.initial_rto,
-                "max_rto": t.max_rto, "max_backoff": t.max_backoff, "delayed_ack": t.delayed_ack,
-                "delack_timeout": t.delack_timeout, "ack_size": t.ack_size, "header_size": t.header_size,
-                "dupthresh": t.dupthresh, "limited_transmit": t.limited_transmit,
-            }),
-        );
+        let mut tcp = json!({
+            "initial_window": t.initial_window, "tick": t.tick, "min_rto": t.min_rto, "initial_rto": t.initial_rto,
+            "max_rto": t.max_rto, "max_backoff": t.max_backoff, "delayed_ack": t.delayed_ack,
+            "delack_timeout": t.delack_timeout, "ack_size": t.ack_size, "header_size": t.header_size,
+            "dupthresh": t.dupthresh, "limited_transmit": t.limited_transmit,
+        });
+        // Shown only when set (as [limits]): the results of scenarios without it are unchanged.
+        if !t.precise_reduce {
+            tcp["precise_reduce"] = json!(false);
+        }
+        top.insert("tcp".into(), tcp);
         top.insert("flows".into(), json!(self.groups.iter().map(|g| g.normalized(self.graph())).collect::<Vec<_>>()));
         Value::Object(top)
     }
@@ -373,6 +378,7 @@ impl Scenario {
                             ecn: ecn(&route),
                             dupthresh: t.dupthresh,
                             limited_transmit: t.limited_transmit,
+                            precise_reduce: t.precise_reduce,
                             clock_phase: Rng::stream(self.seed, "clock", f.id as u64).range(0.0, t.tick),
                             rtt_noise: g.rtt_noise,
                             log_losses: self.loss_log,
@@ -515,13 +521,14 @@ impl Scenario {
         top.insert("measure".into(), json!({"from_s": self.measure.0, "to_s": self.measure.1}));
         top.insert("packet_size".into(), json!(self.packet_size));
         top.insert("max_window".into(), json!(self.max_window));
-        top.insert(
-            "tcp".into(),
-            json!({"initial_window": t.initial_window, "tick_s": t.tick, "min_rto_s": t.min_rto, "initial_rto_s": t.initial_rto,
+        let mut tcp = json!({"initial_window": t.initial_window, "tick_s": t.tick, "min_rto_s": t.min_rto, "initial_rto_s": t.initial_rto,
                    "max_rto_s": t.max_rto, "max_backoff": t.max_backoff, "delayed_ack": t.delayed_ack,
                    "delack_timeout_s": t.delack_timeout, "ack_size": t.ack_size, "header_size": t.header_size,
-                   "dupthresh": t.dupthresh, "limited_transmit": t.limited_transmit}),
-        );
+                   "dupthresh": t.dupthresh, "limited_transmit": t.limited_transmit});
+        if !t.precise_reduce {
+            tcp["precise_reduce"] = json!(false);
+        }
+        top.insert("tcp".into(), tcp);
         match &self.net {
             Net::Dumbbell { def, queue } => {
                 top.insert("bottleneck".into(), queue.expanded(def.rate, def.delay));
@@ -618,7 +625,7 @@ fn packet_size(t: &Table, default: Option<u64>) -> Result<u32, ScenarioError> {
 fn tcp_table(v: Option<&Value>) -> Result<TcpTable, ScenarioError> {
     let empty = Value::Object(Map::new());
     let t = Table::new("tcp", v.unwrap_or(&empty))?;
-    t.only(&["initial_window", "tick", "min_rto", "initial_rto", "max_rto", "max_backoff", "delayed_ack", "delack_timeout", "ack_size", "header_size", "dupthresh", "limited_transmit"])?;
+    t.only(&["initial_window", "tick", "min_rto", "initial_rto", "max_rto", "max_backoff", "delayed_ack", "delack_timeout", "ack_size", "header_size", "dupthresh", "limited_transmit", "precise_reduce"])?;
     let tcp = TcpTable {
         initial_window: t.integer("initial_window", Some(2), 1, 1000, "packets")? as u32,
         tick: t.with("tick", Some(0.01), |v| positive_seconds(v, "RTO clock granularity"))?,
@@ -632,6 +639,7 @@ fn tcp_table(v: Option<&Value>) -> Result<TcpTable, ScenarioError> {
         header_size: t.integer("header_size", Some(40), 0, 65_535, "TCP/IP header bytes added to each data packet on the wire (ns-2's tcpip_base_hdr_size_)")? as u32,
         dupthresh: t.integer("dupthresh", Some(3), 1, 1000, "duplicate ACKs that trigger fast retransmit")? as u32,
         limited_transmit: t.boolean("limited_transmit", true)?,
+        precise_reduce: t.boolean("precise_reduce", true)?,
     };
     if tcp.max_rto < tcp.min_rto {
         return err("tcp.max_rto", format!("must be at least tcp.min_rto ({} s); got {} s", show_num(tcp.min_rto), show_num(tcp.max_rto)));

@@ -224,7 +224,12 @@ impl Core {
     pub fn reduce(&mut self, now: Time, ecn: bool) -> f64 {
         let window = self.cwnd();
         let in_flight = self.in_flight();
-        self.cc.on_loss_event(&LossEvent { now: to_secs(now), window, in_flight, ecn });
+        // ns-2 before 2006 (precisionReduce_ false): the law sees whole packets and leaves them.
+        let seen = if self.p.precise_reduce { window } else { window.floor().max(1.0) };
+        self.cc.on_loss_event(&LossEvent { now: to_secs(now), window: seen, in_flight, ecn });
+        if !self.p.precise_reduce {
+            self.cc.truncate_reduction();
+        }
         self.reduced_upto = self.snd_max;
         self.stats.loss_events += 1;
         if ecn {

@@ -81,6 +81,9 @@ pub struct TcpParams {
     /// RFC 3042 limited transmit: the first dupthresh−1 duplicate ACKs each release one new
     /// packet (ns-2's singledup_).
     pub limited_transmit: bool,
+    /// False: a decrease (loss event or timeout) sees the window truncated to whole packets and
+    /// leaves whole packets, as ns-2 before 2006 (`precisionReduce_ false`).
+    pub precise_reduce: bool,
     /// Phase of this sender's RTO clock, seconds in [0, tick) (ns-2's boot_time_).
     pub clock_phase: f64,
     /// σ of the noise (uniform on [0, 2σ], seconds) added to the RTT samples the controller
@@ -305,7 +308,11 @@ impl TcpSender {
         c.stats.timeouts += 1;
         c.stats.loss_events += 1;
         let window = c.cwnd();
-        c.cc.on_timeout(&Timeout { now: to_secs(now), window, in_flight: c.in_flight() });
+        let seen = if c.p.precise_reduce { window } else { window.floor().max(1.0) };
+        c.cc.on_timeout(&Timeout { now: to_secs(now), window: seen, in_flight: c.in_flight() });
+        if !c.p.precise_reduce {
+            c.cc.truncate_reduction();
+        }
         c.record(now, LossKind::Timeout, window);
         c.rtt.back_off();
         c.in_recovery = false;
@@ -338,6 +345,7 @@ pub(crate) fn test_params(initial_window: f64) -> TcpParams {
         ecn: false,
         dupthresh: 3,
         limited_transmit: false,
+        precise_reduce: true,
         clock_phase: 0.0,
         rtt_noise: 0.0,
         log_losses: false,
