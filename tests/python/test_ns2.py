@@ -149,6 +149,15 @@ def test_vegas_exports_only_with_the_linux_module_s_round_rtt():
         export_tcl(e)
 
 
+def test_ns2_agent_rules_are_ns2_s_own():
+    """`[tcp] ns2_agent = true` asks the engine for what ns-2's agents always do: the script is
+    the one without it (no ns-2 setting is involved)."""
+    e = expanded_sample()
+    plain = export_tcl(e)
+    e["tcp"]["ns2_agent"] = True
+    assert export_tcl(e) == plain
+
+
 def test_other_unsupported_elements():
     e = expanded_sample()
     e["flows"][0]["recovery"] = "rack"

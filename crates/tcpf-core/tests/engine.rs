@@ -190,3 +190,40 @@ fn integer_reduction_leaves_whole_packets() {
     assert_eq!(int["scenario"]["tcp"]["precise_reduce"], json!(false));
     assert!(run(scenario(true))["scenario"]["tcp"].get("precise_reduce").is_none());
 }
+
+/// `tcp.ns2_agent = true`: ns-2's slowdown() leaves a window of at least 1 (RFC 5681, the
+/// default: 2) and an integer threshold, for the laws ns-2 runs in its own agents; it is echoed
+/// in the normalised scenario. 4 Reno + 4 SQRT flows with windows of 2-5 packets
+/// (validation/ns2/sqrt-droptail-small-windows), where SQRT's cut from 3 packets leaves 1.84.
+#[test]
+fn ns2_agent_rules_let_a_cut_leave_less_than_two_packets() {
+    let scenario = |ns2: Option<bool>| {
+        let mut s = json!({
+            "duration": 40, "seed": 1, "loss_log": true,
+            "bottleneck": {"rate": "1Mbps", "delay": "1ms", "queue": "droptail", "limit": "1bdp"},
+            "flows": [
+                {"count": 4, "algorithm": "tcp", "recovery": "reno", "access_delay": "24ms", "receiver_delay": "24ms", "access_rate": "100Mbps", "start": "0..2"},
+                {"count": 4, "algorithm": "sqrt", "recovery": "reno", "access_delay": "24ms", "receiver_delay": "24ms", "access_rate": "100Mbps", "start": "0..2"}
+            ]
+        });
+        if let Some(b) = ns2 {
+            s["tcp"] = json!({"ns2_agent": b});
+        }
+        s
+    };
+    let after = |r: &Value| -> Vec<(f64, String)> {
+        let log = &r["loss_events"];
+        let a = log["window_after"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap());
+        a.zip(log["kind"].as_array().unwrap().iter().map(|k| k.as_str().unwrap().to_string())).collect()
+    };
+    let ns2 = run(scenario(Some(true)));
+    let rfc = run(scenario(None));
+    let cuts = |r: &Value| after(r).into_iter().filter(|(_, k)| k == "fast_retransmit").map(|(a, _)| a).collect::<Vec<_>>();
+    let (n, f) = (cuts(&ns2), cuts(&rfc));
+    assert!(n.len() > 100 && f.len() > 100, "{} and {} fast retransmits", n.len(), f.len());
+    assert!(n.iter().all(|&a| a >= 1.0) && n.iter().any(|&a| a < 2.0), "ns-2: some cuts leave less than 2 packets");
+    assert!(f.iter().all(|&a| a >= 2.0), "RFC 5681: never below 2");
+    assert!(rfc["scenario"]["tcp"].get("ns2_agent").is_none());
+    assert_eq!(ns2["scenario"]["tcp"]["ns2_agent"], json!(true));
+    assert_eq!(run(scenario(Some(false)))["flows"], rfc["flows"], "false is the default");
+}

@@ -29,7 +29,7 @@ _KNOWN = {
     "measure": {"from_s", "to_s"},
     "tcp": {"initial_window", "tick_s", "min_rto_s", "initial_rto_s", "max_rto_s", "max_backoff",
             "delayed_ack", "delack_timeout_s", "ack_size", "header_size", "dupthresh",
-            "limited_transmit"},
+            "limited_transmit", "ns2_agent"},
     "bottleneck": _QUEUE_KEYS,
     "link": _QUEUE_KEYS | {"name", "from", "to", "reverse"},
     "bottleneck.red": {"min_th_pkts", "max_th_pkts", "q_weight", "max_p", "gentle", "wait",

@@ -50,6 +50,10 @@ macro_rules! window_in_field {
         fn truncate_reduction(&mut self) {
             self.w.truncate();
         }
+
+        fn ns2_window_rules(&mut self) {
+            self.w.ns2 = true;
+        }
     };
     (standard_timeout) => {
         fn on_timeout(&mut self, to: &$crate::cc::Timeout) {
@@ -156,6 +160,11 @@ pub trait Controller: Send + std::any::Any {
     /// the window and threshold it left to whole packets. Default: nothing (a law that keeps
     /// its window elsewhere than in a [`Window`]).
     fn truncate_reduction(&mut self) {}
+    /// Once, before the first ACK, when the transport runs ns-2's TCP agent rules (the
+    /// scenario's `tcp.ns2_agent = true`): the law's [`Window`] reduces as ns-2's
+    /// `slowdown()` does (see [`Window::ns2`]). Default: nothing (a law that keeps its window
+    /// elsewhere than in a `Window`).
+    fn ns2_window_rules(&mut self) {}
 }
 
 /// The built-in laws a [`Held`] keeps by value, in one list: each a `Law` variant and the
@@ -323,6 +332,9 @@ impl Controller for Held {
     fn truncate_reduction(&mut self) {
         held_mutate!(self, c => c.truncate_reduction())
     }
+    fn ns2_window_rules(&mut self) {
+        held_mutate!(self, c => c.ns2_window_rules())
+    }
 }
 
 /// Window and threshold with the slow-start and timeout rules every family shares.
@@ -332,6 +344,11 @@ pub struct Window {
     pub ssthresh: f64,
     /// Receiver window cap; the window never grows past it.
     pub cap: f64,
+    /// ns-2's reductions (`TcpAgent::slowdown` in `tcp/tcp.cc`, whose `ssthresh_` is an
+    /// integer): a decrease to `w` leaves the threshold `max(⌊w⌋, 2)` and the window
+    /// `max(w, 1)` (so a window below 2 slow-starts on the next ACK), and a timeout leaves the
+    /// threshold `max(⌊W/2⌋, 2)`. False (RFC 5681): both `max(w, 2)`, and `max(W/2, 2)`.
+    pub ns2: bool,
 }
 
 /// Smallest window a decrease may leave (ns-2 and RFC 5681 use two packets).
@@ -339,7 +356,7 @@ pub const MIN_SSTHRESH: f64 = 2.0;
 
 impl Window {
     pub fn new(initial: f64, cap: f64) -> Self {
-        Window { cwnd: initial, ssthresh: f64::INFINITY, cap }
+        Window { cwnd: initial, ssthresh: f64::INFINITY, cap, ns2: false }
     }
 
     #[inline]
@@ -359,16 +376,24 @@ impl Window {
         self.cwnd = (self.cwnd + inc).min(self.cap);
     }
 
-    /// Set the window and threshold to `w` (at least MIN_SSTHRESH): the usual decrease.
+    /// Set the window and threshold to `w` (at least MIN_SSTHRESH): the usual decrease; with
+    /// [`Window::ns2`] the threshold is `max(⌊w⌋, 2)` and the window `max(w, 1)`.
     pub fn reduce_to(&mut self, w: f64) {
-        let w = w.max(MIN_SSTHRESH);
-        self.ssthresh = w;
-        self.cwnd = w;
+        if self.ns2 {
+            self.ssthresh = w.floor().max(MIN_SSTHRESH);
+            self.cwnd = w.max(1.0);
+        } else {
+            let w = w.max(MIN_SSTHRESH);
+            self.ssthresh = w;
+            self.cwnd = w;
+        }
     }
 
-    /// Timeout: threshold to half the window, window to one packet.
+    /// Timeout: threshold to half the window (whole packets with [`Window::ns2`]), window to
+    /// one packet.
     pub fn timeout(&mut self, window: f64) {
-        self.ssthresh = (window / 2.0).max(MIN_SSTHRESH);
+        let half = window / 2.0;
+        self.ssthresh = if self.ns2 { half.floor() } else { half }.max(MIN_SSTHRESH);
         self.cwnd = 1.0;
     }
 
@@ -477,5 +502,38 @@ mod tests {
             };
             assert_eq!(trace(&mut held), trace(boxed.as_mut()), "controller {i}");
         }
+    }
+
+    /// ns-2's slowdown(): an integer threshold (at least 2) and a window of at least 1 after a
+    /// decrease; a timeout's threshold in whole packets. RFC 5681's rules by default.
+    #[test]
+    fn ns2_window_rules_truncate_the_threshold_and_floor_the_window_at_one() {
+        let mut rfc = Window::new(2.0, 1000.0);
+        let mut ns2 = rfc;
+        ns2.ns2 = true;
+        rfc.reduce_to(5.6);
+        ns2.reduce_to(5.6);
+        assert_eq!((rfc.cwnd, rfc.ssthresh), (5.6, 5.6));
+        assert_eq!((ns2.cwnd, ns2.ssthresh), (5.6, 5.0));
+        assert!(!ns2.in_slow_start());
+        // SQRT's cut from 3 packets: 3 − 0.67·√3 = 1.84
+        rfc.reduce_to(1.84);
+        ns2.reduce_to(1.84);
+        assert_eq!((rfc.cwnd, rfc.ssthresh), (2.0, 2.0));
+        assert_eq!((ns2.cwnd, ns2.ssthresh), (1.84, 2.0));
+        assert!(ns2.in_slow_start(), "below the threshold: the next ACK slow-starts it");
+        ns2.reduce_to(0.3);
+        assert_eq!(ns2.cwnd, 1.0);
+        rfc.timeout(12.5);
+        ns2.timeout(12.5);
+        assert_eq!((rfc.cwnd, rfc.ssthresh), (1.0, 6.25));
+        assert_eq!((ns2.cwnd, ns2.ssthresh), (1.0, 6.0));
+        ns2.timeout(3.0);
+        assert_eq!(ns2.ssthresh, 2.0);
+        // a controller keeping its window in a `Window` switches through the trait
+        let mut c: Box<dyn Controller> = Box::new(aimd::Aimd::new(1.0, 0.5, 2.0, 1000.0));
+        c.ns2_window_rules();
+        c.on_loss_event(&loss(3.0));
+        assert_eq!((c.window(), c.ssthresh()), (1.5, 2.0));
     }
 }

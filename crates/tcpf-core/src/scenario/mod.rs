@@ -56,6 +56,8 @@ pub struct TcpTable {
     /// A decrease keeps fractions of a packet (ns-2's precisionReduce_ true, its default since
     /// 2006); false: the window is truncated to whole packets before and after (ns-2 before).
     pub precise_reduce: bool,
+    /// ns-2's TCP agent rules where they differ from RFC 5681 (`TcpParams::ns2_agent`).
+    pub ns2_agent: bool,
 }
 
 /// A validated scenario.
@@ -300,6 +302,9 @@ impl Scenario {
         if !t.precise_reduce {
             tcp["precise_reduce"] = json!(false);
         }
+        if t.ns2_agent {
+            tcp["ns2_agent"] = json!(true);
+        }
         top.insert("tcp".into(), tcp);
         top.insert("flows".into(), json!(self.groups.iter().map(|g| g.normalized(self.graph())).collect::<Vec<_>>()));
         Value::Object(top)
@@ -379,6 +384,13 @@ impl Scenario {
                             dupthresh: t.dupthresh,
                             limited_transmit: t.limited_transmit,
                             precise_reduce: t.precise_reduce,
+                            ns2_agent: t.ns2_agent,
+                            // slowdown()'s arithmetic is that of ns-2's own agents (Agent/TCP
+                            // and its window options), not TCP-Linux's nor the papers' code
+                            ns2_window: t.ns2_agent
+                                && *recovery != crate::transport::Recovery::Linux
+                                && external.is_none()
+                                && matches!(crate::registry::lookup(&params.algorithm).map(|e| &e.ns2), Some(crate::registry::Ns2::Agent(_))),
                             clock_phase: Rng::stream(self.seed, "clock", f.id as u64).range(0.0, t.tick),
                             rtt_noise: g.rtt_noise,
                             log_losses: self.loss_log,
@@ -528,6 +540,9 @@ impl Scenario {
         if !t.precise_reduce {
             tcp["precise_reduce"] = json!(false);
         }
+        if t.ns2_agent {
+            tcp["ns2_agent"] = json!(true);
+        }
         top.insert("tcp".into(), tcp);
         match &self.net {
             Net::Dumbbell { def, queue } => {
@@ -625,7 +640,7 @@ fn packet_size(t: &Table, default: Option<u64>) -> Result<u32, ScenarioError> {
 fn tcp_table(v: Option<&Value>) -> Result<TcpTable, ScenarioError> {
     let empty = Value::Object(Map::new());
     let t = Table::new("tcp", v.unwrap_or(&empty))?;
-    t.only(&["initial_window", "tick", "min_rto", "initial_rto", "max_rto", "max_backoff", "delayed_ack", "delack_timeout", "ack_size", "header_size", "dupthresh", "limited_transmit", "precise_reduce"])?;
+    t.only(&["initial_window", "tick", "min_rto", "initial_rto", "max_rto", "max_backoff", "delayed_ack", "delack_timeout", "ack_size", "header_size", "dupthresh", "limited_transmit", "precise_reduce", "ns2_agent"])?;
     let tcp = TcpTable {
         initial_window: t.integer("initial_window", Some(2), 1, 1000, "packets")? as u32,
         tick: t.with("tick", Some(0.01), |v| positive_seconds(v, "RTO clock granularity"))?,
@@ -640,6 +655,7 @@ fn tcp_table(v: Option<&Value>) -> Result<TcpTable, ScenarioError> {
         dupthresh: t.integer("dupthresh", Some(3), 1, 1000, "duplicate ACKs that trigger fast retransmit")? as u32,
         limited_transmit: t.boolean("limited_transmit", true)?,
         precise_reduce: t.boolean("precise_reduce", true)?,
+        ns2_agent: t.boolean("ns2_agent", false)?,
     };
     if tcp.max_rto < tcp.min_rto {
         return err("tcp.max_rto", format!("must be at least tcp.min_rto ({} s); got {} s", show_num(tcp.min_rto), show_num(tcp.max_rto)));

@@ -10,6 +10,11 @@ use crate::sim::{clock_secs as to_secs, Time};
 
 /// What a duplicate-ACK recovery mode decides.
 pub(super) trait DupAck {
+    /// The mode is ns-2's `TcpAgent` duplicate-ACK code (Reno, NewReno), whose rules
+    /// `TcpParams::ns2_agent` follows: the ACK that ends recovery grows the window, and limited
+    /// transmit sends the next packet of a go-back-N. ns-2's Sack1 does neither.
+    const TCP_AGENT: bool = true;
+
     /// An ACK carries SACK blocks (before its cumulative acknowledgement is applied); only
     /// SACK recovery reads them.
     #[inline]
@@ -75,10 +80,13 @@ fn enter_recovery<M: DupAck>(m: &mut M, c: &mut Core, now: Time, out: &mut Vec<P
 }
 
 /// RFC 3042: one new packet per early duplicate ACK, within cwnd + dupacks.
-fn limited_transmit(c: &mut Core, now: Time, out: &mut Vec<Packet>) {
-    let seq = c.snd_max;
+fn limited_transmit(c: &mut Core, now: Time, out: &mut Vec<Packet>, tcp_agent: bool) {
+    // ns-2's send_one sends t_seqno_, the next packet of a go-back-N after a timeout as well
+    // as new data; RFC 3042 only new data.
+    let go_back = tcp_agent && c.p.ns2_agent;
+    let seq = if go_back { c.snd_nxt } else { c.snd_max };
     let wnd = (c.cc.window() + c.dupacks as f64).min(c.p.max_window) as u32;
-    if c.snd_nxt == c.snd_max && seq < c.snd_una.saturating_add(wnd) && c.has_data(seq) {
+    if (go_back || c.snd_nxt == c.snd_max) && seq < c.snd_una.saturating_add(wnd) && c.has_data(seq) {
         c.snd_nxt = seq + 1;
         c.transmit(now, seq, out);
     }
@@ -107,6 +115,12 @@ fn new_ack<M: DupAck>(m: &mut M, c: &mut Core, now: Time, pkt: &Packet, rtt: f64
     c.dupacks = 0;
     if c.in_recovery {
         m.on_new_ack(c, now, acked, ack < c.recover, out);
+        // ns-2's Reno and NewReno open the window on the ACK that ends recovery as well
+        // (recv_newack_helper calls opencwnd); RFC 5681 and ns-2's Sack1 do not.
+        if M::TCP_AGENT && c.p.ns2_agent && !c.in_recovery && pkt.ecn & ecn::ECE == 0 {
+            let (in_flight, min_rtt) = (c.in_flight(), c.min_rtt);
+            c.cc.on_ack_with(|| Ack { now: to_secs(now), acked, rtt: Some(rtt), min_rtt, in_flight });
+        }
     } else if pkt.ecn & ecn::ECE == 0 {
         // An ACK carrying an ECN echo never opens the window (RFC 3168 §6.1.2).
         let (in_flight, min_rtt) = (c.in_flight(), c.min_rtt);
@@ -138,7 +152,7 @@ pub(super) fn on_ack<M: DupAck>(m: &mut M, c: &mut Core, now: Time, pkt: &Packet
             enter_recovery(m, c, now, out);
             return;
         } else if c.p.limited_transmit && c.dupacks < c.p.dupthresh {
-            limited_transmit(c, now, out);
+            limited_transmit(c, now, out, M::TCP_AGENT);
             return;
         }
     }
@@ -153,4 +167,60 @@ pub(super) fn on_timeout<M: DupAck>(m: &mut M, c: &mut Core, now: Time, out: &mu
     }
     c.snd_nxt = c.snd_una;
     m.send(c, now, out);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{test_params, Recovery, TcpSender};
+    use crate::net::packet::Packet;
+    use crate::sim::{secs, Rng};
+    use serde_json::Map;
+
+    fn sender(recovery: Recovery, window: f64, ns2_agent: bool) -> TcpSender {
+        let p = crate::registry::validate_window("tcp", &Map::new()).unwrap();
+        let ctl = crate::registry::build_window(&p, window, f64::INFINITY).unwrap();
+        TcpSender::new(0, super::super::TcpParams { ns2_agent, ns2_window: ns2_agent, limited_transmit: true, ..test_params(window) }, recovery, ctl, Rng::new(1))
+    }
+
+    fn ack(s: &mut TcpSender, t: f64, n: u32) -> Vec<u32> {
+        let mut out = Vec::new();
+        s.on_ack(secs(t), &Packet::ack(0, n, 40, secs(t) - secs(0.1)), &mut out);
+        out.iter().map(|p| p.seq).collect()
+    }
+
+    /// ns-2's Reno and NewReno open the window on the ACK that ends fast recovery
+    /// (`recv_newack_helper` calls `opencwnd`); RFC 5681 and ns-2's Sack1 leave it at ssthresh.
+    #[test]
+    fn the_ack_ending_recovery_grows_the_window_in_ns2_reno_and_newreno_only() {
+        for (recovery, ns2, grown) in [
+            (Recovery::Reno, true, true),
+            (Recovery::NewReno, true, true),
+            (Recovery::Sack, true, false),
+            (Recovery::Reno, false, false),
+        ] {
+            let mut s = sender(recovery, 8.0, ns2);
+            s.start(0, &mut Vec::new());
+            for t in [0.2, 0.21, 0.22] {
+                ack(&mut s, t, 0); // packet 0 lost: three duplicate ACKs, fast retransmit
+            }
+            assert_eq!(s.cwnd(), 4.0, "{recovery:?} in recovery");
+            ack(&mut s, 0.3, 10); // limited transmit sent 8 and 9
+            let want = if grown { 4.25 } else { 4.0 };
+            assert_eq!(s.cwnd(), want, "{recovery:?}, ns2_agent = {ns2}");
+        }
+    }
+
+    /// After a timeout, a first duplicate ACK releases the next packet of the go-back-N in ns-2
+    /// (`send_one` sends `t_seqno_`); RFC 3042 limited transmit only sends new data.
+    #[test]
+    fn limited_transmit_continues_a_go_back_n_in_ns2_reno() {
+        for (ns2, want) in [(true, vec![1]), (false, vec![])] {
+            let mut s = sender(Recovery::Reno, 8.0, ns2);
+            s.start(0, &mut Vec::new());
+            let mut out = Vec::new();
+            s.on_timeout(secs(3.0), &mut out);
+            assert_eq!(out.iter().map(|p| p.seq).collect::<Vec<_>>(), vec![0], "the timeout resends 0");
+            assert_eq!(ack(&mut s, 3.2, 0), want, "ns2_agent = {ns2}");
+        }
+    }
 }

@@ -145,6 +145,8 @@ impl Sack {
 }
 
 impl DupAck for Sack {
+    const TCP_AGENT: bool = false;
+
     /// Mark the packets the ACK's SACK blocks cover.
     fn apply_sack(&mut self, c: &mut Core, pkt: &Packet) {
         let in_recovery = c.in_recovery;
