@@ -12,7 +12,7 @@ use crate::registry;
 use crate::transport::rate::{Feedback, RateReceiver, RateSender};
 use crate::transport::tcp::{LossKind, LossRecord};
 use std::collections::VecDeque;
-use crate::transport::{TcpSender, TcpSink, UdpSource};
+use crate::transport::{Recovery, TcpSender, TcpSink, UdpSource};
 use crate::trace::{FlowInfo, LinkInfo, TraceSpec, Tracer};
 
 /// Builds controllers the registry does not know (e.g. Python classes).
@@ -291,11 +291,16 @@ impl Simulation {
             let id = i as u32;
             let ep = match &f.kind {
                 FlowKind::Tcp { params, external, recovery, tcp, ack_size, delayed_ack, delack_timeout } => {
-                    let ctl = match (external, factory) {
+                    let mut ctl = match (external, factory) {
                         (None, _) => registry::build_window(params, tcp.initial_window, tcp.max_window).map_err(|e| format!("flow {id}: {e}"))?,
                         (Some(p), Some(fac)) => fac.build(&params.algorithm, p, id, tcp.initial_window, tcp.max_window)?,
                         (Some(_), None) => return Err(format!("flow {id}: no factory for controller '{}'", params.algorithm)),
                     };
+                    // slowdown()'s arithmetic (cc::Window::ns2) is that of ns-2's own agents
+                    // (Agent/TCP and its window options), not TCP-Linux's nor the papers' code
+                    if tcp.ns2_agent && *recovery != Recovery::Linux && external.is_none() && matches!(registry::lookup(&params.algorithm).map(|e| &e.ns2), Some(registry::Ns2::Agent(_))) {
+                        ctl.ns2_window_rules();
+                    }
                     Endpoint::Tcp {
                         snd: Box::new(TcpSender::new(id, tcp.clone(), *recovery, ctl, Rng::stream(cfg.seed, "rtt_noise", i as u64))),
                         rcv: Box::new(TcpSink::new(id, *ack_size, recovery.uses_sack(), *delayed_ack, *delack_timeout)),

@@ -60,6 +60,19 @@ pub struct TcpTable {
     pub ns2_agent: bool,
 }
 
+impl TcpTable {
+    /// The options shown in the normalised scenario only when set away from their default (as
+    /// [limits]): the results of scenarios without them are unchanged.
+    fn echo_options(&self, tcp: &mut Value) {
+        if !self.precise_reduce {
+            tcp["precise_reduce"] = json!(false);
+        }
+        if self.ns2_agent {
+            tcp["ns2_agent"] = json!(true);
+        }
+    }
+}
+
 /// A validated scenario.
 #[derive(Clone, Debug)]
 pub struct Scenario {
@@ -299,12 +312,7 @@ impl Scenario {
             "dupthresh": t.dupthresh, "limited_transmit": t.limited_transmit,
         });
         // Shown only when set (as [limits]): the results of scenarios without it are unchanged.
-        if !t.precise_reduce {
-            tcp["precise_reduce"] = json!(false);
-        }
-        if t.ns2_agent {
-            tcp["ns2_agent"] = json!(true);
-        }
+        t.echo_options(&mut tcp);
         top.insert("tcp".into(), tcp);
         top.insert("flows".into(), json!(self.groups.iter().map(|g| g.normalized(self.graph())).collect::<Vec<_>>()));
         Value::Object(top)
@@ -385,12 +393,6 @@ impl Scenario {
                             limited_transmit: t.limited_transmit,
                             precise_reduce: t.precise_reduce,
                             ns2_agent: t.ns2_agent,
-                            // slowdown()'s arithmetic is that of ns-2's own agents (Agent/TCP
-                            // and its window options), not TCP-Linux's nor the papers' code
-                            ns2_window: t.ns2_agent
-                                && *recovery != crate::transport::Recovery::Linux
-                                && external.is_none()
-                                && matches!(crate::registry::lookup(&params.algorithm).map(|e| &e.ns2), Some(crate::registry::Ns2::Agent(_))),
                             clock_phase: Rng::stream(self.seed, "clock", f.id as u64).range(0.0, t.tick),
                             rtt_noise: g.rtt_noise,
                             log_losses: self.loss_log,
@@ -537,12 +539,7 @@ impl Scenario {
                    "max_rto_s": t.max_rto, "max_backoff": t.max_backoff, "delayed_ack": t.delayed_ack,
                    "delack_timeout_s": t.delack_timeout, "ack_size": t.ack_size, "header_size": t.header_size,
                    "dupthresh": t.dupthresh, "limited_transmit": t.limited_transmit});
-        if !t.precise_reduce {
-            tcp["precise_reduce"] = json!(false);
-        }
-        if t.ns2_agent {
-            tcp["ns2_agent"] = json!(true);
-        }
+        t.echo_options(&mut tcp);
         top.insert("tcp".into(), tcp);
         match &self.net {
             Net::Dumbbell { def, queue } => {

@@ -113,16 +113,16 @@ fn new_ack<M: DupAck>(m: &mut M, c: &mut Core, now: Time, pkt: &Packet, rtt: f64
         c.snd_nxt = c.snd_una;
     }
     c.dupacks = 0;
-    if c.in_recovery {
+    // Outside recovery a new ACK opens the window; so does the ACK that ends recovery in ns-2's
+    // Reno and NewReno (recv_newack_helper calls opencwnd), not in RFC 5681 nor ns-2's Sack1.
+    let opens = if c.in_recovery {
         m.on_new_ack(c, now, acked, ack < c.recover, out);
-        // ns-2's Reno and NewReno open the window on the ACK that ends recovery as well
-        // (recv_newack_helper calls opencwnd); RFC 5681 and ns-2's Sack1 do not.
-        if M::TCP_AGENT && c.p.ns2_agent && !c.in_recovery && pkt.ecn & ecn::ECE == 0 {
-            let (in_flight, min_rtt) = (c.in_flight(), c.min_rtt);
-            c.cc.on_ack_with(|| Ack { now: to_secs(now), acked, rtt: Some(rtt), min_rtt, in_flight });
-        }
-    } else if pkt.ecn & ecn::ECE == 0 {
-        // An ACK carrying an ECN echo never opens the window (RFC 3168 §6.1.2).
+        M::TCP_AGENT && c.p.ns2_agent && !c.in_recovery
+    } else {
+        true
+    };
+    // An ACK carrying an ECN echo never opens the window (RFC 3168 §6.1.2).
+    if opens && pkt.ecn & ecn::ECE == 0 {
         let (in_flight, min_rtt) = (c.in_flight(), c.min_rtt);
         c.cc.on_ack_with(|| Ack { now: to_secs(now), acked, rtt: Some(rtt), min_rtt, in_flight });
     }
@@ -178,8 +178,11 @@ mod tests {
 
     fn sender(recovery: Recovery, window: f64, ns2_agent: bool) -> TcpSender {
         let p = crate::registry::validate_window("tcp", &Map::new()).unwrap();
-        let ctl = crate::registry::build_window(&p, window, f64::INFINITY).unwrap();
-        TcpSender::new(0, super::super::TcpParams { ns2_agent, ns2_window: ns2_agent, limited_transmit: true, ..test_params(window) }, recovery, ctl, Rng::new(1))
+        let mut ctl = crate::registry::build_window(&p, window, f64::INFINITY).unwrap();
+        if ns2_agent {
+            ctl.ns2_window_rules(); // as the engine does for the laws of ns-2's own agents
+        }
+        TcpSender::new(0, super::super::TcpParams { ns2_agent, limited_transmit: true, ..test_params(window) }, recovery, ctl, Rng::new(1))
     }
 
     fn ack(s: &mut TcpSender, t: f64, n: u32) -> Vec<u32> {

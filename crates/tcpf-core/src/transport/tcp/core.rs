@@ -52,11 +52,10 @@ impl Core {
     pub fn new(flow: u32, p: TcpParams, cc: Box<dyn Controller>, noise: Rng) -> Self {
         let noise = if p.rtt_noise > 0.0 { Some(noise) } else { None };
         let rtt = RttEstimator::new(p.tick, p.min_rto, p.max_rto, p.initial_rto, p.max_backoff, p.clock_phase);
-        let cc = Held::new(cc);
         Core {
             flow,
             p,
-            cc,
+            cc: Held::new(cc),
             snd_una: 0,
             snd_nxt: 0,
             snd_max: 0,

@@ -90,10 +90,6 @@ pub struct TcpParams {
     /// calls `opencwnd`), and a limited-transmit duplicate ACK sends the next packet of a
     /// go-back-N after a timeout (`send_one` sends `t_seqno_`), not only new data.
     pub ns2_agent: bool,
-    /// The law's [`crate::cc::Window`] reduces as ns-2's `slowdown()` does
-    /// ([`crate::cc::Window::ns2`]): with `ns2_agent`, for the laws ns-2 runs in its own TCP
-    /// agents (`Agent/TCP` window options), not TCP-Linux's modules nor the papers' own code.
-    pub ns2_window: bool,
     /// Phase of this sender's RTO clock, seconds in [0, tick) (ns-2's boot_time_).
     pub clock_phase: f64,
     /// σ of the noise (uniform on [0, 2σ], seconds) added to the RTT samples the controller
@@ -240,11 +236,7 @@ pub struct TcpSender {
 impl TcpSender {
     /// `noise` is the random stream of the RTT-sample noise (used only if `p.rtt_noise > 0`).
     pub fn new(flow: u32, p: TcpParams, recovery: Recovery, cc: Box<dyn Controller>, noise: crate::sim::Rng) -> Self {
-        let mut c = Core::new(flow, p, cc, noise);
-        if c.p.ns2_window {
-            c.cc.ns2_window_rules();
-        }
-        TcpSender { c, mode: Mode::new(recovery) }
+        TcpSender { c: Core::new(flow, p, cc, noise), mode: Mode::new(recovery) }
     }
 
     /// Congestion window in use, capped by the receiver window.
@@ -361,7 +353,6 @@ pub(crate) fn test_params(initial_window: f64) -> TcpParams {
         limited_transmit: false,
         precise_reduce: true,
         ns2_agent: false,
-        ns2_window: false,
         clock_phase: 0.0,
         rtt_noise: 0.0,
         log_losses: false,
