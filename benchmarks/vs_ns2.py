@@ -51,6 +51,8 @@ REF_FLOWS = 32
 DELAY_S = 0.05
 PACKET = 1000
 RUN_JSON = os.path.join(ROOT, "target", "release", "examples", "run_json")
+# The profile-guided build (scripts/pgo.py), the one scripts/setup.sh builds the extension as.
+RUN_JSON_PGO = os.path.join(ROOT, "target", "pgo", "use", "release", "examples", "run_json")
 
 
 def scenario_dict(duration: float, flows: int, seed: int, rate_bps: float = RATE_BPS) -> Dict[str, Any]:
@@ -365,8 +367,11 @@ def main(argv: Optional[list] = None) -> int:
     ap.add_argument("--no-ns2", action="store_true", help="time tcpfriendly only")
     ap.add_argument("--engine", choices=["run_json", "python"], default="run_json",
                     help="tcpfriendly's child: the run_json example (default) or python + tcpfriendly.run")
-    ap.add_argument("--run-json", default=RUN_JSON,
-                    help="run_json binary (the default is built with cargo first, so that it matches the sources)")
+    ap.add_argument("--run-json", default=None,
+                    help="run_json binary (the default is built with cargo first, so that it matches the "
+                         "sources: profile-guided as the extension, scripts/pgo.py)")
+    ap.add_argument("--no-pgo", action="store_true",
+                    help="time the plain release build of run_json instead of the profile-guided one")
     ap.add_argument("--baseline", default=None,
                     help="another run_json binary (e.g. an older revision) timed interleaved as a third side")
     ap.add_argument("--json", action="store_true", help="print one JSON object")
@@ -377,20 +382,33 @@ def main(argv: Optional[list] = None) -> int:
     reps = args.reps if args.reps is not None else (1 if q else 3)
     timeout = args.timeout if args.timeout is not None else (60.0 if q else 300.0)
     scaled = args.flows_scale if args.flows_scale is not None else [320, 1000, 3200]
-    if args.engine == "run_json" and args.run_json != RUN_JSON and not os.path.exists(args.run_json):
+    build_default = args.run_json is None
+    if build_default:
+        args.run_json = RUN_JSON if args.no_pgo else RUN_JSON_PGO
+    elif args.engine == "run_json" and not os.path.exists(args.run_json):
         ap.error(f"--run-json: {args.run_json} does not exist")
     if args.baseline and not os.path.exists(args.baseline):
         ap.error(f"--baseline: {args.baseline} does not exist")
 
     # ---- the engine binaries (every option is checked above: nothing is built for bad input) ----
     log = sys.stderr
-    if args.engine == "run_json" and args.run_json == RUN_JSON:
+    if args.engine == "run_json" and build_default:
         # always, not only when missing: a binary left from older sources would be timed instead
         # of the engine of this tree (cargo does nothing when it is up to date)
-        print("vs_ns2: cargo build --release -p tcpf-core --example run_json (up to date with the "
+        env = None
+        if not args.no_pgo:
+            sys.path.insert(0, os.path.join(ROOT, "scripts"))
+            import pgo  # the profile and the flags of a profile-guided build: one home
+            try:
+                env = pgo.build_env(pgo.make(force=False))
+            except SystemExit as e:
+                raise SystemExit(f"vs_ns2: no profile-guided build here (exit {e.code}); --no-pgo "
+                                 "times the plain build")
+        print("vs_ns2: cargo build --release -p tcpf-core --example run_json"
+              f"{'' if args.no_pgo else ' (profile-guided, scripts/pgo.py)'} (up to date with the "
               "sources; not timed)", file=log)
         subprocess.run(["cargo", "build", "--release", "-q", "-p", "tcpf-core", "--example", "run_json"],
-                       cwd=ROOT, check=True)
+                       cwd=ROOT, check=True, env=env)
 
     from tcpfriendly import ns2
     have_ns2 = not args.no_ns2 and ns2.ns2_available(args.ns)
@@ -469,7 +487,8 @@ def main(argv: Optional[list] = None) -> int:
     m = report["machine"]
     load = ", ".join(f"{x:.2f}" for x in m["load_at_start"]) if m["load_at_start"] else "?"
     print(f"machine: {m['cpu']}, {m['cores']} cores, load average at start {load}")
-    tside = "tcpfriendly (run_json)" if args.engine == "run_json" else "tcpfriendly (python)"
+    tside = ("tcpfriendly (python)" if args.engine != "run_json" else
+             "tcpfriendly (PGO)" if args.run_json == RUN_JSON_PGO else "tcpfriendly (run_json)")
     print(f"tcpfriendly child: {report['run_json'] or 'python -c tcpfriendly.run'}; "
           f"medians of {reps} interleaved repetition{'s' if reps > 1 else ''}; "
           f"ns-2 killed after {timeout:g} s")

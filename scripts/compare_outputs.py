@@ -20,6 +20,7 @@ event structure that must leave the results alone (issue 15's three events per p
     python3 scripts/compare_outputs.py HEAD~3            # HEAD~3 against the working tree
     python3 scripts/compare_outputs.py main my-branch    # two revisions
     python3 scripts/compare_outputs.py HEAD --only 'red-*' --skip-long
+    python3 scripts/compare_outputs.py HEAD . --pgo      # plain HEAD against the profile-guided tree
 
 Revisions are checked out with `git worktree` under target/compare/ and built once each
 (cached by commit id; `.` or `WORKTREE` is the working tree as it is, uncommitted changes
@@ -77,14 +78,21 @@ def checkout(rev: str) -> tuple[str, str]:
     return src, sha[:12]
 
 
-def build(src: str, label: str) -> str:
-    """Build the run_json example of the revision in `src`; return the binary's path."""
+def build(src: str, label: str, pgo: bool = False) -> str:
+    """Build the run_json example of the revision in `src` (profile-guided with `pgo`: the
+    working tree only, with scripts/pgo.py's profile); return the binary's path."""
     example = os.path.join(src, "crates", "tcpf-core", "examples", "run_json.rs")
     if not os.path.exists(example):  # revisions older than this script: add the runner
         os.makedirs(os.path.dirname(example), exist_ok=True)
         shutil.copyfile(RUNNER_SRC, example)
-    target = os.path.join(WORK, label, "target")
-    env = dict(os.environ, CARGO_TARGET_DIR=target)
+    if pgo:
+        import pgo as pgo_build  # scripts/pgo.py: the profile and the build's flags
+        env = pgo_build.build_env(pgo_build.make(force=False))
+        target = env["CARGO_TARGET_DIR"]
+        label += " (profile-guided)"
+    else:
+        target = os.path.join(WORK, label, "target")
+        env = dict(os.environ, CARGO_TARGET_DIR=target)
     print(f"building {label} ...", file=sys.stderr, flush=True)
     r = subprocess.run(["cargo", "build", "--release", "-q", "-p", "tcpf-core", "--example",
                         "run_json"], cwd=src, env=env, capture_output=True, text=True)
@@ -181,6 +189,10 @@ def main() -> int:
     ap.add_argument("--seeds", type=int, default=0, metavar="N",
                     help="run every scenario with seeds 1..N too (default: its own seed only); "
                          "the ns-2 bank compares 3-10 seeds per scenario")
+    ap.add_argument("--pgo", action="store_true",
+                    help="build the second revision (the working tree) profile-guided, as "
+                         "scripts/setup.sh builds the extension (scripts/pgo.py): proves that "
+                         "the profile-guided build gives the plain build's bytes")
     ap.add_argument("--ignore-events", action="store_true",
                     help="mask the engine's event count (\"events\") before comparing; every other byte must match")
     args = ap.parse_args()
@@ -188,7 +200,9 @@ def main() -> int:
     todo = scenarios(args.only, args.skip_long)
     if not todo:
         die("no scenario matches")
-    binaries = [build(*checkout(r)) for r in (args.rev_a, args.rev_b)]
+    if args.pgo and args.rev_b not in (".", "WORKTREE"):
+        die("--pgo builds the working tree profile-guided: give '.' as the second revision")
+    binaries = [build(*checkout(args.rev_a)), build(*checkout(args.rev_b), pgo=args.pgo)]
     t0 = time.monotonic()
     jobs = [(name, [], text) for name, text in todo]
     for seed in range(1, args.seeds + 1):
