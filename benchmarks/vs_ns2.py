@@ -12,7 +12,9 @@ Both simulators run in this invocation on the same expanded scenario
 (`tcpfriendly.expand` -> `tcpfriendly.ns2.export_tcl`), each as a child process timed with
 `os.wait4`: wall time, CPU time (user + system) and peak resident memory of the child.
 tcpfriendly's child is the `run_json` example of tcpf-core (the engine without Python: scenario
-JSON on stdin, the result JSON of `tcpf run --json` on stdout), or with `--engine python` a
+JSON on stdin, the result JSON of `tcpf run --json` on stdout), built profile-guided as
+scripts/setup.sh builds the extension (scripts/pgo.py; `--no-pgo`: the plain release build;
+the two give identical results), or with `--engine python` a
 Python interpreter calling `tcpfriendly.run` (its CPU time then includes start-up and imports).
 ns-2's child is `ns` on the exported script (start-up, Tcl, route computation, simulation),
 without the Tcl cwnd/RTT sampler; it is killed after `--timeout` seconds and reported as
@@ -23,6 +25,8 @@ without the Tcl cwnd/RTT sampler; it is killed after `--timeout` seconds and rep
     .venv/bin/python benchmarks/vs_ns2.py --flows-scale ''  # the reference workload only
     .venv/bin/python benchmarks/vs_ns2.py --duration 100 --flows 8 --json
     .venv/bin/python benchmarks/vs_ns2.py --baseline OLD/run_json --no-ns2   # engine A/B
+    .venv/bin/python benchmarks/vs_ns2.py --flows-scale '' --no-ns2 \
+        --baseline target/release/examples/run_json       # profile-guided against plain
 """
 
 from __future__ import annotations
