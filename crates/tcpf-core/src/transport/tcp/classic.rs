@@ -79,11 +79,18 @@ fn enter_recovery<M: DupAck>(m: &mut M, c: &mut Core, now: Time, out: &mut Vec<P
     c.restart_timer(now);
 }
 
+/// Whether this sender follows ns-2's `TcpAgent` duplicate-ACK rules: the scenario asks for
+/// them (`TcpParams::ns2_agent`) and the mode is one of that agent's (`DupAck::TCP_AGENT`).
+#[inline(always)]
+fn agent_rules<M: DupAck>(c: &Core) -> bool {
+    M::TCP_AGENT && c.p.ns2_agent
+}
+
 /// RFC 3042: one new packet per early duplicate ACK, within cwnd + dupacks.
-fn limited_transmit(c: &mut Core, now: Time, out: &mut Vec<Packet>, tcp_agent: bool) {
+fn limited_transmit<M: DupAck>(c: &mut Core, now: Time, out: &mut Vec<Packet>) {
     // ns-2's send_one sends t_seqno_, the next packet of a go-back-N after a timeout as well
     // as new data; RFC 3042 only new data.
-    let go_back = tcp_agent && c.p.ns2_agent;
+    let go_back = agent_rules::<M>(c);
     let seq = if go_back { c.snd_nxt } else { c.snd_max };
     let wnd = (c.cc.window() + c.dupacks as f64).min(c.p.max_window) as u32;
     if (go_back || c.snd_nxt == c.snd_max) && seq < c.snd_una.saturating_add(wnd) && c.has_data(seq) {
@@ -117,7 +124,7 @@ fn new_ack<M: DupAck>(m: &mut M, c: &mut Core, now: Time, pkt: &Packet, rtt: f64
     // Reno and NewReno (recv_newack_helper calls opencwnd), not in RFC 5681 nor ns-2's Sack1.
     let opens = if c.in_recovery {
         m.on_new_ack(c, now, acked, ack < c.recover, out);
-        M::TCP_AGENT && c.p.ns2_agent && !c.in_recovery
+        agent_rules::<M>(c) && !c.in_recovery
     } else {
         true
     };
@@ -152,7 +159,7 @@ pub(super) fn on_ack<M: DupAck>(m: &mut M, c: &mut Core, now: Time, pkt: &Packet
             enter_recovery(m, c, now, out);
             return;
         } else if c.p.limited_transmit && c.dupacks < c.p.dupthresh {
-            limited_transmit(c, now, out, M::TCP_AGENT);
+            limited_transmit::<M>(c, now, out);
             return;
         }
     }
