@@ -3,6 +3,7 @@
 
     python3 scripts/pgo.py            # make (or reuse) the profile; print its path
     python3 scripts/pgo.py --force    # make it again
+    python3 scripts/pgo.py --env      # print the build's variables (RUSTFLAGS=..., CARGO_TARGET_DIR=...)
 
 A profile-guided build lays out and inlines the engine's code by how often each branch runs
 on real scenarios. It changes no result (the compiler keeps the program's meaning; Rust does
@@ -22,8 +23,8 @@ no fast-math), only its speed: on the 50-s reference workload of benchmarks/vs_n
 
 The key hashes the Rust sources, Cargo.lock, the training set and the compiler, so an edited
 engine gets a new profile and an unchanged one reuses it. scripts/setup.sh builds the
-extension with `RUSTFLAGS=-Cprofile-use=<this path>` in target/pgo/use (`build_env()`), and
-benchmarks/vs_ns2.py its run_json the same way. Exit 3 (with the reason on stderr) when PGO
+extension with `RUSTFLAGS=-Cprofile-use=<this path>` in target/pgo/use (`build_env()`, printed
+by `--env`), and benchmarks/vs_ns2.py its run_json the same way. Exit 3 (with the reason on stderr) when PGO
 is not possible here (no llvm-profdata for this rustc): the callers then build without it.
 """
 
@@ -192,8 +193,17 @@ def main() -> None:
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
                                  epilog=__doc__.split("\n\n", 1)[1])
     ap.add_argument("--force", action="store_true", help="make the profile again")
+    ap.add_argument("--env", action="store_true",
+                    help="print the variables of a profile-guided build, one NAME=VALUE a line "
+                         "(what scripts/setup.sh passes to maturin)")
     args = ap.parse_args()
-    print(make(args.force))
+    profile = make(args.force)
+    if args.env:
+        env = build_env(profile)
+        for name in ("RUSTFLAGS", "CARGO_TARGET_DIR"):
+            print(f"{name}={env[name]}")
+    else:
+        print(profile)
 
 
 if __name__ == "__main__":

@@ -107,8 +107,8 @@ mkdir -p "$ROOT/target"
 pgo_env=()
 if [ "${TCPF_NO_PGO:-0}" != 1 ]; then
     say "profile for a profile-guided build (scripts/pgo.py; the first time takes ~2 minutes)"
-    if profile=$("$VPY" scripts/pgo.py 2>>"$log"); then
-        pgo_env=(RUSTFLAGS="${RUSTFLAGS:+$RUSTFLAGS }-Cprofile-use=$profile" CARGO_TARGET_DIR="$ROOT/target/pgo/use")
+    if vars=$("$VPY" scripts/pgo.py --env 2>>"$log"); then
+        mapfile -t pgo_env <<<"$vars"   # RUSTFLAGS=... CARGO_TARGET_DIR=... (pgo.build_env)
     else
         say "warning: no profile-guided build here ($(grep '^pgo: ' "$log" | tail -n 1); log: $log); building without it"
     fi
