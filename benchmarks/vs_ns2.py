@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""tcpfriendly against ns-2 2.35: wall and CPU time, cost per delivered packet, peak memory.
+"""tcpfriendly against ns-2 2.35 (and ns-3 when installed): wall and CPU time, cost per delivered packet, peak memory.
 
 Reference workload (jin2001 Figs. 14-17 setting): dumbbell 60 Mbps / 50 ms, RED with jin2001's
 Table 4 settings (limit 2.5 x BDP, min_th 0.15 limit, max_th 0.5 limit, q_weight 0.002,
@@ -19,6 +19,11 @@ Python interpreter calling `tcpfriendly.run` (its CPU time then includes start-u
 ns-2's child is `ns` on the exported script (start-up, Tcl, route computation, simulation),
 without the Tcl cwnd/RTT sampler; it is killed after `--timeout` seconds and reported as
 "did not finish". Sides alternate (A B A B ...) for `--reps` repetitions and medians are printed.
+ns-3, when installed (Debian's libns3-dev: pkg-config's ns3-core and a C++ compiler), is a third
+side: benchmarks/ns3/dumbbell.cc, built once against it (target/ns3/), runs the same expanded
+scenario, read as a file of numbers (NewReno + SACK with classic recovery, RED queue discs, no
+delayed ACKs); `--ns3-reps` runs of it (1: it takes minutes where the others take seconds),
+killed after `--timeout` too; `--no-ns3` leaves it out.
 
     .venv/bin/python benchmarks/vs_ns2.py                   # reference + 320 / 1000 / 3200 flows
     .venv/bin/python benchmarks/vs_ns2.py --quick           # a short version (~1 min)
@@ -235,6 +240,97 @@ def ns2_side(script: str, ns_binary: str, timeout: float) -> Dict[str, Any]:
             "delivered_packets": int(parsed["total"]["delivered_pkts"])}
 
 
+# ns-3: one fixed C++ program (benchmarks/ns3/dumbbell.cc) built against the installed ns-3
+# (Debian's libns3-dev) and fed the expanded scenario as a file of numbers.
+NS3_SOURCE = os.path.join(HERE, "ns3", "dumbbell.cc")
+NS3_MODULES = ["ns3-core", "ns3-network", "ns3-internet", "ns3-point-to-point", "ns3-applications",
+               "ns3-traffic-control"]
+NS3_INSTALL = "apt-get install libns3-dev"
+
+
+def ns3_build(log: Any) -> Dict[str, Any]:
+    """Build benchmarks/ns3/dumbbell.cc against the installed ns-3 (once per source, ns-3
+    version and compiler: target/ns3/dumbbell-<hash>). {"binary", "version"}, or {"error"}
+    saying why ns-3 is not compared."""
+    cxx = shutil.which(os.environ.get("CXX") or "c++") or shutil.which("g++")
+    pkg = shutil.which("pkg-config")
+    if pkg is None or subprocess.run([pkg, "--exists", *NS3_MODULES]).returncode != 0:
+        return {"error": f"ns-3 not installed (no pkg-config entry ns3-core: {NS3_INSTALL}): not compared"}
+    if cxx is None:
+        return {"error": "ns-3 is installed but there is no C++ compiler (c++ or $CXX): not compared"}
+    version = subprocess.run([pkg, "--modversion", "ns3-core"], capture_output=True, text=True).stdout.strip()
+    # The include and library directories and the modules, not the .pc files' whole Cflags and
+    # Libs: Debian's name libraries of other packages (libgsl.so of libgsl-dev) not needed here.
+    var = {v: subprocess.run([pkg, f"--variable={v}", "ns3-core"], capture_output=True,
+                             text=True).stdout.strip() for v in ("includedir", "libdir")}
+    flags = [f"-I{var['includedir']}", f"-L{var['libdir']}", f"-Wl,-rpath,{var['libdir']}",
+             *(f"-l{m}" for m in NS3_MODULES)]
+    with open(NS3_SOURCE, "rb") as fh:
+        source = fh.read()
+    import hashlib
+    key = hashlib.sha256(source + "\0".join([version, cxx, *flags]).encode()).hexdigest()[:16]
+    out_dir = os.path.join(ROOT, "target", "ns3")
+    binary = os.path.join(out_dir, f"dumbbell-{key}")
+    if not os.path.exists(binary):
+        os.makedirs(out_dir, exist_ok=True)
+        print(f"vs_ns2: building the ns-3 {version} workload ({os.path.relpath(NS3_SOURCE, ROOT)}; not timed)",
+              file=log, flush=True)
+        tmp = binary + f".tmp{os.getpid()}"
+        r = subprocess.run([cxx, "-O2", "-std=c++17", NS3_SOURCE, "-o", tmp, *flags],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            return {"error": f"ns-3 {version} is installed but {os.path.relpath(NS3_SOURCE, ROOT)} did not "
+                             f"build: {r.stderr.strip()[-600:]}"}
+        os.replace(tmp, binary)  # nothing half-written under the final name
+    return {"binary": binary, "version": version}
+
+
+def ns3_workload(expanded: Dict[str, Any]) -> str:
+    """The expanded scenario as benchmarks/ns3/dumbbell.cc reads it (numbers only: nothing of a
+    scenario reaches a compiler or an interpreter)."""
+    b, tcp, red = expanded["bottleneck"], expanded["tcp"], expanded["bottleneck"]["red"]
+    lines = [f"duration {float(expanded['duration_s'])!r}",
+             f"packet {int(expanded['packet_size'])}",
+             f"max_window {int(expanded['max_window'])}",
+             f"initial_window {int(tcp['initial_window'])}",
+             f"min_rto {float(tcp['min_rto_s'])!r}",
+             f"tick {float(tcp['tick_s'])!r}",
+             f"initial_rto {float(tcp['initial_rto_s'])!r}",
+             f"bottleneck {float(b['rate_bps'])!r} {float(b['delay_s'])!r}",
+             f"red {int(b['limit_pkts'])} {float(red['min_th_pkts'])!r} {float(red['max_th_pkts'])!r} "
+             f"{float(red['q_weight'])!r} {float(red['max_p'])!r} {int(bool(red['gentle']))} "
+             f"{int(bool(red['wait']))} {float(red['mean_pkt_size'])!r}"]
+    for f in expanded["flows"]:
+        lines.append(f"flow {float(f['access_delay_s'])!r} {float(f['receiver_delay_s'])!r} "
+                     f"{float(f['access_rate_bps'])!r} {float(f['start_s'])!r}")
+    return "\n".join(lines) + "\n"
+
+
+def ns3_side(workload: str, binary: str, timeout: float) -> Dict[str, Any]:
+    work = tempfile.mkdtemp(prefix="tcpf-vs-ns3-")
+    try:
+        path = os.path.join(work, "workload.txt")
+        with open(path, "w") as fh:
+            fh.write(workload)
+        r = run_child([binary, path], cwd=work, timeout=timeout)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    if r["timed_out"]:
+        return {"did_not_finish": True, "timeout_s": timeout, "wall_s": r["wall_s"],
+                "cpu_s": r["cpu_s"], "peak_mb": r["peak_mb"]}
+    got = dict(line.split(None, 1) for line in r["stdout"].splitlines() if " " in line)
+    if r["returncode"] != 0 or "delivered_packets" not in got:
+        # reported, not fatal: the other sides' figures stand (ns-3 is a library build of
+        # someone else's; a crash of it is not this benchmark's failure)
+        why = f"signal {-r['returncode']}" if r["returncode"] < 0 else f"exit {r['returncode']}"
+        tail = " ".join(r["stderr"].split())[-300:]
+        return {"error": f"ns-3 failed ({why}){': ' + tail if tail else ''}"}
+    return {"wall_s": r["wall_s"], "cpu_s": r["cpu_s"], "peak_mb": r["peak_mb"],
+            "delivered_packets": int(got["delivered_packets"]), "events": int(got["events"])}
+
+
 # ---------------------------------------------------------------------------------------------
 # Report
 
@@ -243,6 +339,9 @@ def summarize(runs: List[Dict[str, Any]]) -> Dict[str, Any]:
     """Medians over the repetitions, plus cost per delivered packet."""
     if not runs:
         return {}
+    failed = [r for r in runs if "error" in r]
+    if failed:
+        return {"error": failed[0]["error"]}
     if any(r.get("did_not_finish") for r in runs):
         first = next(r for r in runs if r.get("did_not_finish"))
         return {"did_not_finish": True, "timeout_s": first["timeout_s"], "cpu_s_when_killed": first["cpu_s"],
@@ -364,11 +463,20 @@ def main(argv: Optional[list] = None) -> int:
     ap.add_argument("--reps", type=count(1, MAX_REPS), default=None,
                     help=f"interleaved repetitions per side, in [1, {MAX_REPS}]; medians are printed (3; 1 with --quick)")
     ap.add_argument("--timeout", type=seconds(0, MAX_TIMEOUT_S), default=None,
-                    help="ns-2 is killed after this many seconds: 'did not finish' (300; 60 with --quick)")
+                    help="ns-2 (and ns-3, unless --ns3-timeout) is killed after this many seconds: 'did not finish' (300; 60 with --quick)")
     ap.add_argument("--quick", action="store_true", help="a short version (defaults in parentheses above)")
     ap.add_argument("--seed", type=count(0, MAX_SEED, "a non-negative integer"), default=1)
     ap.add_argument("--ns", default="ns", help="ns-2 binary (ns)")
-    ap.add_argument("--no-ns2", action="store_true", help="time tcpfriendly only")
+    ap.add_argument("--no-ns2", action="store_true", help="do not time ns-2")
+    ap.add_argument("--no-ns3", action="store_true",
+                    help=f"do not time ns-3 (timed when installed: {NS3_INSTALL}; built from "
+                         "benchmarks/ns3/dumbbell.cc on first use)")
+    ap.add_argument("--ns3-timeout", type=seconds(0, MAX_TIMEOUT_S), default=None,
+                    help="ns-3 is killed after this many seconds (--timeout's value; ns-3 needs about "
+                         "5 CPU minutes for the 500-s reference on a 2-core Xeon)")
+    ap.add_argument("--ns3-reps", type=count(1, MAX_REPS), default=1,
+                    help="repetitions of ns-3 per workload, interleaved with the first ones of the "
+                         "others (1: ns-3 takes minutes where the others take seconds)")
     ap.add_argument("--engine", choices=["run_json", "python"], default="run_json",
                     help="tcpfriendly's child: the run_json example (default) or python + tcpfriendly.run")
     ap.add_argument("--run-json", default=None,
@@ -385,6 +493,7 @@ def main(argv: Optional[list] = None) -> int:
     scaled_duration = args.scaled_duration if args.scaled_duration is not None else (5.0 if q else 20.0)
     reps = args.reps if args.reps is not None else (1 if q else 3)
     timeout = args.timeout if args.timeout is not None else (60.0 if q else 300.0)
+    ns3_timeout = args.ns3_timeout if args.ns3_timeout is not None else timeout
     scaled = args.flows_scale if args.flows_scale is not None else [320, 1000, 3200]
     build_default = args.run_json is None
     if build_default:
@@ -429,10 +538,9 @@ def main(argv: Optional[list] = None) -> int:
     report: Dict[str, Any] = {
         "machine": machine(), "engine": args.engine,
         "run_json": os.path.relpath(args.run_json, ROOT) if args.engine == "run_json" else None,
-        "baseline": args.baseline, "reps": reps, "ns2_timeout_s": timeout, "peak": peak_method(),
-        "ns3": {"error": "ns-3 not installed (no 'ns3' on PATH): not compared"}
-        if shutil.which("ns3") is None else
-        {"error": "ns-3 is installed but this benchmark has no ns-3 export of the workload yet"},
+        "baseline": args.baseline, "reps": reps, "ns2_timeout_s": timeout,
+        "ns3_timeout_s": ns3_timeout, "peak": peak_method(),
+        "ns3": {"error": "--no-ns3"} if args.no_ns3 else ns3_build(log),
         "workloads": [],
     }
     if not have_ns2:
@@ -446,34 +554,49 @@ def main(argv: Optional[list] = None) -> int:
         sides: Dict[str, List[Dict[str, Any]]] = {"tcpfriendly": []}
         if args.baseline:
             sides["baseline"] = []
-        script = None
+        script = workload = None
+        have_ns3 = "binary" in report["ns3"]
+        if have_ns2 or have_ns3:
+            expanded = expand(sc, seed=args.seed) if expand else fallback_expanded(dur, flows, args.seed, rate)
         if have_ns2:
             sides["ns2"] = []
-            expanded = expand(sc, seed=args.seed) if expand else fallback_expanded(dur, flows, args.seed, rate)
             script = ns2.export_tcl(expanded, sample_interval_s=None)
+        if have_ns3:
+            sides["ns3"] = []
+            workload = ns3_workload(expanded)
         for rep in range(reps):
             for side in list(sides):
                 if side == "ns2":
                     if any(r.get("did_not_finish") for r in sides["ns2"]):
                         continue  # once killed, not again
                     r = ns2_side(script, args.ns, timeout)
+                elif side == "ns3":
+                    if rep >= args.ns3_reps or any(r.get("did_not_finish") or "error" in r for r in sides["ns3"]):
+                        continue
+                    r = ns3_side(workload, report["ns3"]["binary"], ns3_timeout)
                 elif side == "baseline":
                     r = engine_side("run_json", args.baseline, sc, args.seed)
                 else:
                     r = engine_side(args.engine, args.run_json, sc, args.seed)
                 sides[side].append(r)
-                done = "did not finish" if r.get("did_not_finish") else f"{r['cpu_s']:.2f} s CPU"
+                done = ("did not finish" if r.get("did_not_finish") else r["error"] if "error" in r
+                        else f"{r['cpu_s']:.2f} s CPU")
                 print(f"vs_ns2:   rep {rep + 1}/{reps} {side}: {done}", file=log, flush=True)
         w: Dict[str, Any] = {"flows": flows, "rate_bps": rate, "duration_s": dur,
                              "sides": {k: summarize(v) for k, v in sides.items()}}
         if not have_ns2:
             w["sides"]["ns2"] = {"error": report["ns2_error"]}
-        tf, ns = w["sides"]["tcpfriendly"], w["sides"]["ns2"]
-        if "cpu_s" in ns and tf.get("cpu_s"):
-            w["ratio_ns2_over_tcpfriendly"] = {"cpu": ns["cpu_s"] / tf["cpu_s"], "wall": ns["wall_s"] / tf["wall_s"]}
-        elif ns.get("did_not_finish") and tf.get("cpu_s"):
-            # a lower bound: the CPU time ns-2 had used when it was killed
-            w["ratio_ns2_over_tcpfriendly"] = {"cpu_at_least": ns["cpu_s_when_killed"] / tf["cpu_s"]}
+        if not have_ns3:
+            w["sides"]["ns3"] = {"error": report["ns3"]["error"]}
+        tf = w["sides"]["tcpfriendly"]
+        for other in ("ns2", "ns3"):
+            ns = w["sides"][other]
+            if "cpu_s" in ns and tf.get("cpu_s"):
+                w[f"ratio_{other}_over_tcpfriendly"] = {"cpu": ns["cpu_s"] / tf["cpu_s"],
+                                                       "wall": ns["wall_s"] / tf["wall_s"]}
+            elif ns.get("did_not_finish") and tf.get("cpu_s"):
+                # a lower bound: the CPU time the simulator had used when it was killed
+                w[f"ratio_{other}_over_tcpfriendly"] = {"cpu_at_least": ns["cpu_s_when_killed"] / tf["cpu_s"]}
         if "baseline" in w["sides"] and tf.get("cpu_s"):
             b = w["sides"]["baseline"]
             w["ratio_baseline_over_tcpfriendly"] = {"cpu": b["cpu_s"] / tf["cpu_s"], "wall": b["wall_s"] / tf["wall_s"]}
@@ -495,8 +618,11 @@ def main(argv: Optional[list] = None) -> int:
              "tcpfriendly (PGO)" if args.run_json == RUN_JSON_PGO else "tcpfriendly (run_json)")
     print(f"tcpfriendly child: {report['run_json'] or 'python -c tcpfriendly.run'}; "
           f"medians of {reps} interleaved repetition{'s' if reps > 1 else ''}; "
-          f"ns-2 killed after {timeout:g} s")
-    print(f"ns-3: {report['ns3']['error']}")
+          f"ns-2 killed after {timeout:g} s, ns-3 after {ns3_timeout:g} s")
+    n3 = report["ns3"]
+    print(f"ns-3: {n3['version']}, {os.path.relpath(n3['binary'], ROOT)} (benchmarks/ns3/dumbbell.cc: "
+          f"NewReno + SACK, classic recovery, RED queue disc); {args.ns3_reps} repetition"
+          f"{'s' if args.ns3_reps > 1 else ''}" if "binary" in n3 else f"ns-3: {n3['error']}")
     print(f"peak MB: {report['peak']}")
     print("workload: dumbbell, RED (jin2001 Table 4), SACK flows in two groups, 50 ms, "
           "rate = 60 Mbps x flows / 32")
@@ -507,19 +633,24 @@ def main(argv: Optional[list] = None) -> int:
         if "baseline" in w["sides"]:
             print(fmt_side("baseline (run_json)", w["sides"]["baseline"]))
         print(fmt_side("ns-2 2.35", w["sides"]["ns2"]))
-        r = w.get("ratio_ns2_over_tcpfriendly")
-        if r and "cpu" in r:
-            print(f"    ratio ns-2 / tcpfriendly: CPU {r['cpu']:.2f}x, wall {r['wall']:.2f}x")
-        elif r:
-            print(f"    ratio ns-2 / tcpfriendly: CPU > {r['cpu_at_least']:.1f}x (ns-2's CPU when killed / tcpfriendly's)")
+        if "binary" in report["ns3"]:
+            print(fmt_side(f"ns-3 {report['ns3']['version']}", w["sides"]["ns3"]))
+        for other, label in (("ns2", "ns-2"), ("ns3", "ns-3")):
+            r = w.get(f"ratio_{other}_over_tcpfriendly")
+            if r and "cpu" in r:
+                print(f"    ratio {label} / tcpfriendly: CPU {r['cpu']:.2f}x, wall {r['wall']:.2f}x")
+            elif r:
+                print(f"    ratio {label} / tcpfriendly: CPU > {r['cpu_at_least']:.1f}x "
+                      f"({label}'s CPU when killed / tcpfriendly's)")
         b = w.get("ratio_baseline_over_tcpfriendly")
         if b:
             print(f"    ratio baseline / tcpfriendly: CPU {b['cpu']:.3f}x, wall {b['wall']:.3f}x")
         if "ns_per_pkt_over_reference" in w:
             print(f"    tcpfriendly ns/pkt vs the {report['workloads'][0]['flows']}-flow workload: "
                   f"{w['ns_per_pkt_over_reference']:.2f}x")
-    print("ns/pkt = CPU ns per delivered packet (unique data packets delivered in order); "
-          "ev/pkt = engine events per delivered packet")
+    print("ns/pkt = CPU ns per delivered packet (unique data packets delivered in order; ns-3: "
+          "in-order bytes at the sinks / packet size); ev/pkt = each simulator's own events per "
+          "delivered packet")
     return 0
 
 

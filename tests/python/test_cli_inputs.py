@@ -38,6 +38,10 @@ BAD_BENCH = [
 ] + [
     ("--timeout", v) for v in ("nan", "inf", "0", "-1", "1e308")
 ] + [
+    ("--ns3-timeout", v) for v in ("nan", "inf", "0", "-1", "1e308", "x")
+] + [
+    ("--ns3-reps", v) for v in ("0", "-1", "nan", "1.5", "1e9")
+] + [
     ("--flows", v) for v in ("0", "-3", "nan", "1e308", "10000000")
 ] + [
     ("--flows-scale", v) for v in ("x", "1,0", "320,-1", "nan", "1e308")

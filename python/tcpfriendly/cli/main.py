@@ -289,7 +289,7 @@ def _add_bench(root: typer.Typer) -> None:
 
     @root.command(
         "bench",
-        short_help="Time tcpfriendly against ns-2 (benchmarks/vs_ns2.py).",
+        short_help="Time tcpfriendly against ns-2 and ns-3 (benchmarks/vs_ns2.py).",
         help="Run benchmarks/vs_ns2.py with the given options (see `tcpf bench --help`).",
         context_settings={"allow_extra_args": True, "ignore_unknown_options": True,
                           "help_option_names": []},

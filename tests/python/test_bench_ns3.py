@@ -1,0 +1,74 @@
+"""benchmarks/vs_ns2.py's ns-3 side: the workload file it writes for benchmarks/ns3/dumbbell.cc,
+its report when ns-3 is missing, and (where Debian's libns3-dev is installed) a short run."""
+
+import importlib.util
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+BENCH = REPO / "benchmarks" / "vs_ns2.py"
+
+
+@pytest.fixture(scope="module")
+def vs_ns2():
+    spec = importlib.util.spec_from_file_location("vs_ns2_ns3_under_test", BENCH)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def expanded(vs_ns2):
+    import tcpfriendly
+    return tcpfriendly.expand(vs_ns2.scenario_dict(3.0, 6, 7), seed=7)
+
+
+def test_workload_is_numbers_one_flow_line_per_flow(vs_ns2, expanded):
+    text = vs_ns2.ns3_workload(expanded)
+    records = [line.split() for line in text.splitlines()]
+    keys = [r[0] for r in records]
+    assert keys[:9] == ["duration", "packet", "max_window", "initial_window", "min_rto", "tick",
+                        "initial_rto", "bottleneck", "red"]
+    for r in records:  # nothing but numbers after the key: nothing of a scenario reaches C++
+        [float(x) for x in r[1:]]
+    flows = [r for r in records if r[0] == "flow"]
+    assert len(flows) == len(expanded["flows"]) == 6
+    for r, f in zip(flows, expanded["flows"]):
+        assert float(r[1]) == f["access_delay_s"] and float(r[4]) == f["start_s"]
+    b = expanded["bottleneck"]
+    red = next(r for r in records if r[0] == "red")
+    assert int(red[1]) == b["limit_pkts"] and float(red[2]) == b["red"]["min_th_pkts"]
+    assert float(red[5]) == b["red"]["max_p"] and red[6:8] == ["1", "1"]  # gentle, wait
+
+
+def test_missing_ns3_is_reported_not_fatal(vs_ns2, monkeypatch):
+    real_which = shutil.which
+    monkeypatch.setattr(vs_ns2.shutil, "which", lambda name: None if name == "pkg-config" else real_which(name))
+    got = vs_ns2.ns3_build(sys.stderr)
+    assert set(got) == {"error"} and "libns3-dev" in got["error"]
+
+
+def _have_ns3() -> bool:
+    pkg = shutil.which("pkg-config")
+    return bool(pkg) and subprocess.run([pkg, "--exists", "ns3-core"]).returncode == 0 and bool(
+        shutil.which("c++") or shutil.which("g++"))
+
+
+@pytest.mark.skipif(not _have_ns3(), reason="ns-3 is not installed (apt-get install libns3-dev)")
+def test_ns3_runs_the_same_workload(vs_ns2, expanded):
+    built = vs_ns2.ns3_build(sys.stderr)
+    assert "binary" in built, built
+    r = vs_ns2.ns3_side(vs_ns2.ns3_workload(expanded), built["binary"], timeout=120)
+    assert "error" not in r and not r.get("did_not_finish"), r
+    assert r["events"] > r["delivered_packets"] > 0
+    # the same flows, start times and bottleneck: ns-3 delivers about what the engine does
+    import tcpfriendly
+    ours = tcpfriendly.run(tcpfriendly.Scenario(vs_ns2.scenario_dict(3.0, 6, 7)), seed=7)
+    delivered = sum(f["packets_delivered"] for f in ours.raw["flows"])
+    assert 0.8 < r["delivered_packets"] / delivered < 1.25, (r["delivered_packets"], delivered)
+    # a second build is the cached binary
+    assert vs_ns2.ns3_build(sys.stderr) == built
