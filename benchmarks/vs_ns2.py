@@ -220,19 +220,29 @@ def engine_side(engine: str, binary: str, scenario: Dict[str, Any], seed: int) -
             "delivered_packets": delivered, "events": int(out["events"])}
 
 
-def ns2_side(script: str, ns_binary: str, timeout: float) -> Dict[str, Any]:
-    from tcpfriendly import ns2
-    work = tempfile.mkdtemp(prefix="tcpf-vs-ns2-")
+def run_on_file(binary: str, name: str, text: str, timeout: float) -> Dict[str, Any]:
+    """A reference simulator's child: `text` written to `name` in a fresh directory, `binary`
+    run on it there, killed after `timeout` s. run_child's record, with `did_not_finish` (the
+    side's whole record then) when it was killed."""
+    work = tempfile.mkdtemp(prefix="tcpf-vs-")
     try:
-        path = os.path.join(work, "scenario.tcl")
+        path = os.path.join(work, name)
         with open(path, "w") as fh:
-            fh.write(script)
-        r = run_child([ns_binary, path], cwd=work, timeout=timeout)
+            fh.write(text)
+        r = run_child([binary, path], cwd=work, timeout=timeout)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     if r["timed_out"]:
-        return {"did_not_finish": True, "timeout_s": timeout, "wall_s": r["wall_s"],
-                "cpu_s": r["cpu_s"], "peak_mb": r["peak_mb"]}
+        r["did_not_finish"] = {"did_not_finish": True, "timeout_s": timeout, "wall_s": r["wall_s"],
+                               "cpu_s": r["cpu_s"], "peak_mb": r["peak_mb"]}
+    return r
+
+
+def ns2_side(script: str, ns_binary: str, timeout: float) -> Dict[str, Any]:
+    from tcpfriendly import ns2
+    r = run_on_file(ns_binary, "scenario.tcl", script, timeout)
+    if r.get("did_not_finish"):
+        return r["did_not_finish"]
     parsed = ns2.parse_output(r["stdout"])
     if r["returncode"] != 0 or not parsed["links"]:
         raise SystemExit(f"vs_ns2: ns-2 failed (exit {r['returncode']}):\n{r['stderr'][-2000:]}")
@@ -309,17 +319,9 @@ def ns3_workload(expanded: Dict[str, Any]) -> str:
 
 
 def ns3_side(workload: str, binary: str, timeout: float) -> Dict[str, Any]:
-    work = tempfile.mkdtemp(prefix="tcpf-vs-ns3-")
-    try:
-        path = os.path.join(work, "workload.txt")
-        with open(path, "w") as fh:
-            fh.write(workload)
-        r = run_child([binary, path], cwd=work, timeout=timeout)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    if r["timed_out"]:
-        return {"did_not_finish": True, "timeout_s": timeout, "wall_s": r["wall_s"],
-                "cpu_s": r["cpu_s"], "peak_mb": r["peak_mb"]}
+    r = run_on_file(binary, "workload.txt", workload, timeout)
+    if r.get("did_not_finish"):
+        return r["did_not_finish"]
     got = dict(line.split(None, 1) for line in r["stdout"].splitlines() if " " in line)
     if r["returncode"] != 0 or "delivered_packets" not in got:
         # reported, not fatal: the other sides' figures stand (ns-3 is a library build of

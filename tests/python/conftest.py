@@ -1,5 +1,7 @@
-"""Shared fixtures: a small scenario (runs in well under a second) and a `tcpf` runner."""
+"""Shared fixtures: a small scenario (runs in well under a second), a `tcpf` runner and the
+benchmark script benchmarks/vs_ns2.py as a module."""
 
+import importlib.util
 import os
 import subprocess
 import sys
@@ -94,3 +96,12 @@ def write_toml(tmp_path):
 @pytest.fixture
 def small_path(write_toml):
     return write_toml(SMALL_TOML)
+
+
+@pytest.fixture(scope="session")
+def vs_ns2():
+    """benchmarks/vs_ns2.py, loaded as a module (it is a script, not part of the package)."""
+    spec = importlib.util.spec_from_file_location("vs_ns2_under_test", REPO / "benchmarks" / "vs_ns2.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

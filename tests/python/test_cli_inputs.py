@@ -2,7 +2,6 @@
 tcpfriendly.cli.errors): one line ``error: <field>: ...`` naming the field and the allowed
 range, exit 2, at once, nothing built, run or written."""
 
-import importlib.util
 import os
 import subprocess
 import sys
@@ -11,8 +10,6 @@ import pytest
 
 from conftest import REPO
 
-BENCH = REPO / "benchmarks" / "vs_ns2.py"
-
 
 def _one_error_line(p, field):
     assert p.returncode == 2, (p.returncode, p.stderr)
@@ -20,14 +17,7 @@ def _one_error_line(p, field):
     assert p.stderr.count("\n") == 1, p.stderr
 
 
-# ----- tcpf bench -------------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def vs_ns2():
-    spec = importlib.util.spec_from_file_location("vs_ns2_under_test", BENCH)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
+# ----- tcpf bench (the `vs_ns2` fixture: conftest) ------------------------------------------------
 
 BAD_BENCH = [
     ("--duration", v) for v in ("nan", "inf", "-inf", "0", "-1", "0.5", "1e308", "x")
