@@ -98,10 +98,16 @@ def small_path(write_toml):
     return write_toml(SMALL_TOML)
 
 
-@pytest.fixture(scope="session")
-def vs_ns2():
-    """benchmarks/vs_ns2.py, loaded as a module (it is a script, not part of the package)."""
-    spec = importlib.util.spec_from_file_location("vs_ns2_under_test", REPO / "benchmarks" / "vs_ns2.py")
+def load_script(relpath: str):
+    """A script of the repository (scripts/, benchmarks/: not part of the package) as a module."""
+    path = REPO / relpath
+    spec = importlib.util.spec_from_file_location(path.stem + "_under_test", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+@pytest.fixture(scope="session")
+def vs_ns2():
+    """benchmarks/vs_ns2.py as a module."""
+    return load_script("benchmarks/vs_ns2.py")

@@ -2,21 +2,17 @@
 the extension with). Its output identity with the plain build is checked by
 `python3 scripts/compare_outputs.py HEAD . --pgo`; here, its training set and its flags."""
 
-import importlib.util
 import json
 import os
 
 import pytest
 
-from conftest import REPO
+from conftest import REPO, load_script
 
 
 @pytest.fixture(scope="module")
 def pgo():
-    spec = importlib.util.spec_from_file_location("pgo_under_test", REPO / "scripts" / "pgo.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("scripts/pgo.py")
 
 
 def test_training_set_is_compare_outputs_set_cut_short(pgo):

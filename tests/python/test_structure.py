@@ -3,23 +3,11 @@ package and in crates/tcpf-core/src (issue 12)."""
 
 from __future__ import annotations
 
-import importlib.util
-import os
-
 import pytest
 
-REPO = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir))
+from conftest import load_script
 
-
-def _load():
-    spec = importlib.util.spec_from_file_location("check_structure",
-                                                  os.path.join(REPO, "scripts", "check_structure.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-cs = _load()
+cs = load_script("scripts/check_structure.py")
 
 
 def test_python_package_has_no_import_cycle_and_no_long_function():
