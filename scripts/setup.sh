@@ -4,6 +4,8 @@
 #     python3-venv, Debian's ns2 (the reference simulator for cross-checks) and Debian's
 #     chromium (headless: tests/python/test_report.py renders the HTML reports in it);
 #     tshark and tcptrace (tests/python/test_trace.py reads the pcap traces with them);
+#     Debian's ns-3 (libns3-dev, with g++ and pkg-config: benchmarks/vs_ns2.py times it,
+#     tests/python/test_bench_ns3.py runs it);
 #   - Rust via rustup when cargo is missing;
 #   - .venv with the Python dependencies (pyproject.toml, extras "test");
 #   - the simulator extension tcpfriendly._core built in RELEASE mode, profile-guided
@@ -34,7 +36,11 @@ command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>
 want_traces=()   # readers of the packet traces (tests/python/test_trace.py)
 command -v tshark >/dev/null 2>&1 || want_traces+=(tshark)
 command -v tcptrace >/dev/null 2>&1 || want_traces+=(tcptrace)
-if [ ${#need[@]} -gt 0 ] || [ $want_ns2 = 1 ] || [ $want_chromium = 1 ] || [ ${#want_traces[@]} -gt 0 ]; then
+want_ns3=()      # ns-3 for benchmarks/vs_ns2.py (tests/python/test_bench_ns3.py)
+if ! command -v pkg-config >/dev/null 2>&1 || ! pkg-config --exists ns3-core; then want_ns3+=(libns3-dev pkg-config); fi
+if [ ${#want_ns3[@]} -gt 0 ] && ! command -v c++ >/dev/null 2>&1; then want_ns3+=(g++); fi
+if [ ${#need[@]} -gt 0 ] || [ $want_ns2 = 1 ] || [ $want_chromium = 1 ] || [ ${#want_traces[@]} -gt 0 ] \
+    || [ ${#want_ns3[@]} -gt 0 ]; then
     if [ $can_apt = 1 ]; then
         say "apt-get update"
         DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null || say "warning: apt-get update failed"
@@ -58,6 +64,11 @@ if [ ${#need[@]} -gt 0 ] || [ $want_ns2 = 1 ] || [ $want_chromium = 1 ] || [ ${#
             DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${want_traces[@]}" >/dev/null \
                 || say "warning: could not install ${want_traces[*]}; the trace readers' checks will be skipped"
         fi
+        if [ ${#want_ns3[@]} -gt 0 ]; then
+            say "installing ${want_ns3[*]} (ns-3, the benchmark's third simulator)"
+            DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${want_ns3[@]}" >/dev/null \
+                || say "warning: could not install ${want_ns3[*]}; ns-3 will not be timed or tested"
+        fi
     else
         [ ${#need[@]} -gt 0 ] && die "missing system packages: ${need[*]} (install them, or re-run as root with apt-get)"
         if [ $want_ns2 = 1 ]; then
@@ -68,7 +79,7 @@ if [ ${#need[@]} -gt 0 ] || [ $want_ns2 = 1 ] || [ $want_chromium = 1 ] || [ ${#
         fi
     fi
 else
-    say "system packages present (cc, ns $(command -v ns), chromium, tshark, tcptrace)"
+    say "system packages present (cc, ns $(command -v ns), chromium, tshark, tcptrace, ns-3 $(pkg-config --modversion ns3-core))"
 fi
 
 # --- Rust --------------------------------------------------------------------------------
