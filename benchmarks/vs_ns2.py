@@ -23,7 +23,7 @@ ns-3, when installed (Debian's libns3-dev: pkg-config's ns3-core and a C++ compi
 side: benchmarks/ns3/dumbbell.cc, built once against it (target/ns3/), runs the same expanded
 scenario, read as a file of numbers (NewReno + SACK with classic recovery, RED queue discs, no
 delayed ACKs); `--ns3-reps` runs of it (1: it takes minutes where the others take seconds),
-killed after `--timeout` too; `--no-ns3` leaves it out.
+killed after `--ns3-timeout` seconds (`--timeout`'s value unless given); `--no-ns3` leaves it out.
 
     .venv/bin/python benchmarks/vs_ns2.py                   # reference + 320 / 1000 / 3200 flows
     .venv/bin/python benchmarks/vs_ns2.py --quick           # a short version (~1 min)
