@@ -77,6 +77,9 @@ if [ ${#need[@]} -gt 0 ] || [ $want_ns2 = 1 ] || [ $want_chromium = 1 ] || [ ${#
         if [ $want_chromium = 1 ]; then
             say "chromium not found and apt-get is not usable here; the browser checks of tcpf report will be skipped"
         fi
+        if [ ${#want_ns3[@]} -gt 0 ]; then
+            say "ns-3 (libns3-dev) not found and apt-get is not usable here; the benchmark will not time it"
+        fi
     fi
 else
     say "system packages present (cc, ns $(command -v ns), chromium, tshark, tcptrace, ns-3 $(pkg-config --modversion ns3-core))"
