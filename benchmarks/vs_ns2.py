@@ -37,6 +37,7 @@ killed after `--ns3-timeout` seconds (`--timeout`'s value unless given); `--no-n
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import platform
@@ -222,8 +223,8 @@ def engine_side(engine: str, binary: str, scenario: Dict[str, Any], seed: int) -
 
 def run_on_file(binary: str, name: str, text: str, timeout: float) -> Dict[str, Any]:
     """A reference simulator's child: `text` written to `name` in a fresh directory, `binary`
-    run on it there, killed after `timeout` s. run_child's record, with `did_not_finish` (the
-    side's whole record then) when it was killed."""
+    run on it there, killed after `timeout` s. run_child's record, or the side's "did not
+    finish" record when it was killed."""
     work = tempfile.mkdtemp(prefix="tcpf-vs-")
     try:
         path = os.path.join(work, name)
@@ -233,8 +234,8 @@ def run_on_file(binary: str, name: str, text: str, timeout: float) -> Dict[str, 
     finally:
         shutil.rmtree(work, ignore_errors=True)
     if r["timed_out"]:
-        r["did_not_finish"] = {"did_not_finish": True, "timeout_s": timeout, "wall_s": r["wall_s"],
-                               "cpu_s": r["cpu_s"], "peak_mb": r["peak_mb"]}
+        return {"did_not_finish": True, "timeout_s": timeout, "wall_s": r["wall_s"],
+                "cpu_s": r["cpu_s"], "peak_mb": r["peak_mb"]}
     return r
 
 
@@ -242,7 +243,7 @@ def ns2_side(script: str, ns_binary: str, timeout: float) -> Dict[str, Any]:
     from tcpfriendly import ns2
     r = run_on_file(ns_binary, "scenario.tcl", script, timeout)
     if r.get("did_not_finish"):
-        return r["did_not_finish"]
+        return r
     parsed = ns2.parse_output(r["stdout"])
     if r["returncode"] != 0 or not parsed["links"]:
         raise SystemExit(f"vs_ns2: ns-2 failed (exit {r['returncode']}):\n{r['stderr'][-2000:]}")
@@ -258,16 +259,29 @@ NS3_MODULES = ["ns3-core", "ns3-network", "ns3-internet", "ns3-point-to-point", 
 NS3_INSTALL = "apt-get install libns3-dev"
 
 
+def ns3_missing() -> Optional[str]:
+    """Why ns-3 cannot be built against here (None: it can): its pkg-config entries and a C++
+    compiler."""
+    pkg = shutil.which("pkg-config")
+    if pkg is None or subprocess.run([pkg, "--exists", *NS3_MODULES]).returncode != 0:
+        return f"ns-3 not installed (no pkg-config entry ns3-core: {NS3_INSTALL}): not compared"
+    if ns3_compiler() is None:
+        return "ns-3 is installed but there is no C++ compiler (c++ or $CXX): not compared"
+    return None
+
+
+def ns3_compiler() -> Optional[str]:
+    return shutil.which(os.environ.get("CXX") or "c++") or shutil.which("g++")
+
+
 def ns3_build(log: Any) -> Dict[str, Any]:
     """Build benchmarks/ns3/dumbbell.cc against the installed ns-3 (once per source, ns-3
     version and compiler: target/ns3/dumbbell-<hash>). {"binary", "version"}, or {"error"}
     saying why ns-3 is not compared."""
-    cxx = shutil.which(os.environ.get("CXX") or "c++") or shutil.which("g++")
-    pkg = shutil.which("pkg-config")
-    if pkg is None or subprocess.run([pkg, "--exists", *NS3_MODULES]).returncode != 0:
-        return {"error": f"ns-3 not installed (no pkg-config entry ns3-core: {NS3_INSTALL}): not compared"}
-    if cxx is None:
-        return {"error": "ns-3 is installed but there is no C++ compiler (c++ or $CXX): not compared"}
+    why = ns3_missing()
+    if why:
+        return {"error": why}
+    cxx, pkg = ns3_compiler(), shutil.which("pkg-config")
     version = subprocess.run([pkg, "--modversion", "ns3-core"], capture_output=True, text=True).stdout.strip()
     # The include and library directories and the modules, not the .pc files' whole Cflags and
     # Libs: Debian's name libraries of other packages (libgsl.so of libgsl-dev) not needed here.
@@ -277,7 +291,6 @@ def ns3_build(log: Any) -> Dict[str, Any]:
              *(f"-l{m}" for m in NS3_MODULES)]
     with open(NS3_SOURCE, "rb") as fh:
         source = fh.read()
-    import hashlib
     key = hashlib.sha256(source + "\0".join([version, cxx, *flags]).encode()).hexdigest()[:16]
     out_dir = os.path.join(ROOT, "target", "ns3")
     binary = os.path.join(out_dir, f"dumbbell-{key}")
@@ -321,7 +334,7 @@ def ns3_workload(expanded: Dict[str, Any]) -> str:
 def ns3_side(workload: str, binary: str, timeout: float) -> Dict[str, Any]:
     r = run_on_file(binary, "workload.txt", workload, timeout)
     if r.get("did_not_finish"):
-        return r["did_not_finish"]
+        return r
     got = dict(line.split(None, 1) for line in r["stdout"].splitlines() if " " in line)
     if r["returncode"] != 0 or "delivered_packets" not in got:
         # reported, not fatal: the other sides' figures stand (ns-3 is a library build of
@@ -545,6 +558,7 @@ def main(argv: Optional[list] = None) -> int:
         "ns3": {"error": "--no-ns3"} if args.no_ns3 else ns3_build(log),
         "workloads": [],
     }
+    have_ns3 = "binary" in report["ns3"]
     if not have_ns2:
         report["ns2_error"] = ("--no-ns2" if args.no_ns2
                                else f"ns-2 binary {args.ns!r} not found (apt-get install ns2)")
@@ -557,7 +571,6 @@ def main(argv: Optional[list] = None) -> int:
         if args.baseline:
             sides["baseline"] = []
         script = workload = None
-        have_ns3 = "binary" in report["ns3"]
         if have_ns2 or have_ns3:
             expanded = expand(sc, seed=args.seed) if expand else fallback_expanded(dur, flows, args.seed, rate)
         if have_ns2:
@@ -568,12 +581,13 @@ def main(argv: Optional[list] = None) -> int:
             workload = ns3_workload(expanded)
         for rep in range(reps):
             for side in list(sides):
+                # a reference simulator once killed (or failed) is not run again
+                if side in ("ns2", "ns3") and any(r.get("did_not_finish") or "error" in r for r in sides[side]):
+                    continue
                 if side == "ns2":
-                    if any(r.get("did_not_finish") for r in sides["ns2"]):
-                        continue  # once killed, not again
                     r = ns2_side(script, args.ns, timeout)
                 elif side == "ns3":
-                    if rep >= args.ns3_reps or any(r.get("did_not_finish") or "error" in r for r in sides["ns3"]):
+                    if rep >= args.ns3_reps:
                         continue
                     r = ns3_side(workload, report["ns3"]["binary"], ns3_timeout)
                 elif side == "baseline":

@@ -3,7 +3,6 @@ its report when ns-3 is missing, and (where Debian's libns3-dev is installed) a 
 
 import os
 import shutil
-import subprocess
 import sys
 
 import pytest
@@ -40,14 +39,8 @@ def test_missing_ns3_is_reported_not_fatal(vs_ns2, monkeypatch):
     assert set(got) == {"error"} and "libns3-dev" in got["error"]
 
 
-def _have_ns3() -> bool:
-    pkg = shutil.which("pkg-config")
-    return bool(pkg) and subprocess.run([pkg, "--exists", "ns3-core"]).returncode == 0 and bool(
-        shutil.which("c++") or shutil.which("g++"))
-
-
 def test_ns3_runs_the_same_workload(vs_ns2, expanded):
-    if not _have_ns3():
+    if vs_ns2.ns3_missing():
         # CI installs it (scripts/setup.sh) and sets TCPF_REQUIRE_NS3=1: a miss there is a failure
         if os.environ.get("TCPF_REQUIRE_NS3") == "1":
             pytest.fail("ns-3 is not installed but TCPF_REQUIRE_NS3=1 (apt-get install libns3-dev)")
