@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 if TYPE_CHECKING:  # annotations only: pandas is imported on first use (CLI start-up)
     import pandas as pd
@@ -16,7 +16,7 @@ from .outfiles import OutDir, atomic_write, claim, identity_of
 # the text formatting of results (one home: tcpfriendly.formatting, shared with plot and report)
 from .formatting import (_algorithm_label, _fixed, _int, _link_label, _num, _params_label,  # noqa: F401
                          _percent, _table)
-from .scenario import ScenarioLike, _call_engine, as_scenario, check_seed, native
+from .scenario import ScenarioLike, _call_engine, as_scenario, check_seed, controller_names, native
 
 __all__ = ["Result", "run"]
 
@@ -76,6 +76,10 @@ class Result:
         self.raw: Dict[str, Any] = raw if raw is not None else json.loads(text)
         self._flows: Optional[pd.DataFrame] = None
         self._links: Optional[pd.DataFrame] = None
+        #: The names of the Python controllers the run was given (:func:`run`'s
+        #: ``controllers``): what ``expand(result.scenario, controllers=...)`` needs to accept
+        #: the algorithms they name.
+        self.controllers: Tuple[str, ...] = ()
 
     def write_trace(self, path: "Optional[os.PathLike[str] | str]" = None) -> str:
         """Write the run's packet trace to ``path`` (default: the scenario's ``trace.file``);
@@ -309,11 +313,13 @@ def run(scenario: ScenarioLike, seed: Optional[int] = None,
         controllers = _check_controllers(sc, controllers)
     args = (sc.to_json(), seed, timeseries) + ((controllers,) if controllers else ())
     if not traced:
-        return Result(_call_engine(native().run, *args))
-    text, trace = _call_engine(native().run_traced, *args)
-    result = Result(text, trace)
-    if trace is not None and result.scenario.get("trace", {}).get("file"):
-        result.write_trace()
+        result = Result(_call_engine(native().run, *args))
+    else:
+        text, trace = _call_engine(native().run_traced, *args)
+        result = Result(text, trace)
+        if trace is not None and result.scenario.get("trace", {}).get("file"):
+            result.write_trace()
+    result.controllers = tuple(controllers or ())
     return result
 
 
@@ -331,14 +337,13 @@ def _check_controllers(sc, controllers):
     if not isinstance(controllers, Mapping):
         raise ScenarioTypeError(f"controllers: must be a dict {{name: Controller subclass}}, got "
                                 f"{type(controllers).__name__}", field="controllers")
+    controller_names(controllers)  # the names' checks
     out = {}
     for name, cls in controllers.items():
-        if not isinstance(name, str) or not name:
-            raise ScenarioError(f"controllers: names must be non-empty strings, got {name!r}")
         if not (isinstance(cls, type) and issubclass(cls, Controller)):
             raise ScenarioError(f"controllers[{name!r}]: must be a subclass of tcpfriendly.Controller, got {cls!r}")
         out[name] = cls
-    normalized = json.loads(_call_engine(native().normalize, sc.to_json(), list(out)))
+    normalized = sc.normalized(out)
     tcp = normalized.get("tcp", {})
     cap = normalized.get("max_window") or float("inf")
     for gi, group in enumerate(normalized.get("flows", [])):

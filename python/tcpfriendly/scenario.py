@@ -347,13 +347,17 @@ class Scenario:
         self.normalized()
         return self
 
-    def normalized(self) -> Dict[str, Any]:
-        """The validated scenario with every default filled in (as the engine sees it)."""
-        return json.loads(_call_engine(native().normalize, self.to_json()))
+    def normalized(self, controllers: ControllerNames = None) -> Dict[str, Any]:
+        """The validated scenario with every default filled in (as the engine sees it).
+        ``controllers``: the names (or the ``{name: class}`` dict of :func:`tcpfriendly.run`)
+        of Python controllers that flow groups may use as their ``algorithm``."""
+        return json.loads(_call_engine(native().normalize, self.to_json(), controller_names(controllers)))
 
-    def expand(self, seed: Optional[int] = None) -> Dict[str, Any]:
-        """The normalized scenario plus every per-flow value resolved for ``seed``."""
-        return json.loads(_call_engine(native().expand, self.to_json(), check_seed(seed)))
+    def expand(self, seed: Optional[int] = None, controllers: ControllerNames = None) -> Dict[str, Any]:
+        """The normalized scenario plus every per-flow value resolved for ``seed``
+        (``controllers`` as for :meth:`normalized`)."""
+        return json.loads(_call_engine(native().expand, self.to_json(), check_seed(seed),
+                                       controller_names(controllers)))
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Scenario):
@@ -382,6 +386,25 @@ def as_scenario(scenario: ScenarioLike) -> Scenario:
         f"{type(scenario).__name__}", field="scenario")
 
 
+#: Names of Python controllers: an iterable of names or a ``{name: class}`` mapping.
+ControllerNames = Union[None, Mapping[str, Any], "List[str]", "tuple"]
+
+
+def controller_names(controllers: ControllerNames) -> List[str]:
+    """The names of ``controllers`` (a ``{name: class}`` mapping or an iterable of names) that
+    the engine accepts as algorithms besides its registry; [] for None."""
+    if controllers is None:
+        return []
+    if isinstance(controllers, str) or not isinstance(controllers, (Mapping, list, tuple, set, frozenset)):
+        raise ScenarioTypeError(f"controllers: expected names or a dict {{name: Controller subclass}}, "
+                                f"got {type(controllers).__name__}", field="controllers")
+    names = list(controllers)
+    for n in names:
+        if not isinstance(n, str) or not n:
+            raise ScenarioError(f"controllers: names must be non-empty strings, got {n!r}", field="controllers")
+    return names
+
+
 def check_seed(seed: Any, name: str = "seed") -> Optional[int]:
     if seed is None:
         return None
@@ -395,14 +418,17 @@ def check_seed(seed: Any, name: str = "seed") -> Optional[int]:
     return int(seed)
 
 
-def normalize(scenario: ScenarioLike) -> Dict[str, Any]:
-    """Validate ``scenario`` and return it with every default filled in."""
-    return as_scenario(scenario).normalized()
+def normalize(scenario: ScenarioLike, controllers: ControllerNames = None) -> Dict[str, Any]:
+    """Validate ``scenario`` and return it with every default filled in (``controllers``: the
+    Python controllers' names its flow groups may use, or the dict given to :func:`run`)."""
+    return as_scenario(scenario).normalized(controllers)
 
 
-def expand(scenario: ScenarioLike, seed: Optional[int] = None) -> Dict[str, Any]:
-    """The normalized scenario plus per-flow resolved values (delays, start times, ...)."""
-    return as_scenario(scenario).expand(seed)
+def expand(scenario: ScenarioLike, seed: Optional[int] = None,
+           controllers: ControllerNames = None) -> Dict[str, Any]:
+    """The normalized scenario plus per-flow resolved values (delays, start times, ...);
+    ``controllers`` as for :func:`normalize`."""
+    return as_scenario(scenario).expand(seed, controllers)
 
 
 def algorithms() -> List[Dict[str, Any]]:

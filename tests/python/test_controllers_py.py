@@ -125,3 +125,21 @@ def test_cli_loads_a_controller_from_a_file(tmp_path):
     assert [f["algorithm"] for f in flows] == ["slow", "slow"]
     r = subprocess.run(tcpf + ["run", str(toml), "--controller", "slow=nope.py:Slow"], capture_output=True, text=True)
     assert r.returncode == 2 and r.stderr.startswith("error: --controller slow") and "Traceback" not in r.stderr
+
+
+def test_normalize_and_expand_accept_the_python_controllers_names():
+    sc = tf.Scenario({"duration": 5, "bottleneck": {"rate": "10Mbps", "delay": "20ms"},
+                      "flows": [{"algorithm": "pygaimd", "count": 2, "access_delay": "1ms..3ms"}]})
+    with pytest.raises(tf.ScenarioError, match="flows\\[0\\].algorithm: unknown algorithm 'pygaimd'"):
+        tf.expand(sc)
+    ex = tf.expand(sc, seed=1, controllers={"pygaimd": PyGaimd})   # run()'s dict, or the names
+    assert ex == sc.expand(1, ["pygaimd"])
+    assert [f["access_delay_s"] for f in ex["flows"]] == [0.001, 0.003]
+    assert tf.normalize(sc, ("pygaimd",))["flows"][0]["algorithm"] == "pygaimd"
+    r = tf.run(sc, seed=1, controllers={"pygaimd": PyGaimd})
+    assert r.controllers == ("pygaimd",) and tf.run(sc.to_dict() | {"flows": [{"algorithm": "tcp"}]}).controllers == ()
+    assert tf.expand(r.scenario, controllers=r.controllers)["flows"][1]["access_delay_s"] == 0.003
+    with pytest.raises(tf.ScenarioError, match="controllers: expected names or a dict"):
+        tf.expand(sc, controllers="pygaimd")
+    with pytest.raises(tf.ScenarioError, match="controllers: names must be non-empty strings"):
+        sc.normalized([""])

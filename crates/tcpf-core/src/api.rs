@@ -35,7 +35,12 @@ pub fn normalize_with(scenario_json: &str, external: &[String]) -> Result<String
 
 /// The canonical scenario plus every per-flow resolved value.
 pub fn expand(scenario_json: &str, seed: Option<u64>) -> Result<String, ScenarioError> {
-    Ok(parse(scenario_json, seed, None)?.expanded().to_string())
+    expand_with(scenario_json, seed, &[])
+}
+
+/// `expand`, accepting the `external` controller names (as `normalize_with`).
+pub fn expand_with(scenario_json: &str, seed: Option<u64>, external: &[String]) -> Result<String, ScenarioError> {
+    Ok(parse_with(scenario_json, seed, None, external)?.expanded().to_string())
 }
 
 /// Run a validated scenario and return the result object.

@@ -72,10 +72,11 @@ fn normalize(py: Python<'_>, scenario_json: &str, controllers: Option<Vec<String
 }
 
 /// The normalised scenario plus per-flow resolved values (start times, delays).
+/// `controllers`: names of user-defined controllers that flow groups may use.
 #[pyfunction]
-#[pyo3(signature = (scenario_json, seed=None))]
-fn expand(py: Python<'_>, scenario_json: &str, seed: Option<u64>) -> PyResult<String> {
-    api::expand(scenario_json, seed).map_err(|e| field_err(py, e))
+#[pyo3(signature = (scenario_json, seed=None, controllers=None))]
+fn expand(py: Python<'_>, scenario_json: &str, seed: Option<u64>, controllers: Option<Vec<String>>) -> PyResult<String> {
+    api::expand_with(scenario_json, seed, &controllers.unwrap_or_default()).map_err(|e| field_err(py, e))
 }
 
 /// Run a scenario and return the result JSON. `controllers` maps algorithm names to Python

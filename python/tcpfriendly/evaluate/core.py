@@ -118,14 +118,11 @@ def check_algorithm(alg: str, params: Optional[Mapping[str, Any]] = None,
     family = reg.get(alg, {}).get("family")
     sc = {"duration": 1, "bottleneck": {"rate": "10Mbps", "delay": "10ms"},
           "flows": [dict(algorithm=alg, **({"params": dict(params)} if params else {}))]}
-    from ..scenario import Scenario, _call_engine, native
-    import json
+    from ..scenario import Scenario
     if controllers:
         from ..results import _check_controllers
         _check_controllers(Scenario(sc), controllers)
-        normalized = json.loads(_call_engine(native().normalize, Scenario(sc).to_json(), list(controllers)))
-    else:
-        normalized = Scenario(sc).normalized()
+    normalized = Scenario(sc).normalized(controllers)
     canon = normalized["flows"][0].get("params") or {}
     return canon, family
 

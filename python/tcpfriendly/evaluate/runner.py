@@ -221,7 +221,7 @@ def reduce_impulse(res, ctx) -> Dict[str, Any]:
         # flow 0's own delays as the engine resolved them (a group's delays may be a range or
         # a list in the normalised scenario)
         from ..scenario import expand
-        f0 = expand(sc)["flows"][0]
+        f0 = expand(sc, controllers=res.controllers)["flows"][0]
         q = lts[lts["link"] == "bottleneck"].sort_values("time")
         rounds = dyn.rtt_from_queue(
             np.interp(t, q["time"].to_numpy(dtype=float), q["queue_pkts"].to_numpy(dtype=float)),
