@@ -84,6 +84,54 @@ class Controller:
         self.cwnd = 1.0
 
 
+def fingerprint(cls):
+    """What a run of ``cls`` depends on, as a hash: the code of its methods and its
+    class-level settings (and those of its bases outside tcpfriendly), with the files those
+    methods are defined in (for the module-level helpers they call). Caches of runs (``tcpf
+    evaluate --out``) key a Python controller's runs by it, so an edited class never reuses
+    the old class's results. None when a method's file cannot be read (a class typed into
+    ``python -c`` or an interactive prompt): its runs are then not cached on disk. Helpers
+    imported from other modules are not covered."""
+    import hashlib
+    import inspect
+
+    h = hashlib.sha256()
+    files = set()
+    for c in cls.__mro__:
+        if c is object or c.__module__.split(".")[0] == "tcpfriendly":
+            continue
+        h.update(f"class {c.__module__}.{c.__qualname__}\n".encode())
+        for name, member in sorted(vars(c).items()):
+            fn = getattr(member, "__func__", member)  # classmethod / staticmethod
+            if inspect.isfunction(fn):
+                h.update(f"def {name}\n".encode())
+                _hash_code(h, fn.__code__)
+                files.add(fn.__code__.co_filename)
+            elif isinstance(member, (bool, int, float, str, tuple)) and name != "__firstlineno__":
+                h.update(f"{name}={member!r}\n".encode())  # class-level settings
+    for f in sorted(files):
+        if f.startswith("<"):  # "<string>", "<stdin>": no file to read
+            return None
+        try:
+            with open(f, "rb") as fh:
+                h.update(fh.read())
+        except OSError:
+            return None
+    return h.hexdigest()[:16]
+
+
+def _hash_code(h, code):
+    """Feed a code object's instructions, names and constants (nested code included) to
+    ``h``: what it computes, not where it sits in its file."""
+    h.update(code.co_code)
+    h.update(repr((code.co_names, code.co_varnames, code.co_freevars)).encode())
+    for k in code.co_consts:
+        if hasattr(k, "co_code"):
+            _hash_code(h, k)
+        else:
+            h.update(repr(k).encode())
+
+
 def load_controllers(specs, option="--controller"):
     """``NAME=MODULE:CLASS`` specs (``tcpf run --controller``, ``tcpf evaluate --controller``)
     -> ``{NAME: class}``. MODULE is an importable module or a ``.py`` file. Any failure,

@@ -220,3 +220,47 @@ def test_the_reducer_hashes_do_not_depend_on_what_else_is_imported():
                            check=True).stdout
             for pre in ("", "import tcpfriendly.reproduce, tcpfriendly.sweep, tcpfriendly.plot\n")}
     assert len(outs) == 1 and "trough" in outs.pop()
+
+
+def test_python_controller_runs_are_cached_by_the_class_source(tmp_path):
+    """An edited controller file must not reuse the old class's cached runs (the cache key
+    held only the algorithm's name); a class without a readable source is not cached."""
+    from tcpfriendly.controller import fingerprint, load_controllers
+
+    mod = tmp_path / "law.py"
+
+    def load(alpha):
+        mod.write_text("import tcpfriendly as tf\n"
+                       "class Law(tf.Controller):\n"
+                       "    def on_ack(self, ack):\n"
+                       f"        self.cwnd = min(self.cwnd + {alpha} / self.cwnd, self.max_window)\n")
+        return load_controllers([f"law={mod}:Law"])
+
+    out = tmp_path / "ev"
+    first = load(1.0)
+    a = evaluate("law", controllers=first, out=str(out), **S1)
+    stats = {}
+    runner.execute(_s1_jobs("law", first), out=str(out), controllers=first, stats=stats)
+    assert stats["cached"] == stats["distinct"] and stats["ran"] == 0
+    edited = load(0.2)
+    assert fingerprint(first["law"]) != fingerprint(edited["law"])
+    runner.execute(_s1_jobs("law", edited), out=str(out), controllers=edited, stats=stats)
+    law_runs = stats["distinct"] - stats["cached"]
+    assert law_runs > 0 and stats["ran"] == law_runs   # the law's runs again, TCP's cached
+    b = evaluate("law", controllers=edited, out=str(out), **S1)
+    assert a.numbers != b.numbers
+
+    ns = {}
+    exec("import tcpfriendly as tf\nclass Typed(tf.Controller):\n    def on_ack(self, ack):\n"
+         "        self.cwnd += 1 / self.cwnd\n", ns)
+    assert fingerprint(ns["Typed"]) is None
+    before = set(os.listdir(out / "runs"))
+    runner.execute(_s1_jobs("typed", {"typed": ns["Typed"]}), out=str(out),
+                   controllers={"typed": ns["Typed"]}, stats=stats)
+    assert stats["ran"] > 0 and set(os.listdir(out / "runs")) - before == set()
+
+
+def _s1_jobs(name, controllers):
+    from tcpfriendly.evaluate.core import _plan
+    return _plan(name, None, controllers, S1["quick"], S1["seeds"], None, S1["assumptions"],
+                 S1["only"], 1, "tcpf").jobs

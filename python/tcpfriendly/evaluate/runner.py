@@ -20,7 +20,7 @@ import hashlib
 import json
 import os
 import sys
-from typing import Any, Callable, Dict, List, Mapping, Optional
+from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
 import numpy as np
 import pandas as pd
@@ -385,6 +385,29 @@ class EvaluationInterrupted(KeyboardInterrupt):
         self.done, self.total, self.out = done, total, out
 
 
+def _job_keys(jobs: List[Job], controllers: Optional[Dict[str, type]]) -> Tuple[List[str], Set[str]]:
+    """Each job's cache key, and the keys not to cache on disk. A job whose flows run Python
+    controllers is keyed also by those classes (:func:`tcpfriendly.controller.fingerprint`),
+    so an edited class does not reuse the old one's runs; a class whose source cannot be read
+    is keyed by its identity in this process and its runs are not written to (or read from)
+    the disk cache."""
+    from ..controller import fingerprint
+    prints = {n: fingerprint(c) for n, c in (controllers or {}).items()}
+    keys: List[str] = []
+    unsourced: Set[str] = set()
+    for j in jobs:
+        version = cache_version(j.reducer, j.simulator)
+        used = sorted({f.get("algorithm") for f in j.scenario.get("flows", [])} & set(prints))
+        if used:
+            version += "|" + ",".join(f"{n}={prints[n] or f'process-{os.getpid()}-{id(controllers[n])}'}"
+                                      for n in used)
+        k = j.key(version)
+        keys.append(k)
+        if any(prints[n] is None for n in used):
+            unsourced.add(k)
+    return keys, unsourced
+
+
 def execute(jobs: List[Job], workers: Optional[int] = None, out: Optional[str] = None,
             controllers: Optional[Dict[str, type]] = None, label: str = "evaluate",
             progress: Optional[bool] = None, memo: Optional[Dict[str, Any]] = None,
@@ -416,7 +439,7 @@ def execute(jobs: List[Job], workers: Optional[int] = None, out: Optional[str] =
             sys.stderr.flush()
     with dask_session(dask, workers) as reached:  # an address is reached here, before the
         # cache is made (a bad one: a SweepError naming dask)
-        keys = [j.key(cache_version(j.reducer, j.simulator)) for j in jobs]
+        keys, unsourced = _job_keys(jobs, controllers)
         cache = RunCache(out) if out else None
         found: Dict[str, Dict[str, Any]] = {}
         todo: Dict[str, _Run] = {}
@@ -426,7 +449,7 @@ def execute(jobs: List[Job], workers: Optional[int] = None, out: Optional[str] =
             if memo is not None and k in memo:
                 found[k] = memo[k]
                 continue
-            value = cache.load(k) if cache else None
+            value = cache.load(k) if cache and k not in unsourced else None
             if value is not None:
                 found[k] = value
                 continue
@@ -443,7 +466,7 @@ def execute(jobs: List[Job], workers: Optional[int] = None, out: Optional[str] =
                 found[run.key] = value
                 if memo is not None:
                     memo[run.key] = value
-                if cache is not None:
+                if cache is not None and run.key not in unsourced:
                     cache.save(run.key, value)
                 super().ok(run, value)
 
