@@ -139,6 +139,31 @@ def test_malformed_params_exit_2_naming_params(tcpf, params, fragment):
                           "--params", fragment)
 
 
+def test_params_keep_formulas_as_text_and_commas_inside_parentheses():
+    from tcpfriendly.evaluate.cli import param_kinds, parse_params
+
+    kinds = param_kinds("formula")
+    assert kinds["increase"] == "formula" and param_kinds("gaimd")["alpha"] == "number"
+    assert param_kinds("mine") == {}
+    # the documented example: "0.2" is a formula (a constant), not the number 0.2
+    assert parse_params(["increase=0.2,decrease=0.125*w"], kinds) == {"increase": "0.2", "decrease": "0.125*w"}
+    assert parse_params(["increase=max(1, w/8),decrease=min(0.5*w,10)", "x=2"], kinds) == \
+        {"increase": "max(1, w/8)", "decrease": "min(0.5*w,10)", "x": 2}
+    assert parse_params(["alpha=0.2,beta=0.125"], param_kinds("gaimd")) == {"alpha": 0.2, "beta": 0.125}
+
+
+def test_the_documented_formula_evaluation_runs(tcpf):
+    # docs/evaluate.md and `tcpf evaluate --help`: it failed with "params.increase: must be a
+    # formula in a string ... got 0.2" when --params read 0.2 as a number
+    proc = tcpf("evaluate", "formula", "--params", "increase=0.2,decrease=0.125*w", "--quick",
+                "--only", "s2", "--seeds", "1", "--json")
+    assert proc.returncode == 0, proc.stderr
+    ev = json.loads(proc.stdout)
+    assert ev["params"] == {"increase": "0.2", "decrease": "0.125*w"} and ev["grades"]["S2 hom"] in "OΔX"
+    assert_one_line_error(tcpf("evaluate", "formula", "--params", "increase=max(1,w/8", "--quick"), 2,
+                          "--params: unbalanced parentheses")
+
+
 def test_unknown_algorithm_exits_2_with_one_line(tcpf):
     assert_one_line_error(tcpf("evaluate", "nosuch"), 2, "unknown algorithm 'nosuch'")
     assert_one_line_error(tcpf("evaluate", "gaimd", "--dask", ""), 2, "--dask")

@@ -8,7 +8,7 @@ import argparse
 import json
 import math
 import sys
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from ..errors import ScenarioError, one_line
 
@@ -43,13 +43,18 @@ def _value(text: str) -> Any:
     return int(v) if text.strip().lstrip("+-").isdigit() else v
 
 
-def parse_params(items: Optional[List[str]]) -> Dict[str, Any]:
-    """``--params K=V[,K=V...]`` (repeatable) -> ``{K: V}``. Anything else -- an empty item
-    (``",,"``, a trailing comma), a missing ``=``, key or value, a key given twice, a
-    non-finite number -- raises :class:`ScenarioError` naming ``--params``."""
+def parse_params(items: Optional[List[str]], kinds: Optional[Mapping[str, str]] = None) -> Dict[str, Any]:
+    """``--params K=V[,K=V...]`` (repeatable) -> ``{K: V}``. A value is a number if it reads
+    as one, else text; the value of a parameter whose ``kinds`` entry (the registry's ``kind``,
+    :func:`param_kinds`) is ``"formula"`` stays text (``increase=0.2`` is the formula "0.2").
+    A comma inside parentheses belongs to its value (``decrease=min(0.5*w,10)``). Anything
+    else -- an empty item (``",,"``, a trailing comma), a missing ``=``, key or value, a key
+    given twice, a non-finite number, unbalanced parentheses -- raises
+    :class:`ScenarioError` naming ``--params``."""
+    kinds = kinds or {}
     out: Dict[str, Any] = {}
     for item in items or []:
-        for part in item.split(","):
+        for part in _split_items(item):
             if not part.strip():
                 raise ScenarioError(f"--params: expected KEY=VALUE[,KEY=VALUE...], got {item!r} (an empty item)")
             k, sep, v = part.partition("=")
@@ -58,11 +63,40 @@ def parse_params(items: Optional[List[str]]) -> Dict[str, Any]:
             k = k.strip()
             if k in out:
                 raise ScenarioError(f"--params: {k} given twice")
+            if kinds.get(k) == "formula":
+                out[k] = v.strip()
+                continue
             try:
                 out[k] = _value(v.strip())
             except ValueError:
                 raise ScenarioError(f"--params: {k}: must be a finite number or a name, got {v!r}") from None
     return out
+
+
+def _split_items(item: str) -> List[str]:
+    """``item`` split at the commas outside parentheses."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(item):
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth < 0:
+                break
+        elif ch == "," and depth == 0:
+            parts.append(item[start:i])
+            start = i + 1
+    if depth != 0:
+        raise ScenarioError(f"--params: unbalanced parentheses in {item!r}")
+    return parts + [item[start:]]
+
+
+def param_kinds(algorithm: Optional[str]) -> Dict[str, str]:
+    """``{parameter: kind}`` of a registered algorithm (``number``, ``formula``, ...); {} for
+    another name (a Python controller's)."""
+    from .core import _registry
+    entry = _registry().get(algorithm or "")
+    return {p["name"]: p["kind"] for p in (entry or {}).get("params", [])}
 
 
 def parse_controllers(items: Optional[List[str]]) -> Dict[str, type]:
@@ -74,7 +108,9 @@ def parse_controllers(items: Optional[List[str]]) -> Dict[str, type]:
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("algorithm", nargs="?", help="algorithm name (tcpf algorithms), 'formula', or a --controller name")
-    p.add_argument("--params", action="append", metavar="K=V", help="algorithm parameters (repeatable or comma-separated)")
+    p.add_argument("--params", action="append", metavar="K=V", help="algorithm parameters (repeatable or comma-separated; a formula "
+                   "parameter's value stays text, commas inside parentheses included: "
+                   "increase='max(1,w/8)')")
     p.add_argument("--controller", action="append", metavar="NAME=FILE:CLASS", help="a Python controller class")
     p.add_argument("--quick", action="store_true", help="fewer seeds, shorter runs (< 2 min per algorithm on one core)")
     p.add_argument("--seeds", type=int, metavar="N", help="runs per point (default: per experiment)")
@@ -145,7 +181,7 @@ def run_args(a: argparse.Namespace) -> int:
         what = "an algorithm name" if a.algorithm else "--params"
         raise ScenarioError(f"--all: evaluates tsao2007's schemes with their own parameters; "
                             f"{what} does not apply (give one or the other)", field="--all")
-    params = parse_params(a.params)
+    params = parse_params(a.params, param_kinds(a.algorithm))
     controllers = parse_controllers(a.controller)
     if a.dask is not None and not a.dask.strip():
         raise ScenarioError("--dask: expected 'local' or a scheduler address, got ''")
