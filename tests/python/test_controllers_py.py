@@ -143,3 +143,14 @@ def test_normalize_and_expand_accept_the_python_controllers_names():
         tf.expand(sc, controllers="pygaimd")
     with pytest.raises(tf.ScenarioError, match="controllers: names must be non-empty strings"):
         sc.normalized([""])
+
+
+def test_a_python_controller_may_not_take_a_built_in_name():
+    # it replaced the engine's TCP in every group using "tcp" (the reference a law is judged
+    # against in tcpf evaluate), and lost silently to a rate-based or UDP entry
+    sc = tf.Scenario({"duration": 5, "bottleneck": {"rate": "10Mbps", "delay": "20ms"},
+                      "flows": [{"algorithm": "tcp"}]})
+    for name in ("tcp", "cbr"):
+        with pytest.raises(tf.ScenarioError, match=f"controllers: '{name}' is a built-in algorithm") as e:
+            tf.run(sc, controllers={name: PyGaimd})
+        assert e.value.field == "controllers"

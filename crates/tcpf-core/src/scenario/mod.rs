@@ -117,7 +117,12 @@ impl Scenario {
 
     /// Validate a scenario in which flow groups may also name the `external` controllers
     /// (defined outside the registry, e.g. in Python; their parameters pass through as given).
+    /// An external name must not be an algorithm of the registry (or an alias): it would
+    /// replace that algorithm in every group using it, e.g. the TCP a law is judged against.
     pub fn from_value_with(v: &Value, external: &[String]) -> Result<Scenario, ScenarioError> {
+        if let Some(name) = external.iter().find(|n| crate::registry::resolve(n).is_some()) {
+            return err("controllers", format!("'{name}' is a built-in algorithm (tcpf algorithms): give the Python controller another name"));
+        }
         let top = Table::new("", v)?;
         top.only(TOP_KEYS)?;
         let duration = top.with("duration", None, |v| {

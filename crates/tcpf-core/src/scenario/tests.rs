@@ -465,3 +465,18 @@ fn a_non_finite_constant_formula_is_refused_naming_the_field() {
     s["flows"][1] = json!({"algorithm": "formula", "params": {"increase": "1/(w - 20)", "decrease": "0.5*w"}});
     assert!(Scenario::from_value(&s).is_ok(), "a formula with a variable is judged at run time");
 }
+
+#[test]
+fn external_controllers_may_not_take_a_registry_name() {
+    let mut v = base();
+    v["flows"] = json!([{ "algorithm": "mine", "params": { "alpha": 2 } }, { "algorithm": "tcp" }]);
+    let s = Scenario::from_value_with(&v, &["mine".to_string()]).unwrap();
+    assert_eq!(s.normalized()["flows"][0]["params"], json!({ "alpha": 2 }));
+    // a name of the registry (or an alias) would replace that algorithm, e.g. the TCP a law is
+    // judged against, or silently lose to it (a rate-based or UDP name)
+    for taken in ["tcp", "cbr", "tfrc", "aimd"] {
+        let e = Scenario::from_value_with(&v, &["mine".to_string(), taken.to_string()]).unwrap_err();
+        assert_eq!(e.field, "controllers");
+        assert!(e.message.contains(&format!("'{taken}' is a built-in algorithm")), "{}", e.message);
+    }
+}
