@@ -13,7 +13,7 @@ import math
 import os
 import stat
 import sys
-from typing import Any, Callable, Dict, List, Mapping, Optional, Union
+from typing import AbstractSet, Any, Callable, Dict, List, Mapping, Optional, Sequence, Union
 
 from .errors import ScenarioError, ScenarioFileError, ScenarioTypeError, path_arg
 
@@ -387,7 +387,7 @@ def as_scenario(scenario: ScenarioLike) -> Scenario:
 
 
 #: Names of Python controllers: an iterable of names or a ``{name: class}`` mapping.
-ControllerNames = Union[None, Mapping[str, Any], "List[str]", "tuple"]
+ControllerNames = Optional[Union[Mapping[str, Any], Sequence[str], AbstractSet[str]]]
 
 
 def controller_names(controllers: ControllerNames) -> List[str]:
