@@ -120,6 +120,26 @@ def fingerprint(cls):
     return h.hexdigest()[:16]
 
 
+def origin(cls):
+    """Where ``cls`` can be loaded from, as ``--controller NAME=`` takes it: ``MODULE:CLASS`` for
+    an importable module, ``FILE:CLASS`` for a class loaded from a file (``--controller
+    NAME=my_cc.py:MyCC``), None for a class with neither (typed at a prompt)."""
+    import sys
+
+    mod = cls.__module__
+    if mod != "__main__" and getattr(sys.modules.get(mod), "__spec__", None):
+        found = sys.modules[mod]
+        for part in cls.__qualname__.split("."):
+            found = getattr(found, part, None)
+        if found is cls:  # the module really holds it (not a class exec'd into a dict)
+            return f"{mod}:{cls.__qualname__}"
+    for member in vars(cls).values():
+        code = getattr(getattr(member, "__func__", member), "__code__", None)
+        if code is not None and code.co_filename.endswith(".py"):
+            return f"{code.co_filename}:{cls.__qualname__}"
+    return None
+
+
 def _hash_code(h, code):
     """Feed a code object's instructions, names and constants (nested code included) to
     ``h``: what it computes, not where it sits in its file."""

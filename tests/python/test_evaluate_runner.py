@@ -274,11 +274,17 @@ def test_python_controller_runs_are_cached_by_the_class_source(tmp_path):
     assert law_runs > 0 and stats["ran"] == law_runs   # the law's runs again, TCP's cached
     b = evaluate("law", controllers=edited, out=str(out), **S1)
     assert a.numbers != b.numbers
+    # the evaluation says where the class came from, and its report's rerun command loads it
+    from tcpfriendly.report.evaluate import _command
+    assert b.to_json()["controller"] == f"law={mod}:Law"
+    assert f"--controller law={mod}:Law" in _command(b.to_json(), str(out))
 
     ns = {}
     exec("import tcpfriendly as tf\nclass Typed(tf.Controller):\n    def on_ack(self, ack):\n"
          "        self.cwnd += 1 / self.cwnd\n", ns)
     assert fingerprint(ns["Typed"]) is None
+    from tcpfriendly.controller import Controller, origin
+    assert origin(ns["Typed"]) is None and origin(Controller) == "tcpfriendly.controller:Controller"
     before = set(os.listdir(out / "runs"))
     runner.execute(_s1_jobs("typed", {"typed": ns["Typed"]}), out=str(out),
                    controllers={"typed": ns["Typed"]}, stats=stats)

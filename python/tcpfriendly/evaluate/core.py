@@ -53,6 +53,9 @@ class Evaluation:
     #: the experiments the simulator could not run, each with the reason (ns-2: the
     #: exporter's, naming what it cannot express); they have no grades, numbers or metrics
     not_run: Dict[str, str] = field(default_factory=dict)
+    #: for a Python controller, ``NAME=WHERE:CLASS`` as ``--controller`` takes it
+    #: (:func:`tcpfriendly.controller.origin`; None if it has no file or module to load)
+    controller: Optional[str] = None
 
     def to_json(self) -> Dict[str, Any]:
         """The evaluation as strict JSON: a number that was not measured (NaN, e.g. the loss
@@ -63,6 +66,7 @@ class Evaluation:
             "thresholds": self.thresholds, "assumptions": self.assumptions,
             "seeds": self.seeds, "wall_s": round(self.wall_s, 2), "runs": self.runs,
             **({"simulator": self.simulator, "not_run": self.not_run} if self.simulator != "tcpf" else {}),
+            **({"controller": self.controller} if self.controller else {}),
         })
 
     def row(self) -> List[str]:
@@ -373,6 +377,10 @@ def evaluate_many(schemes: Sequence[Tuple[str, Optional[Mapping[str, Any]]]], *,
     for p in plans:
         ev = _finish(p, results[at:at + len(p.jobs)], wall)
         ev.runs = stats
+        if controllers and p.alg in controllers:
+            from ..controller import origin
+            where = origin(controllers[p.alg])
+            ev.controller = f"{p.alg}={where}" if where else None
         evs.append(ev)
         at += len(p.jobs)
     return evs

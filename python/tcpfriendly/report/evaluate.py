@@ -159,6 +159,8 @@ def _command(ev: Dict[str, Any], path: str) -> str:
     params = ev.get("params") or {}
     if params:
         parts += ["--params", q(",".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in params.items()))]
+    if ev.get("controller"):
+        parts += ["--controller", q(ev["controller"])]
     if ev.get("quick"):
         parts.append("--quick")
     keys = list((ev.get("metrics") or {}))
