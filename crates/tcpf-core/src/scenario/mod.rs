@@ -109,6 +109,17 @@ struct ResolvedFlow {
     stop: Option<f64>,
 }
 
+/// An external controller's name must not be an algorithm of the registry (or an alias): it
+/// would replace that algorithm in every group using it (e.g. the TCP a law is judged
+/// against), or lose to it (a rate-based or UDP entry), as `registry::register` refuses a
+/// taken name.
+fn check_external(external: &[String]) -> Result<(), ScenarioError> {
+    match external.iter().find(|n| crate::registry::resolve(n).is_some()) {
+        Some(name) => err("controllers", format!("'{name}' is a built-in algorithm (tcpf algorithms): give the Python controller another name")),
+        None => Ok(()),
+    }
+}
+
 impl Scenario {
     /// Validate a scenario given as a JSON value (a parsed TOML file has the same shape).
     pub fn from_value(v: &Value) -> Result<Scenario, ScenarioError> {
@@ -117,12 +128,9 @@ impl Scenario {
 
     /// Validate a scenario in which flow groups may also name the `external` controllers
     /// (defined outside the registry, e.g. in Python; their parameters pass through as given).
-    /// An external name must not be an algorithm of the registry (or an alias): it would
-    /// replace that algorithm in every group using it, e.g. the TCP a law is judged against.
+    /// An external name must not be an algorithm of the registry (`check_external`).
     pub fn from_value_with(v: &Value, external: &[String]) -> Result<Scenario, ScenarioError> {
-        if let Some(name) = external.iter().find(|n| crate::registry::resolve(n).is_some()) {
-            return err("controllers", format!("'{name}' is a built-in algorithm (tcpf algorithms): give the Python controller another name"));
-        }
+        check_external(external)?;
         let top = Table::new("", v)?;
         top.only(TOP_KEYS)?;
         let duration = top.with("duration", None, |v| {
