@@ -93,7 +93,6 @@ def fingerprint(cls):
     ``python -c`` or an interactive prompt): its runs are then not cached on disk. Helpers
     imported from other modules are not covered."""
     import hashlib
-    import inspect
 
     h = hashlib.sha256()
     files = set()
@@ -102,8 +101,8 @@ def fingerprint(cls):
             continue
         h.update(f"class {c.__module__}.{c.__qualname__}\n".encode())
         for name, member in sorted(vars(c).items()):
-            fn = getattr(member, "__func__", member)  # classmethod / staticmethod
-            if inspect.isfunction(fn):
+            fn = _function(member)
+            if fn is not None:
                 h.update(f"def {name}\n".encode())
                 _hash_code(h, fn.__code__)
                 files.add(fn.__code__.co_filename)
@@ -134,10 +133,19 @@ def origin(cls):
         if found is cls:  # the module really holds it (not a class exec'd into a dict)
             return f"{mod}:{cls.__qualname__}"
     for member in vars(cls).values():
-        code = getattr(getattr(member, "__func__", member), "__code__", None)
-        if code is not None and code.co_filename.endswith(".py"):
-            return f"{code.co_filename}:{cls.__qualname__}"
+        fn = _function(member)
+        if fn is not None and fn.__code__.co_filename.endswith(".py"):
+            return f"{fn.__code__.co_filename}:{cls.__qualname__}"
     return None
+
+
+def _function(member):
+    """The Python function a class attribute defines (a method, classmethod or
+    staticmethod), or None."""
+    import inspect
+
+    fn = getattr(member, "__func__", member)
+    return fn if inspect.isfunction(fn) else None
 
 
 def _hash_code(h, code):
