@@ -43,6 +43,15 @@ pub fn expand_with(scenario_json: &str, seed: Option<u64>, external: &[String]) 
     Ok(parse_with(scenario_json, seed, None, external)?.expanded().to_string())
 }
 
+/// `registry::coerce_untyped` on a JSON object of parameters typed on a command line.
+pub fn coerce_params(algorithm: &str, params_json: &str) -> Result<String, ScenarioError> {
+    let v: Value = serde_json::from_str(params_json).map_err(|e| ScenarioError { field: "params".into(), message: format!("not valid JSON: {e}") })?;
+    let Value::Object(m) = v else {
+        return Err(ScenarioError { field: "params".into(), message: "must be a table of parameters".into() });
+    };
+    Ok(Value::Object(crate::registry::coerce_untyped(algorithm, &m)).to_string())
+}
+
 /// Run a validated scenario and return the result object.
 pub fn run_scenario(s: &Scenario) -> Result<Value, RunError> {
     run_scenario_with(s, None)

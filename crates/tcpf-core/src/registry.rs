@@ -253,6 +253,34 @@ pub fn register(entry: Entry) -> Result<(), ParamError> {
     Ok(())
 }
 
+/// Command-line values arrive untyped (`tcpf model --param`, `tcpf evaluate --params`): a number
+/// given for a formula or choice parameter of `algorithm` becomes its text, and a numeric text
+/// given for a number parameter becomes the number. Another algorithm's (a Python
+/// controller's) parameters pass through as given.
+pub fn coerce_untyped(algorithm: &str, params: &Map<String, Value>) -> Map<String, Value> {
+    let Some(info) = resolve(algorithm).map(|e| &e.info) else { return params.clone() };
+    let mut out = params.clone();
+    for (k, v) in out.iter_mut() {
+        let spec = info.params.iter().find(|p| p.name == k).or_else(|| info.aliases.iter().find(|a| a.name == k).map(|a| &a.spec));
+        let kind = match spec {
+            Some(s) => s.kind,
+            // extra named constants of formula controllers are numbers
+            None => crate::cc::ParamKind::Number,
+        };
+        match (kind, &*v) {
+            (crate::cc::ParamKind::Number, Value::String(t)) => {
+                if let Ok(x) = t.trim().parse::<f64>() {
+                    *v = crate::cc::params::number(x);
+                }
+            }
+            (crate::cc::ParamKind::Number, _) => {}
+            (_, Value::Number(n)) => *v = Value::String(n.to_string()),
+            _ => {}
+        }
+    }
+    out
+}
+
 /// Names of the entries of one kind, in listing order.
 pub fn names(kind: Kind) -> Vec<&'static str> {
     entries().into_iter().filter(|e| e.kind() == kind).map(Entry::name).collect()

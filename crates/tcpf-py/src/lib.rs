@@ -71,6 +71,13 @@ fn normalize(py: Python<'_>, scenario_json: &str, controllers: Option<Vec<String
     api::normalize_with(scenario_json, &controllers.unwrap_or_default()).map_err(|e| field_err(py, e))
 }
 
+/// Parameters typed on a command line (JSON object) with the types `algorithm`'s registry
+/// entry gives them (`registry::coerce_untyped`).
+#[pyfunction]
+fn coerce_params(py: Python<'_>, algorithm: &str, params_json: &str) -> PyResult<String> {
+    api::coerce_params(algorithm, params_json).map_err(|e| field_err(py, e))
+}
+
 /// The normalised scenario plus per-flow resolved values (start times, delays).
 /// `controllers`: names of user-defined controllers that flow groups may use.
 #[pyfunction]
@@ -131,6 +138,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(engine_id, m)?)?;
     m.add_function(wrap_pyfunction!(normalize, m)?)?;
     m.add_function(wrap_pyfunction!(expand, m)?)?;
+    m.add_function(wrap_pyfunction!(coerce_params, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(run_traced, m)?)?;
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;

@@ -8,7 +8,7 @@ import argparse
 import json
 import math
 import sys
-from typing import Any, Dict, List, Mapping, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from ..errors import ScenarioError, one_line
 
@@ -43,15 +43,14 @@ def _value(text: str) -> Any:
     return int(v) if text.strip().lstrip("+-").isdigit() else v
 
 
-def parse_params(items: Optional[List[str]], kinds: Optional[Mapping[str, str]] = None) -> Dict[str, Any]:
-    """``--params K=V[,K=V...]`` (repeatable) -> ``{K: V}``. A value is a number if it reads
-    as one, else text; the value of a parameter whose ``kinds`` entry (the registry's ``kind``,
-    :func:`param_kinds`) is ``"formula"`` stays text (``increase=0.2`` is the formula "0.2").
-    A comma inside parentheses belongs to its value (``decrease=min(0.5*w,10)``). Anything
-    else -- an empty item (``",,"``, a trailing comma), a missing ``=``, key or value, a key
-    given twice, a non-finite number, unbalanced parentheses -- raises
-    :class:`ScenarioError` naming ``--params``."""
-    kinds = kinds or {}
+def parse_params(items: Optional[List[str]], algorithm: Optional[str] = None) -> Dict[str, Any]:
+    """``--params K=V[,K=V...]`` (repeatable) -> ``{K: V}``, typed as ``algorithm``'s registry
+    entry gives them (the engine's ``registry::coerce_untyped``, shared with ``tcpf model
+    --param``): a formula parameter's value stays text (``increase=0.2`` is the formula "0.2"),
+    a number parameter's is a number. A comma inside parentheses belongs to its value
+    (``decrease=min(0.5*w,10)``). Anything else -- an empty item (``",,"``, a trailing comma),
+    a missing ``=``, key or value, a key given twice, a non-finite number, unbalanced
+    parentheses -- raises :class:`ScenarioError` naming ``--params``."""
     out: Dict[str, Any] = {}
     for item in items or []:
         for part in _split_items(item):
@@ -63,14 +62,14 @@ def parse_params(items: Optional[List[str]], kinds: Optional[Mapping[str, str]] 
             k = k.strip()
             if k in out:
                 raise ScenarioError(f"--params: {k} given twice")
-            if kinds.get(k) == "formula":
-                out[k] = v.strip()
-                continue
             try:
                 out[k] = _value(v.strip())
             except ValueError:
                 raise ScenarioError(f"--params: {k}: must be a finite number or a name, got {v!r}") from None
-    return out
+    if not out or not algorithm:
+        return out
+    from ..scenario import _call_engine, native
+    return json.loads(_call_engine(native().coerce_params, algorithm, json.dumps(out)))
 
 
 def _split_items(item: str) -> List[str]:
@@ -89,14 +88,6 @@ def _split_items(item: str) -> List[str]:
     if depth != 0:
         raise ScenarioError(f"--params: unbalanced parentheses in {item!r}")
     return parts + [item[start:]]
-
-
-def param_kinds(algorithm: Optional[str]) -> Dict[str, str]:
-    """``{parameter: kind}`` of a registered algorithm (``number``, ``formula``, ...); {} for
-    another name (a Python controller's)."""
-    from .core import _registry
-    entry = _registry().get(algorithm or "")
-    return {p["name"]: p["kind"] for p in (entry or {}).get("params", [])}
 
 
 def parse_controllers(items: Optional[List[str]]) -> Dict[str, type]:
@@ -181,7 +172,7 @@ def run_args(a: argparse.Namespace) -> int:
         what = "an algorithm name" if a.algorithm else "--params"
         raise ScenarioError(f"--all: evaluates tsao2007's schemes with their own parameters; "
                             f"{what} does not apply (give one or the other)", field="--all")
-    params = parse_params(a.params, param_kinds(a.algorithm))
+    params = parse_params(a.params, a.algorithm)
     controllers = parse_controllers(a.controller)
     if a.dask is not None and not a.dask.strip():
         raise ScenarioError("--dask: expected 'local' or a scheduler address, got ''")

@@ -120,38 +120,12 @@ fn primed(params: &cc::Params, target: f64, cap: f64) -> Result<Box<dyn Controll
     Ok(c)
 }
 
-/// Command-line values arrive untyped: a number given for a formula or choice parameter becomes
-/// its text, and a numeric text given for a number parameter becomes the number.
-fn coerce(algorithm: &str, params: &Map<String, Value>) -> Map<String, Value> {
-    let Some(info) = registry::resolve(algorithm).map(|e| &e.info) else { return params.clone() };
-    let mut out = params.clone();
-    for (k, v) in out.iter_mut() {
-        let spec = info.params.iter().find(|p| p.name == k).or_else(|| info.aliases.iter().find(|a| a.name == k).map(|a| &a.spec));
-        let kind = match spec {
-            Some(s) => s.kind,
-            // extra named constants of formula controllers are numbers
-            None => cc::ParamKind::Number,
-        };
-        match (kind, &*v) {
-            (cc::ParamKind::Number, Value::String(t)) => {
-                if let Ok(x) = t.trim().parse::<f64>() {
-                    *v = crate::cc::params::number(x);
-                }
-            }
-            (cc::ParamKind::Number, _) => {}
-            (_, Value::Number(n)) => *v = Value::String(n.to_string()),
-            _ => {}
-        }
-    }
-    out
-}
-
 /// Validate every flow's algorithm and parameters (`registry::validate_window`).
 pub fn validate_flows(flows: &[FlowSpec]) -> Result<Vec<cc::Params>, ModelError> {
     flows
         .iter()
         .map(|f| {
-            registry::validate_window(&f.algorithm, &coerce(&f.algorithm, &f.params)).map_err(|e| {
+            registry::validate_window(&f.algorithm, &registry::coerce_untyped(&f.algorithm, &f.params)).map_err(|e| {
                 if e.field.is_empty() {
                     ModelError::new("alg", e.message)
                 } else {
