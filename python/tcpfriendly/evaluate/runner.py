@@ -399,8 +399,8 @@ def _job_keys(jobs: List[Job], controllers: Optional[Dict[str, type]]) -> Tuple[
         version = cache_version(j.reducer, j.simulator)
         used = sorted({f.get("algorithm") for f in j.scenario.get("flows", [])} & set(prints))
         if used:
-            version += "|" + ",".join(f"{n}={prints[n] or f'process-{os.getpid()}-{id(controllers[n])}'}"
-                                      for n in used)
+            # (an unsourced class: its identity in this process, never written to disk)
+            version += "|" + ",".join(f"{n}={prints[n] or f'object-{id(controllers[n])}'}" for n in used)
         k = j.key(version)
         keys.append(k)
         if any(prints[n] is None for n in used):
