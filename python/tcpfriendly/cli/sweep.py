@@ -98,6 +98,7 @@ def _root(ctx: typer.Context) -> None:
         "  tcpf sweep examples/sweep-gaimd-beta.toml --processes --workers 2\n"
         "  tcpf sweep examples/sweep-gaimd-beta.toml --per-flow --out out/beta\n"
         "  tcpf sweep examples/sweep-gaimd-beta.toml --simulator ns2 --out out/beta-ns2\n"
+        "  tcpf sweep my-law.toml --controller mine=my_cc.py:MyCC   # groups with algorithm = \"mine\"\n"
         "  tcpf sweep examples/sweep-gaimd-beta.toml --dry-run"
     ),
 )
@@ -139,6 +140,13 @@ def run_command(
              "simulator the papers used, into the same table (metrics ns-2 does not report are "
              "empty; a point ns-2 cannot express fails alone, naming the element). ns-2 runs on "
              "local threads, not on Dask. Overrides the spec's simulator."),
+    controller: Optional[List[str]] = typer.Option(
+        None, "--controller", metavar="NAME=MODULE:CLASS",
+        help="A window controller written in Python (a tcpfriendly.Controller subclass) that "
+             "flow groups name as their algorithm, as in `tcpf run`; MODULE is an importable "
+             "module or a .py file. Repeat for several. Its runs go one at a time in this "
+             "process (not with --processes or --dask, nor in ns-2), and editing the class "
+             "reruns them. Example: --controller mine=my_cc.py:MyCC"),
     dry_run: bool = typer.Option(
         False, "--dry-run", help="Validate the spec and print what would run; run nothing."),
     progress: Optional[bool] = typer.Option(
@@ -164,6 +172,13 @@ def run_command(
     sweep = Sweep.from_toml(file)
     if per_flow:
         sweep.per_flow = True
+    if controller:
+        from ..controller import load_controllers
+        sweep.controllers = load_controllers(controller)
+        if dask is not None or processes:
+            flag = "--dask" if dask is not None else "--processes"
+            raise SweepError(f"{flag}: a sweep with Python controllers (--controller) runs in "
+                             "this process, one run at a time", field=flag)
     with as_flags({"simulator": "--simulator", "dask": "--dask", "processes": "--processes"}):
         if simulator is not None:
             sweep.simulator = simulator
@@ -257,6 +272,7 @@ def _summary(result) -> None:
         "      --paired flows[0].algorithm=gaimd/tcp --out s1.png\n"
         "  tcpf sweep examples/sweep-gaimd-beta.toml --per-flow --out out/beta\n"
         "  tcpf sweep examples/sweep-gaimd-beta.toml --simulator ns2 --out out/beta-ns2\n"
+        "  tcpf sweep my-law.toml --controller mine=my_cc.py:MyCC   # groups with algorithm = \"mine\"\n"
         "  tcpf sweep plot out/beta --per-flow --x flows[1].params.beta --y share \\\n"
         "      --where bottleneck.rate=15Mbps --out flows.png"
     ),

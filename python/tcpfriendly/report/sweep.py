@@ -182,10 +182,16 @@ def build(path: str) -> Page:
         spec_html += ("<h3>Base scenario at the first grid point (normalised; β = fraction removed)</h3>"
                       + H.pre(dumps(base)))
     spec_html += "<h3>Sweep spec (sweep.json)</h3>" + H.pre(dumps(spec))
+    origins = record.get("controllers") or {}  # Python controllers: NAME -> FILE:CLASS (or None)
+    if origins:
+        spec_html += "<h3>Python controllers</h3>" + H.table(
+            ["algorithm", "class"], [[n, o or "(typed at a prompt: not reloadable)"] for n, o in origins.items()],
+            numeric_from=9)
     sections.append(Section("spec", "Spec and scenario", spec_html))
     q = shlex.quote
+    ctl = "".join(f" --controller {q(f'{n}={o}')}" for n, o in origins.items() if o)
     commands = ["# save the sweep spec above as sweep.toml, then:",
-                f"tcpf sweep sweep.toml --out {q(path)}",
+                f"tcpf sweep sweep.toml{ctl} --out {q(path)}",
                 f"tcpf report {q(path)} -o report.html"]
     title = f"tcpf sweep: {spec.get('name') or os.path.basename(os.path.abspath(path))}"
     return Page(title=title, subtitle=f"{n_points} points × {len(seeds)} seeds, axes: {', '.join(axes) or 'none'}; "
@@ -269,6 +275,7 @@ def _normalised_base(spec: Dict[str, Any], record: Dict[str, Any]) -> Optional[D
 
         sw = Sweep.from_dict(spec)
         points = record.get("points") or sw.points()
-        return normalize(sw.scenario_at(points[0]) if points else spec.get("scenario"))
+        return normalize(sw.scenario_at(points[0]) if points else spec.get("scenario"),
+                         controllers=list(record.get("controllers") or {}))
     except Exception:  # noqa: BLE001 - the page still shows the spec itself
         return None

@@ -64,6 +64,7 @@ summaries).
 
 from __future__ import annotations
 
+import copy
 import os
 from typing import Any, Mapping, Optional
 
@@ -82,12 +83,18 @@ __all__ = [
 ]
 
 
-def sweep(spec: Any, out: "Optional[os.PathLike[str] | str]" = None, **kwargs) -> SweepResult:
-    """Run a sweep given as a :class:`Sweep`, a spec dict or the path of a TOML spec."""
+def sweep(spec: Any, out: "Optional[os.PathLike[str] | str]" = None, *,
+          controllers: Optional[Mapping[str, type]] = None, **kwargs) -> SweepResult:
+    """Run a sweep given as a :class:`Sweep`, a spec dict or the path of a TOML spec.
+    ``controllers``: Python controller classes by name that its flow groups use (as
+    :class:`Sweep`'s argument; they replace a given Sweep's for this call); the other keyword
+    arguments are :func:`run_sweep`'s."""
     if isinstance(spec, Sweep):
-        sw = spec
+        sw = copy.copy(spec) if controllers is not None else spec  # the caller's stays as it is
     elif isinstance(spec, Mapping):
         sw = Sweep.from_dict(spec)
     else:
         sw = Sweep.from_toml(path_arg(spec, "spec", "a Sweep, a spec dict or the path of a TOML spec"))
+    if controllers is not None:
+        sw.controllers = controllers
     return run_sweep(sw, out, **kwargs)

@@ -134,12 +134,15 @@ class Run:
 
 
 def run_key(normalized: Mapping[str, Any], seed: int, version: Optional[str] = None,
-            per_flow: bool = False, engine: Optional[str] = None) -> Tuple[str, str]:
+            per_flow: bool = False, engine: Optional[str] = None,
+            controllers: Optional[Mapping[str, str]] = None) -> Tuple[str, str]:
     """(key, canonical text): the content hash of a run's file and the JSON it hashes.
     ``engine``: the engine build's identity (default :func:`tcpfriendly.version.engine_id`;
     the version stays the same when the engine changes, so a run of another build is never
     reused). ``per_flow``: the file also holds one row per flow, so it is another file (another
-    key): a sweep that asks for per-flow rows reruns runs stored without them."""
+    key): a sweep that asks for per-flow rows reruns runs stored without them. ``controllers``:
+    ``{name: fingerprint}`` of the Python controllers the run's flows use
+    (:func:`tcpfriendly.controller.fingerprint`), so that an edited class is another run."""
     from ..version import engine_id
     if version is None:
         from ..version import __version__ as version
@@ -147,6 +150,8 @@ def run_key(normalized: Mapping[str, Any], seed: int, version: Optional[str] = N
               "engine": engine_id() if engine is None else engine, "metrics": _metrics.VERSION}
     if per_flow:
         record["per_flow"] = True
+    if controllers:
+        record["controllers"] = dict(controllers)
     canonical = json.dumps(record, sort_keys=True, separators=(",", ":"), allow_nan=False)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:32], canonical
 

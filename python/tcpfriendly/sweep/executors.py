@@ -86,10 +86,13 @@ def run_rows(raw: Mapping[str, Any], key: str, seed: int, per_flow: bool = False
     return rows
 
 
-def execute(scenario_json: str, seed: int, key: str, per_flow: bool = False) -> List[Dict[str, Any]]:
+def execute(scenario_json: str, seed: int, key: str, per_flow: bool = False,
+            controllers: Optional[Mapping[str, type]] = None) -> List[Dict[str, Any]]:
     """Run one scenario (the GIL is released while the engine runs) and return its rows
-    (:func:`run_rows`). A module-level function, so Dask workers can run it."""
-    text = _call_engine(native().run, scenario_json, int(seed), None)
+    (:func:`run_rows`). A module-level function, so Dask workers can run it. ``controllers``:
+    Python controller classes by name (run in this process, on this thread)."""
+    extra = (dict(controllers),) if controllers else ()
+    text = _call_engine(native().run, scenario_json, int(seed), None, *extra)
     return run_rows(json.loads(text), key, seed, per_flow)
 
 

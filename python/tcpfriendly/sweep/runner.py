@@ -354,6 +354,9 @@ def run_sweep(sweep, out: "Optional[os.PathLike[str] | str]" = None, *,
     if executor not in EXECUTORS:
         raise SweepError.at("executor", f"must be one of {', '.join(EXECUTORS)}, got {executor!r}")
     executor = _simulator_executor(sweep, dask, executor)
+    controllers = getattr(sweep, "controllers", None) or {}
+    if controllers:
+        executor = _controller_executor(dask, executor)
     log = log or _to_stderr
     say = (lambda message: None) if quiet else log
     start = time.monotonic()
@@ -371,11 +374,9 @@ def run_sweep(sweep, out: "Optional[os.PathLike[str] | str]" = None, *,
         for run in runs:
             unique.setdefault(run.key, run)
         tables: Dict[str, Any] = {}
+        unsourced = sweep.unsourced_keys if controllers else set()
         if store is not None:
-            for k in unique:
-                t = store.try_load(k)  # an empty or corrupt file is a missing run: redone
-                if t is not None:
-                    tables[k] = t
+            tables.update(_stored(store, unique, unsourced))
         done_keys = set(tables)
         todo = [run for k, run in unique.items() if k not in done_keys]
         if claimed is not None:
@@ -392,8 +393,9 @@ def run_sweep(sweep, out: "Optional[os.PathLike[str] | str]" = None, *,
         collector = Collector(store, bar, on_run)
         interrupted = False
         if todo:
-            interrupted = _execute(_executor(reached, workers, say, executor, len(todo)), todo,
-                                   collector, store)
+            chosen = ThreadExecutor(1, say, _ControllerTask(controllers, store, unsourced)) \
+                if controllers else _executor(reached, workers, say, executor, len(todo))
+            interrupted = _execute(chosen, todo, collector, store)
     bar.close()
     ran_keys = set(collector.tables)
     tables.update(collector.tables)
@@ -428,6 +430,18 @@ def run_sweep(sweep, out: "Optional[os.PathLike[str] | str]" = None, *,
     return result
 
 
+def _stored(store: RunStore, keys, unsourced: set) -> Dict[str, Any]:
+    """The runs of ``keys`` stored in ``store`` (an empty or corrupt file is a missing run: redone),
+    but those of a Python controller with no source file (never read from or written to out)."""
+    found = {}
+    for k in keys:
+        if k not in unsourced:
+            t = store.try_load(k)
+            if t is not None:
+                found[k] = t
+    return found
+
+
 def _to_stderr(message: str) -> None:
     sys.stderr.write(message + "\n")
     sys.stderr.flush()
@@ -435,6 +449,38 @@ def _to_stderr(message: str) -> None:
 
 def _ns2(sweep) -> bool:
     return getattr(sweep, "simulator", "tcpf") == "ns2"
+
+
+def _controller_executor(dask: Any, executor: str) -> str:
+    """The executor of a sweep with Python controllers: the calling process, one run at a time
+    (the engine calls the class on every ACK and holds the GIL meanwhile; a worker process
+    or Dask would need the class importable there). Refuses Dask and processes by name."""
+    if dask is not None:
+        raise SweepError("dask: a sweep with Python controllers runs in this process; run it "
+                         "without Dask", field="dask")
+    if executor == "processes":
+        raise SweepError("executor: a sweep with Python controllers runs in this process, one "
+                         "run at a time; not on processes", field="executor")
+    return "threads"
+
+
+class _ControllerTask:
+    """A run of a sweep with Python controllers (:class:`~.executors.ThreadExecutor`'s task):
+    the engine with the classes, the run's rows, its file stored unless its class has no
+    source (``unsourced``)."""
+
+    def __init__(self, controllers: Mapping[str, type], store: Optional[RunStore], unsourced: set):
+        self.controllers, self.store, self.unsourced = dict(controllers), store, unsourced
+
+    def __call__(self, run: Run):
+        from .executors import execute
+        from .store import rows_table
+
+        table = rows_table(execute(run.scenario_json, run.seed, run.key, run.per_flow,
+                                   self.controllers), run)
+        if self.store is not None and run.key not in self.unsourced:
+            self.store.save(run.key, table)
+        return table
 
 
 def _simulator_executor(sweep, dask: Any, executor: str) -> str:

@@ -156,6 +156,13 @@ class Sweep:
             ``ns``, its results read back into the same table (metrics ns-2 does not report
             are empty). A point ns-2 cannot express fails alone, with the exporter's reason.
             Runs on local threads (each ``ns`` is a process of its own); not with Dask.
+        controllers: window controllers written in Python, ``{name: class}`` as
+            :func:`tcpfriendly.run` takes them: flow groups (in the scenario, ``set`` or an
+            axis) use them by ``name`` as their ``algorithm``. Their runs go one at a time on
+            the calling thread (the engine calls the class on every ACK, holding the GIL), not
+            on processes or Dask, nor in ns-2. A run's key includes each class's
+            :func:`~tcpfriendly.controller.fingerprint`, so an edited class reruns its points;
+            a class with no source file (typed at a prompt) is never stored in ``out``.
     """
 
     def __init__(self, scenario: Any, axes: Optional[Mapping[str, Sequence[Any]]] = None, *,
@@ -163,7 +170,8 @@ class Sweep:
                  set: Optional[Mapping[str, Any]] = None,  # noqa: A002
                  seeds: Union[int, Sequence[int]] = 1, base_seed: Optional[int] = None,
                  metrics: Optional[Sequence[str]] = None, name: Optional[str] = None,
-                 per_flow: bool = False, simulator: str = "tcpf"):
+                 per_flow: bool = False, simulator: str = "tcpf",
+                 controllers: Optional[Mapping[str, type]] = None):
         try:
             base = as_scenario(scenario)
         except TypeError as exc:
@@ -226,6 +234,7 @@ class Sweep:
         self._plan: Optional[Tuple[List[Dict[str, Any]], List[Run]]] = None
         self.per_flow = per_flow
         self.simulator = simulator
+        self.controllers = controllers
 
     @property
     def per_flow(self) -> bool:
@@ -251,6 +260,39 @@ class Sweep:
     def simulator(self, value: str) -> None:
         self._simulator = check_simulator(value)
         self._plan = None  # the run keys change with it
+
+    @property
+    def controllers(self) -> Dict[str, type]:
+        """The Python controllers the sweep's flow groups may name (see the class)."""
+        return self._controllers
+
+    @controllers.setter
+    def controllers(self, value: Optional[Mapping[str, type]]) -> None:
+        from ..controller import Controller
+        from ..scenario import controller_names
+
+        if value is not None and not isinstance(value, Mapping):
+            raise SweepError(f"controllers: must be a dict {{name: Controller subclass}}, got "
+                             f"{type(value).__name__}", field="controllers")
+        try:
+            controller_names(value)
+        except ScenarioError as exc:
+            raise SweepError(str(exc), field="controllers") from None
+        for name, cls in (value or {}).items():
+            if not (isinstance(cls, type) and issubclass(cls, Controller)):
+                raise SweepError(f"controllers[{name!r}]: must be a subclass of "
+                                 f"tcpfriendly.Controller, got {cls!r}", field="controllers")
+        self._controllers = dict(value or {})
+        self._plan = None  # the run keys change with them
+        self._unsourced: "builtins.set[str]" = builtins.set()
+
+    @property
+    def unsourced_keys(self) -> "builtins.set[str]":
+        """Keys of planned runs whose Python controller has no source file to fingerprint
+        (:func:`~tcpfriendly.controller.fingerprint` is None): keyed by the class's identity
+        in this process, they are never stored in (or read from) a sweep's ``out``."""
+        self.plan()
+        return self._unsourced
 
     def engine_id(self) -> str:
         """The identity of what runs this sweep's simulations, which its run keys name:
@@ -387,11 +429,23 @@ class Sweep:
         runs: List[Run] = []
         bad: List[str] = []
         first_error = None
+        names = list(self.controllers)
+        if names and self.simulator == "ns2":
+            raise SweepError("controllers: ns-2 cannot run a Python controller; run the sweep "
+                             "in tcpfriendly's engine (simulator = \"tcpf\")", field="controllers")
+        prints: Dict[str, Optional[str]] = {}
+        if names:
+            from ..controller import fingerprint
+            prints = {n: fingerprint(c) for n, c in self.controllers.items()}
+        unsourced: "builtins.set[str]" = builtins.set()
         for i, point in enumerate(points):
             label = ", ".join(f"{p}={_label(v)}" for p, v in point.items()) or "the base scenario"
             try:
                 base = self.scenario_at(point)
-                Scenario(base)  # plain JSON types, naming the field otherwise
+                sc = Scenario(base)  # plain JSON types, naming the field otherwise
+                if names:  # each class built with its group's params at this point
+                    from ..results import _check_controllers
+                    _check_controllers(sc, self.controllers)
                 if base.get("trace") is not None:
                     # Every run of the grid would write the same trace file; the engine would
                     # record each trace and the sweep discard it.
@@ -401,22 +455,29 @@ class Sweep:
             except ScenarioError as exc:
                 if isinstance(exc, SweepError):
                     raise
+                if exc.field == "controllers":  # a name, not this point
+                    raise SweepError(str(exc), field="controllers") from None
                 raise SweepError(f"point {label}: {exc}") from None
             for seed in self.seeds:
                 data = dict(base)
                 data["seed"] = seed
                 text = json.dumps(data, separators=(",", ":"), allow_nan=False)
                 try:
-                    normalized = json.loads(_call_engine(core.normalize, text))
+                    normalized = json.loads(_call_engine(core.normalize, text, *([names] if names else [])))
                 except ScenarioError as exc:
                     bad.append(label)
                     first_error = first_error or f"point {label}: {exc}"
                     break
-                key, canonical = run_key(normalized, seed, __version__, self.per_flow, engine)
+                used = sorted({g.get("algorithm") for g in normalized.get("flows", [])} & builtins.set(names))
+                ident = {n: prints[n] or f"object-{id(self.controllers[n])}" for n in used}
+                key, canonical = run_key(normalized, seed, __version__, self.per_flow, engine, ident)
+                if any(prints[n] is None for n in used):
+                    unsourced.add(key)
                 runs.append(Run(i, seed, key, text, canonical, self.per_flow, self.simulator))
         if bad:
             more = f" ({len(bad)} of {len(points)} points are invalid)" if len(bad) > 1 else ""
             raise SweepError(first_error + more)
+        self._unsourced = unsourced
         self._plan = (points, runs)
         return self._plan
 

@@ -399,7 +399,7 @@ def _write_outputs(out: OutDir, df, flows=None) -> List[str]:
 def spec_record(sweep, points, runs) -> Dict[str, Any]:
     from ..version import __version__
 
-    return {
+    record = {
         "tcpfriendly": __version__,
         # what the run keys name: the engine build (tcpfriendly.version.engine_id), or ns-2's
         # identity with simulator = "ns2" (Sweep.engine_id)
@@ -409,6 +409,12 @@ def spec_record(sweep, points, runs) -> Dict[str, Any]:
         "points": points,
         "runs": [{"point": r.point, "seed": r.seed, "key": r.key} for r in runs],
     }
+    controllers = getattr(sweep, "controllers", None)
+    if controllers:  # the Python classes the flow groups named: where each was loaded from
+        # (`--controller NAME=` form; None for a class typed at a prompt)
+        from ..controller import origin
+        record["controllers"] = {n: origin(c) for n, c in controllers.items()}
+    return record
 
 
 def _write_spec(out: OutDir, sweep, points, runs) -> str:
