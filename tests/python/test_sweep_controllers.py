@@ -1,6 +1,7 @@
 """Sweeps over Python controllers: `Sweep(controllers=)`, `tcpfriendly.sweep.sweep(controllers=)` and
 `tcpf sweep --controller` run a researcher's class at every grid point, key its runs by the
 class's code (an edited class reruns), and refuse what cannot run it (processes, Dask, ns-2)."""
+import inspect
 import json
 import os
 import subprocess
@@ -87,20 +88,9 @@ def test_a_class_without_source_runs_but_is_never_stored(tmp_path):
     assert again.table["share"].tolist() == first.table["share"].tolist()
 
 
-MY_CC = """
-import tcpfriendly as tf
-class MyCC(tf.Controller):
-    def __init__(self, alpha=1.0, beta=0.5, **kw):
-        super().__init__(**kw)
-        self.alpha, self.beta = alpha, beta
-    def on_ack(self, ack):
-        if self.cwnd < self.ssthresh:
-            self.cwnd = min(self.cwnd + 1.0, self.max_window)
-        else:
-            self.cwnd = min(self.cwnd + self.alpha / self.cwnd, self.max_window)
-    def on_loss_event(self, ev):
-        self.ssthresh = self.cwnd = max(ev.window * (1 - self.beta), 2.0)
-"""
+# the test's own PyGaimd as a user's file (alpha and beta from the spec)
+MY_CC = "import tcpfriendly as tf\n" + inspect.getsource(PyGaimd).replace("PyGaimd", "MyCC")
+
 
 SPEC = """
 seeds = 2
@@ -147,8 +137,9 @@ def test_cli_sweep_with_a_controller_caches_by_the_class_code(tmp_path):
     assert f"tcpf sweep sweep.toml --controller mine={tmp_path / 'my_cc.py'}:MyCC --out o" in page
     assert "Python controllers</h3>" in page and "Base scenario at the first grid point" in page
     # the same law edited: every run of it is redone
-    (tmp_path / "my_cc.py").write_text(MY_CC.replace("ev.window * (1 - self.beta)",
-                                                      "ev.window * (1.0 - self.beta)"))
+    edited = MY_CC.replace("ev.window * (1.0 - removed)", "ev.window * (1 - removed)")
+    assert edited != MY_CC
+    (tmp_path / "my_cc.py").write_text(edited)
     r = _tcpf(tmp_path, "sweep", "sw.toml", "--out", "o", *ctl)
     assert r.returncode == 0 and "4 run now, 0 cached" in r.stdout, r.stdout
     for extra, said in ((["--processes"], "--processes: a sweep with Python controllers"),
