@@ -342,6 +342,17 @@ class Scenario:
         """The scenario as the JSON the engine reads."""
         return json.dumps(self._data, separators=(",", ":"), allow_nan=False)
 
+    def to_toml(self) -> str:
+        """The scenario as a TOML file's text, which ``tcpf run FILE`` and
+        :meth:`from_toml` read back as the same scenario (as given: no defaults filled; see
+        :meth:`normalized` for every value the engine will use)::
+
+            with open("my.toml", "w") as f:
+                f.write(scenario.to_toml())
+        """
+        from .toml_text import dumps
+        return dumps(self._data)
+
     def validate(self) -> "Scenario":
         """Check the scenario with the engine; return ``self`` or raise ScenarioError."""
         self.normalized()

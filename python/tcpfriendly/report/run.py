@@ -10,7 +10,7 @@ from ..errors import ScenarioError
 from . import html as H
 from .page import Page, Section
 from .tables import flow_table, group_table, link_table
-from .toml_text import dumps
+from ..toml_text import dumps
 
 NAME = "run"
 

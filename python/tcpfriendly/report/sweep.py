@@ -14,7 +14,7 @@ import numpy as np
 from ..errors import ScenarioError
 from . import html as H
 from .page import Page, Section
-from .toml_text import dumps
+from ..toml_text import dumps
 
 NAME = "sweep"
 #: Metrics drawn and tabulated, in this order, when the sweep recorded them.

@@ -1,5 +1,5 @@
-"""Write a normalised scenario (or sweep spec) back as TOML, so that a report can show a file
-that ``tcpf run`` / ``tcpf sweep`` read again. Only what those dicts hold: tables, arrays of
+"""Write a scenario (or sweep spec) as TOML that ``tcpf run`` / ``tcpf sweep`` read again
+(:meth:`tcpfriendly.Scenario.to_toml`; the scenario a report shows). Only what those dicts hold: tables, arrays of
 tables, inline tables, arrays, strings, numbers, booleans; ``None`` (a default left unset) is
 left out, as TOML has no null."""
 
