@@ -454,6 +454,24 @@ def test_evaluation_repr_html_has_verdicts_numbers_and_the_figure(evaluate_dir):
     assert "<svg" not in bare._repr_html_() and 'class="verdicts"' in bare._repr_html_()
 
 
+def test_sweep_result_repr_html_has_the_reports_summary_and_first_figure(sweep_dir, tmp_path):
+    from tcpfriendly.sweep import Sweep
+
+    spec = json.loads((sweep_dir / "sweep.json").read_text())["spec"]
+    res = Sweep.from_dict(spec).run(sweep_dir, quiet=True)  # every run stored: read back
+    assert res.cached == res.total and res.ran == 0
+    a, b = res._repr_html_(), res._repr_html_()
+    table = a[a.index("<table>"):a.index("</table>")]
+    assert table.count("<tr>") == 1 + 8 and "±" in table  # 4 points x 2 groups, as the report
+    assert a.count("<svg") == 1 and htmllib.escape(repr(res)) in a
+    ids = re.findall(r'\bid="([^"]+)"', a + b)
+    assert len(ids) == len(set(ids)), "two displays of one notebook must not share ids"
+    assert not re.search(r"https?:|<script", a)
+    # a failed run is said, and its row left out of the means
+    res.failures = [(next(r for r in Sweep.from_dict(spec).plan()[1]), "boom")]
+    assert "1 failed; first: " in res._repr_html_() and "boom" in res._repr_html_()
+
+
 @pytest.fixture(scope="module")
 def reproduction():
     from tcpfriendly.reproduce import reproduce

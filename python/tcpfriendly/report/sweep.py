@@ -107,32 +107,21 @@ def _figure(summary, metric: str, x: Optional[str], series_keys: List[str], titl
     return fig, len(groups)
 
 
-def build(path: str) -> Page:
-    from .. import plot
+def _summary(table, axes: Sequence[str], seeds: List[Any], max_rows: int, max_figures: int):
+    """The summary of a sweep's table, shared by its report page and its notebook display:
+    (HTML table of mean ± 95% CI per grid point and flow group for the key metrics, at most
+    ``max_rows`` rows; [(figure, caption)] of the first ``max_figures`` metrics against the
+    first varying axis; that axis)."""
     from ..sweep.plot import summarize
-    from ..sweep.store import load_results
 
-    from ..sweep.store import read_record
-
-    record = read_record(path, "PATH")
-    table = load_results(path)
-    if table.empty:
-        raise ScenarioError.at("PATH", f"{path}: the sweep's results table is empty (no finished run)")
-    spec: Dict[str, Any] = record.get("spec") or {}
-    axes = [a for a in record.get("axes") or [] if a in table.columns]
-    n_runs = len(record.get("runs") or [])
-    n_points = len(record.get("points") or [])
-    seeds = sorted(table["seed"].unique().tolist()) if "seed" in table else []
     metrics = _metrics(list(table.columns))
-    id_cols = axes + (["group"] if "group" in table.columns else [])
-
-    # the summary table: one row per point x group, mean ± 95% CI per metric
+    id_cols = list(axes) + (["group"] if "group" in table.columns else [])
     summaries = {m: summarize(table, id_cols, m) for m in metrics}
     rows = []
     first = summaries[metrics[0]] if metrics else None
     algos = table.drop_duplicates(id_cols).set_index(id_cols)["algorithm"] if id_cols and "algorithm" in table else None
     if first is not None:
-        for i in range(min(len(first), MAX_ROWS)):
+        for i in range(min(len(first), max_rows)):
             key = [first.iloc[i][c] for c in id_cols]
             row: List[Any] = key[:]
             if algos is not None:
@@ -147,26 +136,66 @@ def build(path: str) -> Page:
                 row.append(f"{H.fmt(s['mean'], 4)} ± {H.fmt(ci, 2)}" if math.isfinite(ci) else H.fmt(s["mean"], 4))
             rows.append(row)
     headers = id_cols + (["algorithm"] if algos is not None else []) + ["seeds"] + metrics
-    note = (f"<p class=\"note\">first {MAX_ROWS} of {len(first)} rows; results.csv has every run</p>"
-            if first is not None and len(first) > MAX_ROWS else "")
-    summary_html = (f"<p>{n_runs} runs: {n_points} grid points × {len(seeds)} seeds "
-                    f"({', '.join(map(str, seeds[:20]))}{' ...' if len(seeds) > 20 else ''}); "
-                    f"{len(table)} rows (run × flow group) in results.parquet / results.csv.</p>"
-                    + H.table(headers, rows, numeric_from=len(id_cols) + (1 if algos is not None else 0),
-                              caption="mean ± 95% confidence half-width over seeds (Student t), per grid point and flow group")
-                    + note)
-
+    note = (f"<p class=\"note\">first {max_rows} of {len(first)} rows; the results table has every run</p>"
+            if first is not None and len(first) > max_rows else "")
+    html = (H.table(headers, rows, numeric_from=len(id_cols) + (1 if algos is not None else 0),
+                    caption="mean ± 95% confidence half-width over seeds (Student t), per grid point and flow group")
+            + note)
     # figures: metric vs the first varying (numeric) axis; a line per other axis value x group
     x = _x_axis(table, axes)
     series_keys = [a for a in axes if a != x and table[a].nunique(dropna=False) > 1] + (["group"] if "group" in table else [])
-    figs = []
-    for m in metrics[:MAX_FIGURES]:
-        s = summaries[m]
-        fig, n_series = _figure(s, m, x, series_keys, f"{m}: mean and 95% CI over {len(seeds)} seeds")
+    figures = []
+    for m in metrics[:max_figures]:
+        fig, n_series = _figure(summaries[m], m, x, series_keys, f"{m}: mean and 95% CI over {len(seeds)} seeds")
         cap = f"{_label(m)} against {x or 'nothing (one point)'}"
         if n_series > MAX_SERIES:
-            cap += f"; first {MAX_SERIES} of {n_series} lines (results.csv has all)"
-        figs.append(H.figure(plot.svg_text(fig), cap))
+            cap += f"; first {MAX_SERIES} of {n_series} lines (the results table has all)"
+        figures.append((fig, cap))
+    return html, figures, x
+
+
+def sweep_html(result: Any) -> str:
+    """A sweep's result (:class:`tcpfriendly.sweep.SweepResult`) as a notebook fragment: its
+    status, the summary table of the report (mean ± 95% CI per grid point and flow group, first
+    50 rows) and the first key metric against the first varying axis."""
+    from .notebook import CSS, figure_html
+
+    table = result.table
+    parts = [CSS, '<div class="tcpf-nb">', f"<b>{H.esc(repr(result))}</b>"]
+    if result.failures:
+        parts.append(f"<p>{len(result.failures)} failed; first: {H.esc(result.failure_label(0))}</p>")
+    ok = table[table["status"] == "ok"] if "status" in table else table
+    if not ok.empty:
+        axes = [a for a in (result.points[0] if result.points else {}) if a in ok.columns]
+        seeds = sorted(ok["seed"].unique().tolist()) if "seed" in ok else []
+        html, figures, _ = _summary(ok, axes, seeds, 50, 1)
+        parts.append(html)
+        parts.extend(figure_html(fig) for fig, _ in figures)
+    parts.append("</div>")
+    return "".join(parts)
+
+
+def build(path: str) -> Page:
+    from .. import plot
+    from ..sweep.store import load_results
+
+    from ..sweep.store import read_record
+
+    record = read_record(path, "PATH")
+    table = load_results(path)
+    if table.empty:
+        raise ScenarioError.at("PATH", f"{path}: the sweep's results table is empty (no finished run)")
+    spec: Dict[str, Any] = record.get("spec") or {}
+    axes = [a for a in record.get("axes") or [] if a in table.columns]
+    n_runs = len(record.get("runs") or [])
+    n_points = len(record.get("points") or [])
+    seeds = sorted(table["seed"].unique().tolist()) if "seed" in table else []
+    summary_html, figures, x = _summary(table, axes, seeds, MAX_ROWS, MAX_FIGURES)
+    summary_html = (f"<p>{n_runs} runs: {n_points} grid points × {len(seeds)} seeds "
+                    f"({', '.join(map(str, seeds[:20]))}{' ...' if len(seeds) > 20 else ''}); "
+                    f"{len(table)} rows (run × flow group) in results.parquet / results.csv.</p>"
+                    + summary_html)
+    figs = [H.figure(plot.svg_text(fig), cap) for fig, cap in figures]
 
     sections = [Section("summary", "Summary", summary_html), Section("figures", "Figures", "".join(figs))]
     flows_html = _per_flow(path, axes, x)

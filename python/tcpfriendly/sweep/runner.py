@@ -122,6 +122,11 @@ class SweepResult:
         return (f"<SweepResult: {self.cached + self.ran}/{self.total} runs done, "
                 f"{len(self.failures)} failed, {len(self.table)} rows>")
 
+    def _repr_html_(self) -> str:
+        """Jupyter's display: the summary table and first figure of ``tcpf report`` on a sweep."""
+        from ..report.sweep import sweep_html
+        return sweep_html(self)
+
 
 def _axis_column(values: List[Any]) -> List[Any]:
     """Axis values as one column type: numbers, strings or booleans as they are; anything
