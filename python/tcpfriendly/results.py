@@ -81,6 +81,21 @@ class Result:
         #: the algorithms they name.
         self.controllers: Tuple[str, ...] = ()
 
+    def _record_controllers(self, controllers: Mapping[str, type]) -> None:
+        """Add ``"controllers": {name: {"class": NAME's origin, "fingerprint": ...}}`` to the
+        result's JSON (after the engine's fields, which stay byte for byte): where each Python
+        class came from (``FILE:CLASS`` or ``MODULE:CLASS`` as ``--controller NAME=`` takes it,
+        None for a class typed at a prompt) and the hash of its code
+        (:func:`tcpfriendly.controller.fingerprint`), so a saved result says which law made it."""
+        from .controller import fingerprint, origin
+
+        record = {n: {"class": origin(c), "fingerprint": fingerprint(c)} for n, c in controllers.items()}
+        body = self._text.rstrip()
+        if not body.endswith("}"):  # (the engine's JSON object)
+            return
+        self._text = body[:-1] + ',"controllers":' + json.dumps(record, separators=(",", ":")) + "}"
+        self.raw["controllers"] = record
+
     def write_trace(self, path: "Optional[os.PathLike[str] | str]" = None) -> str:
         """Write the run's packet trace to ``path`` (default: the scenario's ``trace.file``);
         see :func:`write_trace`. Raises ScenarioError if the run recorded no trace."""
@@ -320,6 +335,8 @@ def run(scenario: ScenarioLike, seed: Optional[int] = None,
         if trace is not None and result.scenario.get("trace", {}).get("file"):
             result.write_trace()
     result.controllers = tuple(controllers or ())
+    if controllers:
+        result._record_controllers(controllers)
     return result
 
 

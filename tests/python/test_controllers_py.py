@@ -121,8 +121,23 @@ def test_cli_loads_a_controller_from_a_file(tmp_path):
     r = subprocess.run(tcpf + ["run", str(toml), "--json", "--controller", f"slow={law}:Slow"],
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
-    flows = json.loads(r.stdout)["flows"]
-    assert [f["algorithm"] for f in flows] == ["slow", "slow"]
+    out = json.loads(r.stdout)
+    assert [f["algorithm"] for f in out["flows"]] == ["slow", "slow"]
+    # the result says which law made it: the class's origin and the hash of its code ...
+    from tcpfriendly.controller import fingerprint, load_controllers
+    from tcpfriendly.scenario import native
+    classes = load_controllers([f"slow={law}:Slow"])
+    assert out["controllers"] == {"slow": {"class": f"{law}:Slow", "fingerprint": fingerprint(classes["slow"])}}
+    # ... after the engine's own text, unchanged byte for byte
+    engine = native().run(tf.Scenario.from_toml(toml).to_json(), None, None, classes).rstrip()
+    assert r.stdout.strip() == engine[:-1] + ',"controllers":' + json.dumps(out["controllers"], separators=(",", ":")) + "}"
+    # and `tcpf report` on the saved result gives the command that reruns it with the class
+    (tmp_path / "r.json").write_text(r.stdout)
+    rep = subprocess.run(tcpf + ["report", str(tmp_path / "r.json"), "-o", str(tmp_path / "r.html")],
+                         capture_output=True, text=True)
+    assert rep.returncode == 0, rep.stderr
+    assert f"tcpf run scenario.toml --controller slow={law}:Slow --out" in (tmp_path / "r.html").read_text()
+    assert "controllers" not in tf.run(tf.Scenario.from_toml_string(toml.read_text().replace('"slow"', '"tcp"'))).raw
     r = subprocess.run(tcpf + ["run", str(toml), "--controller", "slow=nope.py:Slow"], capture_output=True, text=True)
     assert r.returncode == 2 and r.stderr.startswith("error: --controller slow") and "Traceback" not in r.stderr
 

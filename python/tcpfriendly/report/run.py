@@ -102,8 +102,11 @@ def build(path: str) -> Page:
                             "here as <code>beta = 1 - keep</code>).</p>" + H.pre(scenario_text(result))))
     q = shlex.quote
     run_dir = path if os.path.isdir(path) else os.path.splitext(path)[0]
+    classes = {n: (c or {}).get("class") for n, c in (result.raw.get("controllers") or {}).items()
+               if isinstance(n, str)}
+    ctl = "".join(f" --controller {q(f'{n}={c}')}" for n, c in classes.items() if isinstance(c, str))
     commands = ["# save the scenario above as scenario.toml, then:",
-                f"tcpf run scenario.toml --out {q(run_dir)}",
+                f"tcpf run scenario.toml{ctl} --out {q(run_dir)}",
                 f"tcpf report {q(run_dir)} -o report.html"]
     return Page(title="tcpf run: " + (os.path.basename(os.path.abspath(run_dir)) or "result"),
                 subtitle=", ".join(sub), sections=sections, commands=commands, kind=NAME)
