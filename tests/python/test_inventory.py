@@ -120,6 +120,7 @@ def test_row_status_follows_from_the_claims():
         Row("p", "p nothing to check", not_expressible="a definition"),
         Row("p", "p inconsistent", [Check("e4")]),
         Row("p", "p many", [Check("e5")]),
+        Row("p", "p half run", [Check("e1", ["a"]), Check("e3")]),
     ]
     results = [_result("e1", {"a": True, "b": True}), _result("e2", {"c": False, "d": True}),
                {"experiment": "e4", "claims": [
@@ -146,6 +147,8 @@ def test_row_status_follows_from_the_claims():
     assert "none of its claims is judged" in st["p quick-skipped"].reasons[0]
     s = st["p partly judged"]
     assert s.status == "matched" and s.reasons == ["1 of 2 claims judged in this mode"]
+    s = st.pop("p half run")  # (--only e1): matched on its run part, which it says
+    assert s.status == "matched" and s.reasons == ["matched on part of its experiments: e3 not run in this mode"]
     assert st["p nothing to check"].status == "not expressible"
     assert st["p nothing to check"].reasons == ["a definition"]
     assert st["p many"].reasons == ["e5: m0; m1; m2 (+1 more): differs: the same reason",

@@ -6,7 +6,8 @@ The mapping lives in ``experiments/<paper>/inventory.toml`` (schema: ``experimen
 (``checks``), what of it is not reproduced yet (``todo``), or why there is nothing to check
 (``not_expressible``). From a run's results each row gets one status:
 
-- ``matched``: every claim of the row that was judged matched, and nothing of it is ``todo``;
+- ``matched``: every claim of the row that was judged matched, and nothing of it is ``todo``
+  (with ``--only``, a row some of whose experiments did not run says which);
 - ``differs``: a claim of the row differs (the reasons are the claims' verdicts), or part or
   all of the row is not reproduced yet (``todo``: "not yet reproduced", never dropped);
 - ``not run``: the row's experiments were not run in this mode (``--only``), or none of its
@@ -304,8 +305,13 @@ def row_statuses(paper: str, results: Iterable[Any], rows: Optional[List[Row]] =
                        "in ns-2)"]
         else:
             status = "matched"
+            reasons = []
             if len(judged) < total:
-                reasons = [f"{len(judged)} of {total} claims judged in this mode"]
+                reasons.append(f"{len(judged)} of {total} claims judged in this mode")
+            unrun = sorted({c.experiment for c in r.checks if c.experiment not in got})
+            if unrun:  # matched on part of its evidence (--only): say which part is missing
+                reasons.append(f"matched on part of its experiments: {', '.join(unrun)} not run "
+                               "in this mode")
         out.append(RowStatus(r, status, reasons, len(judged), len(ok), total,
                              not_yet=bool(r.todo) and not bad,
                              inconsistent=bool(bad) and not r.todo and all(
