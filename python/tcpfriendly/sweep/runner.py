@@ -124,7 +124,7 @@ class SweepResult:
 
     def _repr_html_(self) -> str:
         """Jupyter's display: the summary table and first figure of ``tcpf report`` on a sweep."""
-        from ..report.sweep import sweep_html
+        from ..report.sweep_summary import sweep_html
         return sweep_html(self)
 
 
