@@ -160,6 +160,46 @@ def _hash_code(h, code):
             h.update(repr(k).encode())
 
 
+def shippable(controllers):
+    """``{name: "MODULE:CLASS" or "FILE:CLASS"}`` when every class of ``controllers`` can be
+    loaded again in a worker process as the same code (a ``--controller`` file, or a class of
+    an importable module: reloaded here once and compared by :func:`fingerprint`); None
+    otherwise: a class typed at a prompt, or defined in the main script (loading that file in a
+    worker would run the script again), runs in this process."""
+    specs = {}
+    for name, cls in (controllers or {}).items():
+        where = origin(cls)
+        if cls.__module__ == "__main__" or where is None or fingerprint(cls) is None:
+            return None
+        try:
+            again = load_controllers([f"{name}={where}"])[name]
+        except Exception:  # noqa: BLE001 - not reloadable: stays in this process
+            return None
+        if fingerprint(again) != fingerprint(cls):
+            return None
+        specs[name] = where
+    return specs or None
+
+
+#: Classes loaded in a worker process by :func:`worker_controllers`, by (specs, fingerprints).
+_LOADED = {}
+
+
+def worker_controllers(specs, prints):
+    """In a worker process: the classes of ``specs`` (:func:`shippable`'s), loaded once per
+    worker and checked against ``prints`` (name -> :func:`fingerprint` in the parent): a file
+    edited since the parent loaded it is an error, not a silent mix of two laws."""
+    key = (tuple(sorted(specs.items())), tuple(sorted(prints.items())))
+    if key not in _LOADED:
+        classes = load_controllers([f"{n}={w}" for n, w in specs.items()])
+        for n, c in classes.items():
+            if fingerprint(c) != prints[n]:
+                raise RuntimeError(f"controller {n}: {specs[n]} changed since this run started "
+                                   "(the hash of its code differs); rerun")
+        _LOADED[key] = classes
+    return _LOADED[key]
+
+
 def load_controllers(specs, option="--controller"):
     """``NAME=MODULE:CLASS`` specs (``tcpf run --controller``, ``tcpf evaluate --controller``)
     -> ``{NAME: class}``. MODULE is an importable module or a ``.py`` file. Any failure,

@@ -294,3 +294,70 @@ def _s1_jobs(name, controllers):
     from tcpfriendly.evaluate.core import _plan
     return _plan(name, None, controllers, S1["quick"], S1["seeds"], None, S1["assumptions"],
                  S1["only"], 1, "tcpf").jobs
+
+
+LAW = ("import tcpfriendly as tf\n"
+       "class Law(tf.Controller):\n"
+       "    def on_loss_event(self, ev):\n"
+       "        self.ssthresh = self.cwnd = max(ev.window * {keep}, 2.0)\n")
+
+
+def test_python_controllers_run_on_worker_processes_with_the_same_results(tmp_path, monkeypatch):
+    """A --controller file (or an importable module) is loaded again in each worker process,
+    so its runs use every core; the evaluation is the one of a single thread, value for value."""
+    from tcpfriendly.controller import fingerprint, load_controllers, shippable
+    from tcpfriendly.sweep import executors
+
+    mod = tmp_path / "law.py"
+    mod.write_text(LAW.format(keep=0.7))
+    classes = load_controllers([f"law={mod}:Law"])
+    assert shippable(classes) == {"law": f"{mod}:Law"}
+    shipped = []
+    real = executors.TaskProcessExecutor.run
+
+    def spy(self, todo, collector):
+        shipped.append(len(todo))
+        return real(self, todo, collector)
+
+    monkeypatch.setattr(executors.TaskProcessExecutor, "run", spy)
+    two = evaluate("law", controllers=classes, workers=2, **S1)
+    assert shipped == [3]  # the law's 3 runs on processes (its 3 TCP references on threads)
+    one = evaluate("law", controllers=classes, workers=1, **S1)
+    assert shipped == [3]  # one worker: this thread
+    assert _doc(one) == _doc(two)
+    # a class that cannot be loaded again as the same code stays in this process
+    ns = {}
+    exec(LAW.format(keep=0.5), ns)
+    assert shippable({"typed": ns["Law"]}) is None  # typed at a prompt: no file
+    main_law = type("Law", (classes["law"],), {"__module__": "__main__"})
+    assert shippable({"law": main_law}) is None  # the main script: a worker would run it again
+    # a file edited after the parent loaded it is an error in the worker, not a second law
+    prints = {"law": fingerprint(classes["law"])}
+    mod.write_text(LAW.format(keep=0.9))
+    from tcpfriendly.controller import worker_controllers
+    with pytest.raises(RuntimeError, match="law: .*law.py:Law changed since this run started"):
+        worker_controllers({"law": f"{mod}:Law"}, prints)
+
+
+def test_a_failing_task_on_worker_processes_fails_its_run_alone():
+    from tcpfriendly.sweep.executors import Collector, TaskProcessExecutor
+    from tcpfriendly.sweep.runner import Progress
+
+    collector = Collector(None, Progress(3, enabled=False), None)
+    runs = [_Item(k) for k in (1, 2, 3)]
+    assert TaskProcessExecutor(2, print, _half).run(runs, collector) is False
+    assert collector.tables == {1: 0.5, 3: 1.5}
+    assert [(run.key, msg) for run, msg in collector.failures] == [(2, "even")]
+
+
+class _Item:
+    """A run for the executors: anything with a key (and picklable)."""
+
+    def __init__(self, key):
+        self.key = key
+
+
+def _half(item):
+    if item.key % 2 == 0:
+        raise ValueError("even")
+    return item.key / 2

@@ -23,13 +23,28 @@ def _sweep(algorithm, **kw):
                  metrics=["share", "loss_events", "mean_cwnd", "goodput_bps_mean"], **kw)
 
 
-def test_a_sweep_of_a_python_controller_matches_the_builtin_law_point_for_point():
+def test_a_sweep_of_a_python_controller_matches_the_builtin_law_point_for_point(monkeypatch):
+    from tcpfriendly.sweep import executors
+
+    shipped = []
+    real = executors.ProcessExecutor.run
+
+    def spy(self, todo, collector):
+        if self.shipped is not None:  # (a built-in sweep may use a warm pool too)
+            shipped.append((len(todo), self.shipped))
+        return real(self, todo, collector)
+
+    monkeypatch.setattr(executors.ProcessExecutor, "run", spy)
     builtin = _sweep("gaimd").run(quiet=True).table
-    mine = _sweep("pygaimd", controllers={"pygaimd": PyGaimd}).run(quiet=True).table
+    mine = _sweep("pygaimd", controllers={"pygaimd": PyGaimd}).run(quiet=True, workers=2).table
+    # on 2 worker processes, each loading the class from its module
+    assert [(n, specs) for n, (specs, _) in shipped] == [(4, {"pygaimd": "test_controllers_py:PyGaimd"})]
+    one = _sweep("pygaimd", controllers={"pygaimd": PyGaimd}).run(quiet=True, workers=1).table
+    assert len(shipped) == 1  # one worker: this thread
     assert list(mine["algorithm"].unique()) == ["pygaimd", "tcp"]
     cols = ["share", "loss_events", "mean_cwnd", "goodput_bps_mean"]
     assert (mine["status"] == "ok").all() and len(mine) == len(BETAS) * 2 * 2
-    assert mine[cols].values.tolist() == builtin[cols].values.tolist()
+    assert mine[cols].values.tolist() == builtin[cols].values.tolist() == one[cols].values.tolist()
     # the axis really moved the law: a smaller decrease takes a larger share
     g = mine[mine["group"] == 0].groupby("flows[0].params.beta")["share"].mean()
     assert g[0.125] > g[0.5]
@@ -57,8 +72,9 @@ def test_bad_controllers_are_refused_before_anything_runs(tmp_path):
     sw = _sweep("pygaimd", controllers={"pygaimd": PyGaimd})
     with pytest.raises(SweepError, match="dask: a sweep with Python controllers"):
         sw.run(tmp_path / "a", dask="local", quiet=True)
-    with pytest.raises(SweepError, match="not on processes"):
-        sw.run(tmp_path / "b", executor="processes", quiet=True)
+    for executor in ("processes", "threads"):
+        with pytest.raises(SweepError, match="executor: a sweep with Python controllers chooses its own"):
+            sw.run(tmp_path / "b", executor=executor, quiet=True)
     sw.simulator = "tcpf"
     ns2 = Sweep(scenario("pygaimd", {}), controllers={"pygaimd": PyGaimd})
     ns2._simulator = "ns2"  # (the check of `ns` on PATH is not what this tests)
@@ -143,6 +159,7 @@ def test_cli_sweep_with_a_controller_caches_by_the_class_code(tmp_path):
     r = _tcpf(tmp_path, "sweep", "sw.toml", "--out", "o", *ctl)
     assert r.returncode == 0 and "4 run now, 0 cached" in r.stdout, r.stdout
     for extra, said in ((["--processes"], "--processes: a sweep with Python controllers"),
+                        (["--threads"], "--threads: a sweep with Python controllers"),
                         (["--dask", "local"], "--dask: a sweep with Python controllers"),
                         (["--simulator", "ns2"], "ns-2 cannot run a Python controller"),
                         (["--controller", "tcp=my_cc.py:MyCC"], "'tcp' is a built-in algorithm")):

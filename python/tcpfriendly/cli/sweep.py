@@ -144,9 +144,10 @@ def run_command(
         None, "--controller", metavar="NAME=MODULE:CLASS",
         help="A window controller written in Python (a tcpfriendly.Controller subclass) that "
              "flow groups name as their algorithm, as in `tcpf run`; MODULE is an importable "
-             "module or a .py file. Repeat for several. Its runs go one at a time in this "
-             "process (not with --processes or --dask, nor in ns-2), and editing the class "
-             "reruns them. Example: --controller mine=my_cc.py:MyCC"),
+             "module or a .py file. Repeat for several. Its runs go on local processes, one "
+             "per core (--workers), each loading the class again (not with --processes, "
+             "--threads or --dask, nor in ns-2), and editing the class reruns them. Example: "
+             "--controller mine=my_cc.py:MyCC"),
     dry_run: bool = typer.Option(
         False, "--dry-run", help="Validate the spec and print what would run; run nothing."),
     progress: Optional[bool] = typer.Option(
@@ -175,10 +176,11 @@ def run_command(
     if controller:
         from ..controller import load_controllers
         sweep.controllers = load_controllers(controller)
-        if dask is not None or processes:
-            flag = "--dask" if dask is not None else "--processes"
-            raise SweepError(f"{flag}: a sweep with Python controllers (--controller) runs in "
-                             "this process, one run at a time", field=flag)
+        if dask is not None or processes or threads:
+            flag = "--dask" if dask is not None else "--processes" if processes else "--threads"
+            raise SweepError(f"{flag}: a sweep with Python controllers (--controller) chooses "
+                             "its own executor: local processes that load the class again, one "
+                             "per core", field=flag)
     with as_flags({"simulator": "--simulator", "dask": "--dask", "processes": "--processes"}):
         if simulator is not None:
             sweep.simulator = simulator

@@ -9,9 +9,10 @@ series or loss log travels back; with ``out`` the reductions are cached in
 build's id and the reducer's code hash, :func:`cache_version`; written atomically as each run
 finishes), so an interrupted evaluation redoes only the missing runs.
 Identical jobs run once: TCP SACK alone under the same loss process and seed is the same run
-for every scheme, so ``tcpf evaluate --all`` runs each TCP reference once. Python
-controllers run in-process on one thread (their classes need not be importable by workers,
-and their code need not be thread-safe).
+for every scheme, so ``tcpf evaluate --all`` runs each TCP reference once. Runs of Python
+controllers go on worker processes, which load the classes from where they came from (a
+``--controller`` file or an importable module), else one at a time on the calling thread (a
+class typed at a prompt or defined in the main script); the TCP references on threads.
 """
 
 from __future__ import annotations
@@ -314,6 +315,43 @@ def _run_task(r: "_Run") -> Dict[str, Any]:  # Dask: a module-level function
     return run_job(r.job)
 
 
+class _ShippedTask:
+    """``task(run)`` on a worker process for jobs with Python controllers: the classes loaded
+    there from where they came from (:func:`tcpfriendly.controller.worker_controllers`,
+    checked against the parent's fingerprints). Pickles as its two dicts of strings."""
+
+    def __init__(self, specs: Dict[str, str], prints: Dict[str, str]):
+        self.specs, self.prints = specs, prints
+
+    def __call__(self, r: "_Run") -> Dict[str, Any]:
+        from ..controller import worker_controllers
+        return run_job(r.job, worker_controllers(self.specs, self.prints))
+
+
+def _controller_executors(runs: List["_Run"], controllers: Dict[str, type], workers: int,
+                          log: Callable[[str], None]) -> List[Tuple[Any, List["_Run"]]]:
+    """[(executor, its runs)] for an evaluation with Python controllers: the runs without them
+    (TCP references) on ``workers`` threads; those with them on ``workers`` processes when
+    every class can be loaded again there (:func:`tcpfriendly.controller.shippable`: a
+    ``--controller`` file or an importable module), else one at a time on this thread (the
+    engine calls the class on every ACK with the GIL held), as also when the main script
+    cannot be imported by a worker (no ``if __name__ == "__main__":`` guard)."""
+    from ..controller import fingerprint, shippable
+    from ..sweep.executors import TaskProcessExecutor, ThreadExecutor, main_is_importable
+
+    names = set(controllers)
+    mine = [r for r in runs if {f.get("algorithm") for f in r.job.scenario.get("flows", [])} & names]
+    plain = [r for r in runs if r not in mine]
+    # (workers import the main module: a script without a __main__ guard would run again)
+    specs = shippable(controllers) if workers > 1 and mine and main_is_importable() else None
+    if specs is not None:
+        prints = {n: fingerprint(c) for n, c in controllers.items()}
+        ctl = TaskProcessExecutor(workers, log, _ShippedTask(specs, prints))
+    else:
+        ctl = ThreadExecutor(1, log, _Task(controllers))
+    return [(ThreadExecutor(workers, log, _Task()), plain), (ctl, mine)]
+
+
 class _Run:
     """What the sweep executors schedule: a key (their task and progress unit) and the job."""
 
@@ -418,7 +456,8 @@ def execute(jobs: List[Job], workers: Optional[int] = None, out: Optional[str] =
     Args:
         workers: local threads (default: every core), or LocalCluster workers with ``dask="local"``.
         out: cache directory (``out/runs/<key>.json``); cached runs are not run again.
-        controllers: Python controllers (run in-process on one thread; not with ``dask``).
+        controllers: Python controllers (on worker processes when they can be loaded there, else
+            one at a time on this thread; not with ``dask``).
         progress: a progress bar on stderr (default: when stderr is a terminal).
         memo: an in-memory cache shared between calls (key -> reduction).
         dask: ``"local"``, a scheduler address or a ``distributed.Client`` (see :mod:`tcpfriendly.sweep`).
@@ -474,14 +513,16 @@ def execute(jobs: List[Job], workers: Optional[int] = None, out: Optional[str] =
         interrupted = False
         if order:
             if controllers:
-                executor = ThreadExecutor(1, log, _Task(controllers))
+                plan = _controller_executors(order, controllers, workers or default_workers(), log)
             elif dask is not None:
                 from ..sweep.dask_executor import DaskExecutor
-                executor = DaskExecutor(reached, workers, task=_run_task)
+                plan = [(DaskExecutor(reached, workers, task=_run_task), order)]
             else:
-                executor = ThreadExecutor(workers or default_workers(), log, _Task())
+                plan = [(ThreadExecutor(workers or default_workers(), log, _Task()), order)]
             try:
-                interrupted = executor.run(order, collector)
+                for executor, runs in plan:
+                    if runs and not interrupted:
+                        interrupted = executor.run(runs, collector)
             finally:
                 bar.close()
     if stats is not None:

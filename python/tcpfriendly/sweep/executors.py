@@ -126,11 +126,12 @@ class RunFailed:
         return self.message
 
 
-def execute_or_failure(scenario_json: str, seed: int, key: str, per_flow: bool = False):
+def execute_or_failure(scenario_json: str, seed: int, key: str, per_flow: bool = False,
+                       controllers: Optional[Mapping[str, type]] = None):
     """:func:`execute` on a worker: its rows, or a :class:`RunFailed` when the run raised (any
     exception: an engine error, a memory guard, a panic)."""
     try:
-        return execute(scenario_json, seed, key, per_flow)
+        return execute(scenario_json, seed, key, per_flow, controllers)
     except KeyboardInterrupt:
         raise
     except BaseException as exc:  # noqa: BLE001 - the run fails alone
@@ -349,19 +350,29 @@ def _warm() -> int:
     return os.getpid()
 
 
-def _execute_chunk(items: List[Tuple[str, int, str, bool]], store_dir: Optional[str]):
+def _execute_chunk(items: List[Tuple[str, int, str, bool]], store_dir: Optional[str],
+                   shipped: Optional[Tuple[Dict[str, str], Dict[str, str]]] = None):
     """In a worker process: run each ``(scenario_json, seed, key, per_flow)`` of a chunk and return
     ``(table, runs, failures, store_error, seconds)``: the rows of the chunk's successful runs as ONE
     table (:func:`~.store.runs_table`; each run's ``[key, first, rows, columns]`` in ``runs``),
     ``failures`` ``[(key, message)]``, and, with ``store_dir``, the chunk stored there as one
     batch file by the worker itself (``store_error``: why it could not be, else None), and the
-    chunk's wall time."""
+    chunk's wall time. ``shipped``: (specs, fingerprints) of the Python controllers the runs use,
+    loaded here (:func:`tcpfriendly.controller.worker_controllers`)."""
     from .store import runs_table, write_batch
 
     start = time.perf_counter()
     results, failures = [], []
+    controllers = None
+    if shipped is not None:
+        from ..controller import worker_controllers
+        try:
+            controllers = worker_controllers(*shipped)
+        except Exception as exc:  # noqa: BLE001 - every run of the chunk fails with the reason
+            return None, [], [(item[2], _error_text(exc)) for item in items], None, \
+                time.perf_counter() - start
     for scenario_json, seed, key, per_flow in items:
-        rows = execute_or_failure(scenario_json, seed, key, per_flow)
+        rows = execute_or_failure(scenario_json, seed, key, per_flow, controllers)
         if isinstance(rows, RunFailed):
             failures.append((key, rows.message))
         else:
@@ -528,41 +539,28 @@ class ProcessExecutor:
     (:class:`_HeldSigint`): when :meth:`run` returns, no worker stores a run of it any more, so
     the runs on disk are the runs done."""
 
-    def __init__(self, workers: int, log: Callable[[str], None]):
-        self.workers, self.log = workers, log
+    def __init__(self, workers: int, log: Callable[[str], None],
+                 shipped: Optional[Tuple[Dict[str, str], Dict[str, str]]] = None):
+        # shipped: the Python controllers' (specs, fingerprints), loaded in each worker
+        self.workers, self.log, self.shipped = workers, log, shipped
 
     def prepare(self) -> None:
         """Start the worker processes now (they import while the sweep plans)."""
         process_pool(self.workers)
 
     def run(self, todo: List[Run], collector: "Collector") -> bool:
-        from concurrent.futures import FIRST_COMPLETED, wait
-
-        pool = process_pool(self.workers)
         store_dir = collector.store.dir if collector.store is not None else None
         left = list(reversed(todo))  # popped from the end: plan order
-        futures: Dict[Any, List[Run]] = {}
         timing = [0.0, 0]  # wall seconds and runs of the finished chunks
-        abandoned = False
 
-        def submit() -> None:
-            # two chunks per worker in flight: a worker never waits for the next one. A Ctrl-C
-            # waits for the end of the block: every chunk sent is in futures (waited for)
-            with _HeldSigint():
-                while left and len(futures) < 2 * self.workers:
-                    per_run = timing[0] / timing[1] if timing[1] else None
-                    size = _chunk_size(len(left), self.workers, per_run)
-                    chunk = [left.pop() for _ in range(size)]
-                    items = [(r.scenario_json, r.seed, r.key, r.per_flow) for r in chunk]
-                    try:
-                        futures[pool.submit(_execute_chunk, items, store_dir)] = chunk
-                    except Exception as exc:  # noqa: BLE001 - the pool broke (a worker died):
-                        for run in chunk + left[::-1]:  # the runs not sent fail (a
-                            collector.fail(run, exc)  # rerun redoes them)
-                        left.clear()
+        def next_unit():
+            per_run = timing[0] / timing[1] if timing[1] else None
+            size = _chunk_size(len(left), self.workers, per_run)
+            chunk = [left.pop() for _ in range(size)]
+            items = [(r.scenario_json, r.seed, r.key, r.per_flow) for r in chunk]
+            return _execute_chunk, (items, store_dir, self.shipped), chunk
 
-        def take(fut) -> None:
-            chunk = futures.pop(fut)
+        def take(fut, chunk) -> None:
             try:
                 table, runs, failures, store_error, seconds = fut.result()
             except BaseException as exc:  # noqa: BLE001 - the worker died: its chunk fails
@@ -591,52 +589,111 @@ class ProcessExecutor:
                         continue
                 collector.ok(run, t)
 
-        def drain(refill: bool) -> None:
-            while futures:
-                done, _ = wait(list(futures), return_when=FIRST_COMPLETED)
-                for fut in done:
-                    take(fut)
-                if refill:
-                    submit()
+        return _drive_pool(self.workers, self.log, collector, left, next_unit, take)
 
-        try:
-            submit()
-            drain(refill=True)
-            return False
-        except KeyboardInterrupt:
-            left.clear()
-            try:  # (a second Ctrl-C from here on abandons what is in progress)
-                for fut in list(futures):
-                    if fut.cancel():  # not started
-                        futures.pop(fut)
-                collector.progress.close()
-                busy = sum(len(chunk) for chunk in futures.values())
-                if busy:
-                    self.log(f"interrupted: finishing the {busy} run{'s' if busy != 1 else ''} "
-                             "in progress (Ctrl-C again to abandon)")
-                drain(refill=False)
-            except KeyboardInterrupt:
-                abandoned = True
-                self.log("abandoned the runs in progress")
-            return True
-        except BaseException:
-            # raised here (the collector could not store a result, an on_run callback
-            # raised): no chunk goes out any more and those in progress end before it
-            # propagates, so that no worker stores a run of this sweep after run() returns.
-            # A Ctrl-C meanwhile abandons them (the workers are stopped)
-            left.clear()
+
+def _drive_pool(workers: int, log: Callable[[str], None], collector: "Collector", left: List[Any],
+                next_unit: Callable[[], Tuple[Callable[..., Any], tuple, List[Any]]],
+                take: Callable[[Any, List[Any]], None]) -> bool:
+    """Hand the runs of ``left`` (popped from its end) to the warm pool of ``workers``
+    processes, a unit at a time (``next_unit() -> (function, args, runs)``), two units per
+    worker in flight, and pass each finished future with its runs to ``take``. Returns True if
+    interrupted by Ctrl-C (the first cancels the units not started and waits for those in
+    progress; a second abandons them and stops the workers). A pool that breaks (a worker
+    died) fails the runs not sent, and is replaced at the next use. The one driver of
+    :class:`ProcessExecutor` and :class:`TaskProcessExecutor`."""
+    from concurrent.futures import FIRST_COMPLETED, wait
+
+    pool = process_pool(workers)
+    futures: Dict[Any, List[Any]] = {}
+    abandoned = False
+
+    def submit() -> None:
+        # a Ctrl-C waits for the end of the block: every unit sent is in futures (waited for)
+        with _HeldSigint():
+            while left and len(futures) < 2 * workers:
+                fn, args, runs = next_unit()
+                try:
+                    futures[pool.submit(fn, *args)] = runs
+                except Exception as exc:  # noqa: BLE001 - the pool broke (a worker died):
+                    for run in runs + left[::-1]:  # the runs not sent fail (a
+                        collector.fail(run, exc)  # rerun redoes them)
+                    left.clear()
+
+    def drain(refill: bool) -> None:
+        while futures:
+            done, _ = wait(list(futures), return_when=FIRST_COMPLETED)
+            for fut in done:
+                take(fut, futures.pop(fut))
+            if refill:
+                submit()
+
+    try:
+        submit()
+        drain(refill=True)
+        return False
+    except KeyboardInterrupt:
+        left.clear()
+        try:  # (a second Ctrl-C from here on abandons what is in progress)
             for fut in list(futures):
-                if fut.cancel():
+                if fut.cancel():  # not started
                     futures.pop(fut)
-            try:
-                wait(list(futures))
-            except KeyboardInterrupt:
-                abandoned = True
-                raise
+            collector.progress.close()
+            busy = sum(len(runs) for runs in futures.values())
+            if busy:
+                log(f"interrupted: finishing the {busy} run{'s' if busy != 1 else ''} "
+                    "in progress (Ctrl-C again to abandon)")
+            drain(refill=False)
+        except KeyboardInterrupt:
+            abandoned = True
+            log("abandoned the runs in progress")
+        return True
+    except BaseException:
+        # raised here (the collector could not store a result, an on_run callback
+        # raised): no unit goes out any more and those in progress end before it
+        # propagates, so that no worker stores a run after run() returns.
+        # A Ctrl-C meanwhile abandons them (the workers are stopped)
+        left.clear()
+        for fut in list(futures):
+            if fut.cancel():
+                futures.pop(fut)
+        try:
+            wait(list(futures))
+        except KeyboardInterrupt:
+            abandoned = True
             raise
-        finally:
-            broken = getattr(pool, "_broken", False)
-            if abandoned or broken:
-                with _POOL_LOCK:
-                    if _POOLS.get(self.workers) is pool:
-                        _drop_pool_locked(self.workers, kill=abandoned)
+        raise
+    finally:
+        broken = getattr(pool, "_broken", False)
+        if abandoned or broken:
+            with _POOL_LOCK:
+                if _POOLS.get(workers) is pool:
+                    _drop_pool_locked(workers, kill=abandoned)
+
+
+class TaskProcessExecutor:
+    """``task(run)`` on the warm worker processes (:func:`process_pool`), one run per message,
+    for other users of the executors whose per-run work holds the GIL (``tcpf evaluate``'s and
+    a sweep's Python controllers, loaded in each worker from where they came from). ``task``
+    and the runs must pickle; ``task``'s value goes to ``collector.ok``, its exception to
+    ``collector.fail``. Ctrl-C and a broken pool as :class:`ProcessExecutor`."""
+
+    def __init__(self, workers: int, log: Callable[[str], None], task: Callable[[Any], Any]):
+        self.workers, self.log, self.task = workers, log, task
+
+    def run(self, todo: List[Any], collector: "Collector") -> bool:
+        left = list(reversed(todo))
+
+        def next_unit():
+            run = left.pop()
+            return self.task, (run,), [run]
+
+        def take(fut, runs) -> None:
+            try:
+                value = fut.result()
+            except BaseException as exc:  # noqa: BLE001 - the run (or its worker) failed
+                collector.fail(runs[0], exc)
+            else:
+                collector.ok(runs[0], value)
+
+        return _drive_pool(self.workers, self.log, collector, left, next_unit, take)

@@ -358,10 +358,10 @@ def run_sweep(sweep, out: "Optional[os.PathLike[str] | str]" = None, *,
     check_workers(workers, cls=SweepError)
     if executor not in EXECUTORS:
         raise SweepError.at("executor", f"must be one of {', '.join(EXECUTORS)}, got {executor!r}")
-    executor = _simulator_executor(sweep, dask, executor)
     controllers = getattr(sweep, "controllers", None) or {}
     if controllers:
-        executor = _controller_executor(dask, executor)
+        _controller_executor(dask, executor)  # (ns-2 is refused by the plan, naming controllers)
+    executor = _simulator_executor(sweep, dask, executor)
     log = log or _to_stderr
     say = (lambda message: None) if quiet else log
     start = time.monotonic()
@@ -398,7 +398,7 @@ def run_sweep(sweep, out: "Optional[os.PathLike[str] | str]" = None, *,
         collector = Collector(store, bar, on_run)
         interrupted = False
         if todo:
-            chosen = ThreadExecutor(1, say, _ControllerTask(controllers, store, unsourced)) \
+            chosen = _controller_pool(controllers, workers, say, store, unsourced) \
                 if controllers else _executor(reached, workers, say, executor, len(todo))
             interrupted = _execute(chosen, todo, collector, store)
     bar.close()
@@ -457,16 +457,30 @@ def _ns2(sweep) -> bool:
 
 
 def _controller_executor(dask: Any, executor: str) -> str:
-    """The executor of a sweep with Python controllers: the calling process, one run at a time
-    (the engine calls the class on every ACK and holds the GIL meanwhile; a worker process
-    or Dask would need the class importable there). Refuses Dask and processes by name."""
+    """The executor of a sweep with Python controllers is chosen by :func:`_controller_pool`
+    (local processes or this thread): Dask and an explicit executor are refused by name."""
     if dask is not None:
-        raise SweepError("dask: a sweep with Python controllers runs in this process; run it "
+        raise SweepError("dask: a sweep with Python controllers runs on this machine; run it "
                          "without Dask", field="dask")
-    if executor == "processes":
-        raise SweepError("executor: a sweep with Python controllers runs in this process, one "
-                         "run at a time; not on processes", field="executor")
-    return "threads"
+    if executor != "auto":
+        raise SweepError(f"executor: a sweep with Python controllers chooses its own (local "
+                         f"processes when the classes can be loaded there, else this thread); "
+                         f"leave it \"auto\", not {executor!r}", field="executor")
+    return "auto"
+
+
+def _controller_pool(controllers: Mapping[str, type], workers: Optional[int],
+                     log: Callable[[str], None], store: Optional[RunStore], unsourced: set) -> Executor:
+    """The executor of a sweep with Python controllers: worker processes that load the classes
+    again from where they came from (:func:`tcpfriendly.controller.shippable`: a
+    ``--controller`` file or an importable module), else this thread, one run at a time."""
+    from ..controller import fingerprint, shippable
+
+    n = workers or default_workers()
+    specs = shippable(controllers) if n > 1 and main_is_importable() else None
+    if specs is None:
+        return ThreadExecutor(1, log, _ControllerTask(controllers, store, unsourced))
+    return ProcessExecutor(n, log, (specs, {k: fingerprint(c) for k, c in controllers.items()}))
 
 
 class _ControllerTask:

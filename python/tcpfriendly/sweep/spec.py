@@ -158,9 +158,11 @@ class Sweep:
             Runs on local threads (each ``ns`` is a process of its own); not with Dask.
         controllers: window controllers written in Python, ``{name: class}`` as
             :func:`tcpfriendly.run` takes them: flow groups (in the scenario, ``set`` or an
-            axis) use them by ``name`` as their ``algorithm``. Their runs go one at a time on
-            the calling thread (the engine calls the class on every ACK, holding the GIL), not
-            on processes or Dask, nor in ns-2. A run's key includes each class's
+            axis) use them by ``name`` as their ``algorithm``. Their runs go on local worker
+            processes that load each class again from where it came from (a ``--controller``
+            file or an importable module), else one at a time on the calling thread (a class
+            typed at a prompt or defined in the main script; the engine calls the class on
+            every ACK, holding the GIL); not on Dask, nor in ns-2. A run's key includes each class's
             :func:`~tcpfriendly.controller.fingerprint`, so an edited class reruns its points;
             a class with no source file (typed at a prompt) is never stored in ``out``.
     """
