@@ -121,7 +121,7 @@ def test_workers_and_dask_with_python_controllers_are_bad_input():
     class Mine(tf.Controller):
         pass
 
-    with pytest.raises(tf.ScenarioError, match="dask: Python controllers run in-process"):
+    with pytest.raises(tf.ScenarioError, match="dask: Python controllers run on this machine"):
         evaluate("mine", controllers={"mine": Mine}, dask="local", **S1)
 
 

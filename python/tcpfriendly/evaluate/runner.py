@@ -471,7 +471,7 @@ def execute(jobs: List[Job], workers: Optional[int] = None, out: Optional[str] =
 
     check_workers(workers)
     if controllers and dask is not None:
-        raise ScenarioError("dask: Python controllers run in-process; evaluate them without --dask")
+        raise ScenarioError("dask: Python controllers run on this machine (worker processes load them from their file); evaluate them without --dask")
     if log is None:
         def log(message: str) -> None:
             sys.stderr.write(message + "\n")
