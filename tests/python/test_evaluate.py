@@ -216,6 +216,35 @@ def test_all_runs_table2s_schemes_from_their_one_transcription(tmp_path, monkeyp
         all_schemes()
 
 
+def test_all_with_an_algorithm_adds_it_as_one_more_row(tmp_path, tcpf):
+    """`tcpf evaluate LAW --all`: Table 4 with the researcher's law as one more row; a rerun
+    into the same --out runs only the new row's simulations."""
+    from tcpfriendly.evaluate.cli import all_schemes
+
+    out = tmp_path / "t4"
+    args = ["--all", "--quick", "--only", "s2", "--out", out, "--workers", "2"]
+    p = tcpf("evaluate", *args, "--json")
+    assert p.returncode == 0, p.stderr
+    table = json.loads(p.stdout)
+    p = tcpf("evaluate", "formula", "--params", "increase=0.2,decrease=0.125*w", *args, "--json")
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    assert [e["algorithm"] for e in doc] == [a for a, _ in all_schemes()] + ["formula"]
+    assert doc[:-1] == [dict(e, wall_s=d["wall_s"], runs=d["runs"]) for e, d in zip(table, doc)]
+    assert doc[-1]["runs"]["ran"] == 6 and doc[-1]["runs"]["cached"] == len(table) * 6
+    # GAIMD(0.2, 0.125) written as a formula grades as the table's gaimd row
+    assert doc[-1]["grades"] == doc[0]["grades"] and doc[0]["algorithm"] == "gaimd"
+    # the printed Table 4 has the row, without a paper grade to compare (all cached now)
+    p = tcpf("evaluate", "formula", "--params", "increase=0.2,decrease=0.125*w", *args)
+    assert p.returncode == 0, p.stderr
+    row = [line for line in p.stdout.splitlines() if line.startswith("formula ")][-1].split()
+    assert row[3:5] == [doc[-1]["grades"]["S2 hom"], f"{doc[-1]['numbers']['S2 hom']['equal_share']:.2f}"]
+    for bad, said in ((["gaimd"], "gaimd is a row of Table 4 already"),
+                      (["--params", "alpha=1"], "--params applies to an algorithm given beside them")):
+        p = tcpf("evaluate", *bad, "--all", "--quick")
+        assert p.returncode == 2 and said in p.stderr and "Traceback" not in p.stderr
+
+
 def test_rate_based_responsiveness_is_not_measured_and_json_is_strict():
     # A rate-based flow logs no window reductions, so jin2001's 1/responsiveness in loss
     # events is not measured for it (null), not 0; the JSON has no NaN anywhere.

@@ -32,6 +32,8 @@ examples:
   tcpf evaluate mine --controller mine=my_cc.py:MyCC --quick  a Python controller class
   tcpf evaluate --all --out /tmp/table4                      tsao2007 Table 4, paper grades beside ours
   tcpf evaluate --all --out /tmp/table4 --dask tcp://host:8786   the same on a Dask cluster
+  tcpf evaluate mine --controller mine=my_cc.py:MyCC --all --out /tmp/table4
+                                                             your law as one more row of Table 4
   tcpf evaluate gaimd --params alpha=0.31,beta=0.125 --only s2 --simulator ns2
                                                              S2's runs in ns-2 2.35 instead
 

@@ -111,7 +111,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print the evaluation as JSON")
     p.add_argument("--thresholds", metavar="FILE", help="O/Δ/X thresholds TOML (default experiments/tsao2007/thresholds.toml)")
     p.add_argument("--only", action="append", metavar="EXP", help="only these experiments (s1, s2, s3, s4, jin2001, sastry2005)")
-    p.add_argument("--all", action="store_true", help="tsao2007 Table 4 for its eight schemes (+ TCP, Illinois, LOG, SIGMOID, CUBIC)")
+    p.add_argument("--all", action="store_true", help="tsao2007 Table 4 for its eight schemes (+ TCP, Illinois, LOG, SIGMOID, CUBIC); "
+                        "with an algorithm, it is one more row (with --out, a rerun into the same "
+                        "directory runs only its simulations)")
     p.add_argument("--simulator", choices=("tcpf", "ns2"), default="tcpf",
                    help="what runs the simulations: tcpf (tcpfriendly's engine, the default) or ns2: the "
                         "same runs in ns-2 2.35, the papers' simulator (local threads; no --dask, no "
@@ -167,16 +169,20 @@ def run_args(a: argparse.Namespace) -> int:
     check_workers(a.workers, "--workers")
     if not a.all and not a.algorithm:
         raise ScenarioError("algorithm: give an algorithm name or --all")
-    if a.all and (a.algorithm or a.params):
-        # --all grades its own list of schemes with their published parameters
-        what = "an algorithm name" if a.algorithm else "--params"
-        raise ScenarioError(f"--all: evaluates tsao2007's schemes with their own parameters; "
-                            f"{what} does not apply (give one or the other)", field="--all")
+    table = all_schemes() if a.all else []
+    if a.all and a.params and not a.algorithm:
+        raise ScenarioError("--all: evaluates tsao2007's schemes with their own parameters; "
+                            "--params applies to an algorithm given beside them", field="--all")
+    if a.all and a.algorithm in {name for name, _ in table}:
+        # a second row of a scheme the table holds would be graded against the paper's row
+        raise ScenarioError(f"--all: {a.algorithm} is a row of Table 4 already, with tsao2007's "
+                            f"parameters; grade other parameters of it without --all", field="--all")
     params = parse_params(a.params, a.algorithm)
     controllers = parse_controllers(a.controller)
     if a.dask is not None and not a.dask.strip():
         raise ScenarioError("--dask: expected 'local' or a scheduler address, got ''")
-    schemes = all_schemes() if a.all else [(a.algorithm, params)]
+    # --all with an algorithm: the table's schemes, then it as one more row
+    schemes = table + ([(a.algorithm, params)] if a.algorithm else [])
     # Ctrl-C raises EvaluationInterrupted (a KeyboardInterrupt) saying what is cached
     evs = evaluate_many([(alg, prm or None) for alg, prm in schemes],
                         controllers=controllers or None, quick=a.quick, seeds=a.seeds,
