@@ -360,7 +360,7 @@ def run_sweep(sweep, out: "Optional[os.PathLike[str] | str]" = None, *,
         raise SweepError.at("executor", f"must be one of {', '.join(EXECUTORS)}, got {executor!r}")
     controllers = getattr(sweep, "controllers", None) or {}
     if controllers:
-        _controller_executor(dask, executor)  # (ns-2 is refused by the plan, naming controllers)
+        _check_controller_executor(dask, executor)  # (ns-2: refused by the plan, naming controllers)
     executor = _simulator_executor(sweep, dask, executor)
     log = log or _to_stderr
     say = (lambda message: None) if quiet else log
@@ -456,7 +456,7 @@ def _ns2(sweep) -> bool:
     return getattr(sweep, "simulator", "tcpf") == "ns2"
 
 
-def _controller_executor(dask: Any, executor: str) -> str:
+def _check_controller_executor(dask: Any, executor: str) -> None:
     """The executor of a sweep with Python controllers is chosen by :func:`_controller_pool`
     (local processes or this thread): Dask and an explicit executor are refused by name."""
     if dask is not None:
@@ -466,7 +466,6 @@ def _controller_executor(dask: Any, executor: str) -> str:
         raise SweepError(f"executor: a sweep with Python controllers chooses its own (local "
                          f"processes when the classes can be loaded there, else this thread); "
                          f"leave it \"auto\", not {executor!r}", field="executor")
-    return "auto"
 
 
 def _controller_pool(controllers: Mapping[str, type], workers: Optional[int],
