@@ -110,6 +110,17 @@ def test_unsupported_algorithm_names_the_field():
     assert isinstance(err.value, ValueError)
 
 
+def test_a_python_controller_s_name_in_ns2_commands_says_it_runs_in_our_engine_only(tmp_path, tcpf):
+    scenario = tmp_path / "mine.toml"
+    scenario.write_text('duration = 5\n[bottleneck]\nrate = "5Mbps"\ndelay = "20ms"\n'
+                        '[[flows]]\ncount = 2\nalgorithm = "mine"\n')
+    for cmd in (["ns2", "export"], ["ns2", "compare", "--seeds", "1"]):
+        p = tcpf(*cmd, scenario)
+        assert p.returncode == 2 and p.stderr.count("\n") == 1, p.stderr
+        assert p.stderr.startswith("error: flows[0].algorithm: unknown algorithm 'mine'")
+        assert "a Python controller (tcpf run --controller) runs in tcpfriendly's engine only" in p.stderr
+
+
 def test_the_exporter_maps_every_registry_entry_it_claims():
     """The registry's `ns2` field is the exporter's mapping: every `agent` and `linux` value
     names something the exporter has, and an `unsupported` entry fails with its reason."""

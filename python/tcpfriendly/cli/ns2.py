@@ -11,8 +11,10 @@ run fails; 0 otherwise.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import re
 import sys
 from typing import List, Optional
 
@@ -36,6 +38,20 @@ app = typer.Typer(
     add_completion=False,
     rich_markup_mode=None,
 )
+
+
+@contextlib.contextmanager
+def _ns2_algorithms():
+    """An unknown algorithm in a scenario for ns-2 says what a Python controller's name there
+    means: such a law runs in tcpfriendly's engine only."""
+    try:
+        yield
+    except ScenarioError as exc:
+        if re.fullmatch(r"flows\[\d+\]\.algorithm", exc.field or "") and "unknown algorithm" in str(exc):
+            raise ScenarioError(f"{exc}; a Python controller (tcpf run --controller) runs in "
+                                "tcpfriendly's engine only: ns-2 runs its own agents and the laws "
+                                "`tcpf algorithms` maps to them", field=exc.field) from None
+        raise
 
 
 @app.command(
@@ -73,7 +89,8 @@ def export_command(
     check_seed(seed, "--seed")
     if sample is not None and sample < 0:
         raise ScenarioError(f"--sample: must be >= 0 seconds, got {sample:g}")
-    expanded = Scenario.from_toml(file).expand(seed)
+    with _ns2_algorithms():
+        expanded = Scenario.from_toml(file).expand(seed)
     script = ns2.export_tcl(expanded, sample_interval_s=sample or None)
     if out is None:
         sys.stdout.write(script)
@@ -145,7 +162,8 @@ def compare_command(
     if not bank_mode:
         bank_path = bank_file or cmp.default_bank_path()
         bank = cmp.load_bank(bank_path) if (bank_file or os.path.exists(bank_path)) else None
-        res = cmp.compare_scenario(file, seeds=seeds, bank=bank, workers=jobs, ns_binary=ns_binary)
+        with _ns2_algorithms():
+            res = cmp.compare_scenario(file, seeds=seeds, bank=bank, workers=jobs, ns_binary=ns_binary)
         if as_json:
             typer.echo(json.dumps(cmp.json_safe(res), indent=2, allow_nan=False))
         else:
