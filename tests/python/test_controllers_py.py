@@ -169,3 +169,33 @@ def test_a_python_controller_may_not_take_a_built_in_name():
         with pytest.raises(tf.ScenarioError, match=f"controllers: '{name}' is a built-in algorithm") as e:
             tf.run(sc, controllers={name: PyGaimd})
         assert e.value.field == "controllers"
+
+
+def test_the_records_are_the_named_tuples_of_tcpfriendly_controller():
+    """The engine makes each record as the named tuple's own __new__ does (tuple.__new__(cls,
+    values)): the same type, fields, indexing and unpacking as Ack(...) etc."""
+    from tcpfriendly.controller import Ack, LossEvent, Timeout
+    seen = {}
+
+    class Spy(tf.Controller):
+        def on_ack(self, ack):
+            seen.setdefault("ack", ack)
+            super().on_ack(ack)
+
+        def on_loss_event(self, ev):
+            seen.setdefault("loss", ev)
+            super().on_loss_event(ev)
+
+        def on_timeout(self, to):
+            seen.setdefault("timeout", to)
+            super().on_timeout(to)
+
+    tf.run({"duration": 30, "seed": 1, "bottleneck": {"rate": "2Mbps", "delay": "20ms", "limit": 5},
+            "flows": [{"count": 6, "algorithm": "spy"}]}, controllers={"spy": Spy})
+    ack, loss, timeout = seen["ack"], seen["loss"], seen["timeout"]
+    assert type(ack) is Ack and type(loss) is LossEvent and type(timeout) is Timeout
+    now, acked, rtt, min_rtt, in_flight = ack
+    assert ack == Ack(now, acked, rtt, min_rtt, in_flight) and ack.now == ack[0] > 0
+    assert acked >= 1 and (rtt is None or rtt >= min_rtt > 0) and in_flight >= 0
+    assert loss == LossEvent(*loss) and loss.window > 0 and loss.ecn is False
+    assert timeout == Timeout(*timeout) and timeout.now > 0 and timeout.window > 0
