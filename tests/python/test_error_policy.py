@@ -326,9 +326,13 @@ def test_a_sweep_record_that_is_not_an_object_is_named(tmp_path):
 
 def test_evaluate_all_refuses_what_it_would_ignore():
     # `tcpf evaluate --all --params alpha=1` (and `tcpf evaluate gaimd --all`) ignored the
-    # parameters (the name) and ran all of tsao2007's Table 4
-    for args, what in ((["--all", "--params", "alpha=1"], "--params"), (["gaimd", "--all"], "an algorithm name")):
+    # parameters (the name) and ran all of tsao2007's Table 4. Another algorithm beside --all
+    # is one more row of the table (test_evaluate.py); one the table holds is refused.
+    for args, said in ((["--all", "--params", "alpha=1"],
+                        "evaluates tsao2007's schemes with their own parameters; --params applies "
+                        "to an algorithm given beside them"),
+                       (["gaimd", "--all"], "gaimd is a row of Table 4 already, with tsao2007's "
+                                            "parameters; grade other parameters of it without --all")):
         r, took = tcpf("evaluate", *args)
-        assert one_error_line(r) == ("error: --all: evaluates tsao2007's schemes with their own "
-                                     f"parameters; {what} does not apply (give one or the other)")
+        assert one_error_line(r) == f"error: --all: {said}"
         assert took < 10
