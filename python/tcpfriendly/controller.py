@@ -160,6 +160,18 @@ def _hash_code(h, code):
             h.update(repr(k).encode())
 
 
+def identity(controllers, prints, algorithms):
+    """What a run's cache key holds of the Python controllers among its flows' ``algorithms``:
+    ``({name: fingerprint}, unsourced)``, in name order, a class without a source
+    (``prints[name]`` None) standing as its identity in this process, and ``unsourced`` True
+    when there is one (such runs are never cached on disk). ``prints``: ``{name:
+    fingerprint(cls)}`` of ``controllers``. The one rule of ``tcpf evaluate``'s run cache and a
+    sweep's run keys."""
+    used = sorted(set(algorithms) & set(prints))
+    return ({n: prints[n] or f"object-{id(controllers[n])}" for n in used},
+            any(prints[n] is None for n in used))
+
+
 def shippable(controllers):
     """``{name: "MODULE:CLASS" or "FILE:CLASS"}`` when every class of ``controllers`` can be
     loaded again in a worker process as the same code (a ``--controller`` file, or a class of
@@ -168,14 +180,14 @@ def shippable(controllers):
     worker would run the script again), runs in this process."""
     specs = {}
     for name, cls in (controllers or {}).items():
-        where = origin(cls)
-        if cls.__module__ == "__main__" or where is None or fingerprint(cls) is None:
+        where, print_ = origin(cls), fingerprint(cls)
+        if cls.__module__ == "__main__" or where is None or print_ is None:
             return None
         try:
             again = load_controllers([f"{name}={where}"])[name]
         except Exception:  # noqa: BLE001 - not reloadable: stays in this process
             return None
-        if fingerprint(again) != fingerprint(cls):
+        if fingerprint(again) != print_:
             return None
         specs[name] = where
     return specs or None

@@ -347,9 +347,11 @@ def write_trace(path: "os.PathLike[str] | str", trace: bytes, *, field: str = "t
     return atomic_write(os.fspath(path), lambda f: f.write(trace), field=field)
 
 
-def _check_controllers(sc, controllers):
-    """Check user-defined controller classes, and build each once with its group's params so
-    that a bad parameter is reported as a scenario error naming the field."""
+def check_controller_classes(controllers) -> Dict[str, type]:
+    """``controllers`` as a plain ``{name: class}`` dict, after the checks that need no
+    scenario: a mapping, names the engine accepts, each a :class:`tcpfriendly.Controller`
+    subclass (ScenarioError naming ``controllers`` otherwise). Shared by :func:`run` and
+    :class:`tcpfriendly.sweep.Sweep`."""
     from .controller import Controller
     if not isinstance(controllers, Mapping):
         raise ScenarioTypeError(f"controllers: must be a dict {{name: Controller subclass}}, got "
@@ -360,6 +362,13 @@ def _check_controllers(sc, controllers):
         if not (isinstance(cls, type) and issubclass(cls, Controller)):
             raise ScenarioError(f"controllers[{name!r}]: must be a subclass of tcpfriendly.Controller, got {cls!r}")
         out[name] = cls
+    return out
+
+
+def _check_controllers(sc, controllers):
+    """Check user-defined controller classes, and build each once with its group's params so
+    that a bad parameter is reported as a scenario error naming the field."""
+    out = check_controller_classes(controllers)
     normalized = sc.normalized(out)
     tcp = normalized.get("tcp", {})
     cap = normalized.get("max_window") or float("inf")

@@ -340,7 +340,7 @@ def _controller_executors(runs: List["_Run"], controllers: Dict[str, type], work
     from ..sweep.executors import TaskProcessExecutor, ThreadExecutor, main_is_importable
 
     names = set(controllers)
-    mine = [r for r in runs if {f.get("algorithm") for f in r.job.scenario.get("flows", [])} & names]
+    mine = [r for r in runs if _algorithms(r.job) & names]
     plain = [r for r in runs if r not in mine]
     # (workers import the main module: a script without a __main__ guard would run again)
     specs = shippable(controllers) if workers > 1 and mine and main_is_importable() else None
@@ -429,21 +429,25 @@ def _job_keys(jobs: List[Job], controllers: Optional[Dict[str, type]]) -> Tuple[
     so an edited class does not reuse the old one's runs; a class whose source cannot be read
     is keyed by its identity in this process and its runs are not written to (or read from)
     the disk cache."""
-    from ..controller import fingerprint
+    from ..controller import fingerprint, identity
     prints = {n: fingerprint(c) for n, c in (controllers or {}).items()}
     keys: List[str] = []
     unsourced: Set[str] = set()
     for j in jobs:
         version = cache_version(j.reducer, j.simulator)
-        used = sorted({f.get("algorithm") for f in j.scenario.get("flows", [])} & set(prints))
-        if used:
-            # (an unsourced class: its identity in this process, never written to disk)
-            version += "|" + ",".join(f"{n}={prints[n] or f'object-{id(controllers[n])}'}" for n in used)
+        ident, no_source = identity(controllers, prints, _algorithms(j))
+        if ident:
+            version += "|" + ",".join(f"{n}={v}" for n, v in ident.items())
         k = j.key(version)
         keys.append(k)
-        if any(prints[n] is None for n in used):
+        if no_source:
             unsourced.add(k)
     return keys, unsourced
+
+
+def _algorithms(job: Job) -> Set[str]:
+    """The algorithms of a job's flow groups."""
+    return {f.get("algorithm") for f in job.scenario.get("flows", [])}
 
 
 def execute(jobs: List[Job], workers: Optional[int] = None, out: Optional[str] = None,

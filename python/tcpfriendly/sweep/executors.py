@@ -176,11 +176,18 @@ def _error_text(exc: BaseException) -> str:
         f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-def _run_and_store(run: Run, store: Optional[RunStore], task: Optional[Callable[[Any], Any]] = None):
+def _run_and_store(run: Run, store: Optional[RunStore], task: Optional[Callable[[Any], Any]] = None,
+                   controllers: Optional[Mapping[str, type]] = None):
+    """A sweep's run on this thread: its rows table, stored in ``store`` when given.
+    ``controllers``: Python controller classes its flows use."""
     if task is not None:  # another engine user's per-run work (it stores nothing here)
         return task(run)
-    fn = execute_ns2 if getattr(run, "simulator", "tcpf") == "ns2" else execute
-    table = rows_table(fn(run.scenario_json, run.seed, run.key, run.per_flow), run)
+    if controllers:
+        rows = execute(run.scenario_json, run.seed, run.key, run.per_flow, controllers)
+    else:
+        fn = execute_ns2 if getattr(run, "simulator", "tcpf") == "ns2" else execute
+        rows = fn(run.scenario_json, run.seed, run.key, run.per_flow)
+    table = rows_table(rows, run)
     if store is not None:
         store.save(run.key, table)
     return table

@@ -491,14 +491,10 @@ class _ControllerTask:
         self.controllers, self.store, self.unsourced = dict(controllers), store, unsourced
 
     def __call__(self, run: Run):
-        from .executors import execute
-        from .store import rows_table
+        from .executors import _run_and_store
 
-        table = rows_table(execute(run.scenario_json, run.seed, run.key, run.per_flow,
-                                   self.controllers), run)
-        if self.store is not None and run.key not in self.unsourced:
-            self.store.save(run.key, table)
-        return table
+        store = None if run.key in self.unsourced else self.store
+        return _run_and_store(run, store, controllers=self.controllers)
 
 
 def _simulator_executor(sweep, dask: Any, executor: str) -> str:

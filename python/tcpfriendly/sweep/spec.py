@@ -270,21 +270,12 @@ class Sweep:
 
     @controllers.setter
     def controllers(self, value: Optional[Mapping[str, type]]) -> None:
-        from ..controller import Controller
-        from ..scenario import controller_names
+        from ..results import check_controller_classes
 
-        if value is not None and not isinstance(value, Mapping):
-            raise SweepError(f"controllers: must be a dict {{name: Controller subclass}}, got "
-                             f"{type(value).__name__}", field="controllers")
         try:
-            controller_names(value)
+            self._controllers = check_controller_classes({} if value is None else value)
         except ScenarioError as exc:
             raise SweepError(str(exc), field="controllers") from None
-        for name, cls in (value or {}).items():
-            if not (isinstance(cls, type) and issubclass(cls, Controller)):
-                raise SweepError(f"controllers[{name!r}]: must be a subclass of "
-                                 f"tcpfriendly.Controller, got {cls!r}", field="controllers")
-        self._controllers = dict(value or {})
         self._plan = None  # the run keys change with them
         self._unsourced: "builtins.set[str]" = builtins.set()
 
@@ -435,10 +426,8 @@ class Sweep:
         if names and self.simulator == "ns2":
             raise SweepError("controllers: ns-2 cannot run a Python controller; run the sweep "
                              "in tcpfriendly's engine (simulator = \"tcpf\")", field="controllers")
-        prints: Dict[str, Optional[str]] = {}
-        if names:
-            from ..controller import fingerprint
-            prints = {n: fingerprint(c) for n, c in self.controllers.items()}
+        from ..controller import fingerprint, identity
+        prints = {n: fingerprint(c) for n, c in self.controllers.items()}
         unsourced: "builtins.set[str]" = builtins.set()
         for i, point in enumerate(points):
             label = ", ".join(f"{p}={_label(v)}" for p, v in point.items()) or "the base scenario"
@@ -470,10 +459,10 @@ class Sweep:
                     bad.append(label)
                     first_error = first_error or f"point {label}: {exc}"
                     break
-                used = sorted({g.get("algorithm") for g in normalized.get("flows", [])} & builtins.set(names))
-                ident = {n: prints[n] or f"object-{id(self.controllers[n])}" for n in used}
+                ident, no_source = identity(self.controllers, prints,
+                                            [g.get("algorithm") for g in normalized.get("flows", [])])
                 key, canonical = run_key(normalized, seed, __version__, self.per_flow, engine, ident)
-                if any(prints[n] is None for n in used):
+                if no_source:
                     unsourced.add(key)
                 runs.append(Run(i, seed, key, text, canonical, self.per_flow, self.simulator))
         if bad:
