@@ -26,6 +26,9 @@ FLOW_COLUMNS = [
     "packets_sent", "packets_delivered", "retransmissions", "loss_events", "timeouts",
     "loss_event_rate", "mean_rtt_s", "mean_cwnd",
 ]
+#: Per-flow counters (integers; empty where a flow has none, such as a UDP source's loss events).
+COUNT_COLUMNS = frozenset({"packets_sent", "packets_delivered", "retransmissions", "loss_events",
+                           "timeouts", "fast_retransmits", "ecn_reactions"})
 LINK_COLUMNS = ["name", "utilization", "drops", "marks", "mean_queue_pkts"]
 TIMESERIES_KINDS = ("flows", "links")
 
@@ -39,12 +42,18 @@ def _frame(rows: List[Dict[str, Any]], first: Sequence[str]) -> pd.DataFrame:
 
 
 def _csv_ready(df: pd.DataFrame) -> pd.DataFrame:
-    """JSON-encode dict/list cells so a CSV cell holds parseable JSON, not a Python repr."""
+    """JSON-encode dict/list cells so a CSV cell holds parseable JSON, not a Python repr; a
+    counter with empty cells (``loss_events`` of a UDP source) stays a column of integers."""
     import pandas as pd
 
     out = df.copy()
     for col in out.columns:
         dtype = out[col].dtype
+        if dtype.kind == "f" and col in COUNT_COLUMNS:
+            known = out[col].dropna()
+            if (known == known.round()).all():
+                out[col] = out[col].astype("Int64")
+            continue
         if dtype != object and (dtype.kind in "biufcmM" or isinstance(dtype, pd.StringDtype)):
             continue  # numbers, booleans, times, strings: no dicts or lists there
         if out[col].map(lambda v: isinstance(v, (dict, list))).any():

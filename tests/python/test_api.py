@@ -179,6 +179,31 @@ def test_summary_has_a_row_per_group(result):
     assert "gaimd" in text and "bottleneck" in text
 
 
+def test_a_udp_source_has_no_loss_events_where_its_losses_show(tmp_path):
+    # A CBR source loses packets but has no notion of a loss event: the engine reports null
+    # (as the ns-2 side does), not 0, so the table shows "-" and the pooled rate is NaN; its
+    # CSV keeps the counter a column of integers with an empty cell.
+    sc = (tf.Scenario.dumbbell(rate="2Mbps", delay="20ms", queue="droptail", limit=20,
+                               duration=10, seed=3, measure={"from": 2, "to": 10})
+          .add_flows(2, "tcp", recovery="sack")
+          .add_flows(1, "cbr", rate="1.5Mbps"))
+    res = tf.run(sc)
+    cbr = next(f for f in res.raw["flows"] if f["algorithm"] == "cbr")
+    assert cbr["packets_delivered"] < cbr["packets_sent"]      # it did lose packets
+    assert cbr["loss_events"] is None and cbr["loss_event_rate"] is None
+    tcp = [f for f in res.raw["flows"] if f["algorithm"] == "tcp"]
+    assert all(f["loss_events"] > 0 and f["loss_event_rate"] > 0 for f in tcp)
+    groups = res.group_summary().set_index("algorithm")
+    assert math.isnan(groups.loc["cbr", "loss_event_rate"]) and pd.isna(groups.loc["cbr", "loss_events"])
+    row = next(line for line in res.summary().splitlines() if " cbr " in line)
+    assert row.split()[7] == "-", row          # the loss-ev rate column
+    res.write(tmp_path / "out")
+    lines = (tmp_path / "out" / "flows.csv").read_text().splitlines()
+    col = lines[0].split(",").index("loss_events")
+    cells = [line.split(",")[col] for line in lines[1:]]
+    assert cells[2] == "" and all(c.isdigit() for c in cells[:2]), cells
+
+
 def test_algorithms_registry():
     registry = tf.algorithms()
     by_name = {a["name"]: a for a in registry}

@@ -831,7 +831,7 @@ impl Simulation {
                 r.packets_sent = st.sent;
                 r.packets_delivered = c.delivered;
                 r.retransmissions = st.retransmissions;
-                r.loss_events = st.loss_events;
+                r.loss_events = Some(st.loss_events);
                 r.timeouts = st.timeouts;
                 r.ecn_reactions = st.ecn_reactions;
                 r.fast_retransmits = st.fast_retransmits;

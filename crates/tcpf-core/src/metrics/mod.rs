@@ -20,10 +20,13 @@ pub struct FlowResult {
     pub packets_sent: u64,
     pub packets_delivered: u64,
     pub retransmissions: u64,
-    pub loss_events: u64,
+    /// Window reductions (TCP) or loss events (rate-based flows); None (null) for a UDP
+    /// source, which has no notion of one (its losses: packets_sent − packets_delivered).
+    pub loss_events: Option<u64>,
     pub timeouts: u64,
     pub fast_retransmits: u64,
     pub ecn_reactions: u64,
+    /// loss_events / packets_sent (0 when nothing was sent); NaN (null) for a UDP source.
     pub loss_event_rate: f64,
     pub mean_rtt_s: f64,
     /// Mean RTT sample as the controller saw it (differs from mean_rtt_s with RTT noise).
@@ -52,11 +55,11 @@ impl FlowResult {
             packets_sent: 0,
             packets_delivered: 0,
             retransmissions: 0,
-            loss_events: 0,
+            loss_events: None,
             timeouts: 0,
             fast_retransmits: 0,
             ecn_reactions: 0,
-            loss_event_rate: 0.0,
+            loss_event_rate: f64::NAN,
             mean_rtt_s: f64::NAN,
             mean_rtt_sample_s: f64::NAN,
             mean_rto_s: f64::NAN,
