@@ -77,7 +77,9 @@ def test_rate_bins_are_the_metrics_layer_bins(series_result):
     ts = series_result.timeseries("flows")
     d = dynamics.flow_series(ts, 0)
     ends, means = dynamics.binned(d["time"].to_numpy(), d["rate_bps"].to_numpy(), 0.5)
-    line = next(l for l in ax.lines if l.get_label() == "flow 0 (group 0)")
+    # a flow's legend entry names its group's algorithm
+    line = next(l for l in ax.lines if l.get_label() == "flow 0 (group 0: tcp/sack)")
+    assert any(l.get_label().endswith("(group 1: gaimd/sack)") for l in ax.lines)
     x, y = line.get_data()
     # a step line: its distinct (x, y) vertices include every bin end with its mean
     got = {(round(a, 6), round(b, 9)) for a, b in zip(x, y)}

@@ -94,6 +94,17 @@ def _group_label(raw: Mapping[str, Any], group: int) -> str:
     return f"group {group}"
 
 
+def _flow_label(raw: Mapping[str, Any], flow: int, group: int) -> str:
+    """A flow's legend entry: its id, its group and the group's algorithm (``flow 4 (group 1:
+    tcp/sack)``); the parameters are in the group lines and the report's tables."""
+    from ..formatting import _algorithm_label
+
+    for f in raw.get("flows") or []:
+        if f.get("group") == group:
+            return f"flow {flow} (group {group}: {_algorithm_label(f)})"
+    return f"flow {flow} (group {group})"
+
+
 def _scenario_label(raw: Mapping[str, Any]) -> str:
     from ..formatting import _link_label
 
@@ -199,7 +210,7 @@ def _cwnd(raw, by, flows, t0, t1, **_):
             for k, f in enumerate(ids):
                 color = _flow_color(int(g), k, len(ids))
                 d = dynamics.flow_series(ts, f)
-                ax.plot(d["time"], d["cwnd"], lw=0.9, color=color, label=f"flow {f} (group {g})")
+                ax.plot(d["time"], d["cwnd"], lw=0.9, color=color, label=_flow_label(raw, f, g))
                 if "ssthresh" in d:
                     ax.plot(d["time"], d["ssthresh"], lw=0.7, ls="--", color=color,
                             label=f"ssthresh flow {f}")
@@ -267,7 +278,7 @@ def _rate(raw, by, flows, t0, t1, bin_s=DEFAULT_BIN_S, **_):
             for k, f in enumerate(ids):
                 s = binned[f].dropna()
                 ax.step(s.index, s.to_numpy() / 1e6, where="pre", lw=0.9,
-                        color=_flow_color(int(g), k, len(ids)), label=f"flow {f} (group {g})")
+                        color=_flow_color(int(g), k, len(ids)), label=_flow_label(raw, f, g))
                 n_lines += 1
         else:
             mean = binned.mean(axis=1)
@@ -304,7 +315,7 @@ def _rtt(raw, by, flows, t0, t1, **_):
             for k, f in enumerate(ids):
                 d = dynamics.flow_series(ts, f)
                 ax.plot(d["time"], d["rtt_ms"], lw=0.8, marker=".", ms=2,
-                        color=_flow_color(int(g), k, len(ids)), label=f"flow {f} (group {g})")
+                        color=_flow_color(int(g), k, len(ids)), label=_flow_label(raw, f, g))
                 n_lines += 1
         else:
             mean = ts[ts["flow"].isin(ids)].groupby("time")["rtt_ms"].mean()
