@@ -325,7 +325,7 @@ fn udp_pattern(t: &Table, algorithm: &str, ref_rate: f64) -> Result<UdpPattern, 
                 return err(t.field(k), "does not apply to a Pareto ON/OFF source (rate, on, off, shape)");
             }
         }
-        let rate = t.with("rate", None, rate_of)?;
+        let rate = t.need("rate", "the Pareto source's sending rate while ON, such as \"2Mbps\" or \"0.5x\" (a multiple of the bottleneck's rate)", rate_of)?;
         let mean_on = t.with("on", Some(1.0), units::seconds)?;
         let mean_off = t.with("off", Some(2.0), units::seconds)?;
         if mean_on <= 0.0 || mean_off <= 0.0 {
@@ -374,7 +374,7 @@ fn udp_pattern(t: &Table, algorithm: &str, ref_rate: f64) -> Result<UdpPattern, 
     if t.get("repeat").is_some() {
         return err(t.field("repeat"), "applies to steps only");
     }
-    let rate = t.with("rate", None, rate_of)?;
+    let rate = t.need("rate", "the CBR source's sending rate (while ON), such as \"2Mbps\" or \"0.5x\" (a multiple of the bottleneck's rate); or steps = [[0, \"2Mbps\"], [10, 0]] for a rate that changes", rate_of)?;
     match (t.get("on"), t.get("off")) {
         (None, None) => {
             if t.get("phase").is_some() {

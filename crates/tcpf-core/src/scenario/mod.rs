@@ -133,7 +133,7 @@ impl Scenario {
         check_external(external)?;
         let top = Table::new("", v)?;
         top.only(TOP_KEYS)?;
-        let duration = top.with("duration", None, |v| {
+        let duration = top.need("duration", "the simulated time in seconds, in (0, 1e7]", |v| {
             let d = units::seconds(v)?;
             if d > 0.0 && d <= 1e7 { Ok(d) } else { Err(format!("must be in (0, 1e7] seconds; got {}", show_num(d))) }
         })?;

@@ -203,7 +203,7 @@ fn loss_spec(t: &Table, extra: &[&str]) -> Result<LossSpec, ScenarioError> {
         }
         "general_exponential" => {
             allow(&["mean", "cv"])?;
-            let mean = t.with("mean", None, units::seconds)?;
+            let mean = t.need("mean", "the mean time between losses, such as \"2s\"", units::seconds)?;
             if mean <= 0.0 {
                 return err(t.field("mean"), format!("must be a positive time; got {}", show_num(mean)));
             }
@@ -227,7 +227,7 @@ fn loss_spec(t: &Table, extra: &[&str]) -> Result<LossSpec, ScenarioError> {
             let mut phases = vec![];
             for (i, ph) in arr.iter().enumerate() {
                 let pt = Table::new(&format!("{}[{i}]", t.field("phases")), ph)?;
-                let from = pt.with("from", None, units::seconds)?;
+                let from = pt.need("from", "the time (s) this phase starts", units::seconds)?;
                 if pt.get("model").and_then(Value::as_str) == Some("schedule") {
                     return err(pt.field("model"), "a schedule phase cannot itself be a schedule");
                 }
@@ -284,8 +284,8 @@ pub fn dumbbell(v: &Value) -> Result<DumbbellDef, ScenarioError> {
     let mut keys = vec!["rate", "delay"];
     keys.extend_from_slice(QUEUE_KEYS);
     b.only(&keys)?;
-    let rate = b.with("rate", None, units::rate)?;
-    let delay = b.with("delay", None, units::seconds)?;
+    let rate = b.need("rate", "a rate such as \"10Mbps\" (b/s with a unit: bps, Kbps, Mbps, Gbps)", units::rate)?;
+    let delay = b.need("delay", "a one-way propagation delay such as \"20ms\" (or seconds)", units::seconds)?;
     Ok(DumbbellDef { rate, delay, queue: QueueDraft::parse(&b)? })
 }
 
@@ -318,7 +318,7 @@ pub fn graph(nodes_v: Option<&Value>, links_v: &Value) -> Result<GraphDef, Scena
                 _ => {
                     let t = Table::new(&format!("nodes[{i}]"), n)?;
                     t.only(&["name"])?;
-                    t.with("name", None, identifier)?
+                    t.need("name", "the node's name (letters, digits, _ and -)", identifier)?
                 }
             };
             if nodes.contains(&name) {
@@ -364,8 +364,8 @@ pub fn graph(nodes_v: Option<&Value>, links_v: &Value) -> Result<GraphDef, Scena
             name,
             from,
             to,
-            rate: t.with("rate", None, units::rate)?,
-            delay: t.with("delay", None, units::seconds)?,
+            rate: t.need("rate", "a rate such as \"10Mbps\" (b/s with a unit: bps, Kbps, Mbps, Gbps)", units::rate)?,
+            delay: t.need("delay", "a one-way propagation delay such as \"20ms\" (or seconds)", units::seconds)?,
             duplex,
             queue: QueueDraft::parse(&t)?,
         });

@@ -53,6 +53,15 @@ impl<'a> Table<'a> {
         }
     }
 
+    /// A field without a default: `with(key, None, f)`, whose error when it is missing says
+    /// what to give (`hint`, e.g. "a rate such as \"10Mbps\"").
+    pub fn need<T>(&self, key: &str, hint: &str, f: impl Fn(&Value) -> Result<T, String>) -> Result<T, ScenarioError> {
+        match self.get(key) {
+            Some(_) => self.with(key, None, f),
+            None => err(self.field(key), format!("is required: {hint}")),
+        }
+    }
+
     pub fn number(&self, key: &str, default: Option<f64>, lo: f64, hi: f64, what: &str) -> Result<f64, ScenarioError> {
         self.with(key, default, |v| {
             let x = v.as_f64().ok_or_else(|| format!("must be a number ({what}); got {v}"))?;

@@ -59,7 +59,23 @@ fn errors_name_the_field() {
     let mut v = base();
     v["bottleneck"].as_object_mut().unwrap().remove("delay");
     let e = error_of(v);
-    assert_eq!((e.field.as_str(), e.message.as_str()), ("bottleneck.delay", "is required"));
+    assert_eq!(e.field, "bottleneck.delay");
+    assert!(e.message.starts_with("is required: a one-way propagation delay such as \"20ms\""), "{}", e.message);
+
+    // a required field without a default says what to give
+    let mut v = base();
+    v["flows"][1] = json!({"count": 1, "algorithm": "cbr"});
+    let e = error_of(v);
+    assert_eq!(e.field, "flows[1].rate");
+    assert!(e.message.contains("sending rate") && e.message.contains("steps"), "{}", e.message);
+    let mut v = base();
+    v["flows"][1] = json!({"count": 1, "algorithm": "pareto"});
+    let e = error_of(v);
+    assert!(e.message.starts_with("is required: the Pareto source's sending rate"), "{}", e.message);
+    let mut v = base();
+    v.as_object_mut().unwrap().remove("duration");
+    let e = error_of(v);
+    assert_eq!((e.field.as_str(), e.message.as_str()), ("duration", "is required: the simulated time in seconds, in (0, 1e7]"));
 
     let mut v = base();
     v["bottlenek"] = json!({});
