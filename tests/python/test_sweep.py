@@ -438,9 +438,33 @@ def test_cli_sweep_writes_table_and_is_quiet_without_a_tty(tcpf, spec_path, tmp_
     assert "36 rows" in p.stdout and str(out / "results.csv") in p.stdout
     t = pd.read_csv(out / "results.csv")
     assert len(t) == 36 and "flows[1].params.beta" in t.columns
+    # then the summary table: a row per point and group, mean ± CI over the 3 seeds
+    lines = p.stdout.splitlines()
+    assert lines[1] == "mean ± 95% CI half-width over 3 seeds, per grid point and flow group:"
+    assert lines[2].split()[:6] == ["flows[1].params.beta", "bottleneck.rate", "group", "algorithm", "seeds", "share"]
+    rows = [line.split() for line in lines[3:]]
+    assert len(rows) == 12 and all(r[4] == "3" and r[6] == "±" for r in rows), lines
+    first = t[(t["flows[1].params.beta"] == 0.0625) & (t["bottleneck.rate"] == "1.5Mbps") & (t["group"] == 1)]
+    assert rows[1][:4] == ["0.0625", "1.5Mbps", "1", "gaimd"]
+    assert float(rows[1][5]) == pytest.approx(first["share"].mean(), rel=1e-3)
+    assert "every seed gave the same numbers" not in p.stdout    # RED and start ranges differ
     p = tcpf("sweep", "run", spec_path, "--out", out, "--dry-run")
     assert p.returncode == 0 and "18 already done, 0 to run (dry run" in p.stdout
     assert "point 5: flows[1].params.beta=0.25, bottleneck.rate='5Mbps'" in p.stdout
+
+
+def test_cli_sweep_says_when_the_seeds_gave_the_same_runs(tcpf, tmp_path):
+    # DropTail, fixed delays and start times, no timeout: the seeds (TCP's timer phase) change
+    # nothing, and the table's CI of 0 is explained rather than left to look like precision
+    (tmp_path / "fixed.toml").write_text(TINY.replace('queue = "red"', 'queue = "droptail"')
+                                         .replace('access_delay = "1ms..5ms"', 'access_delay = "2ms"'))
+    (tmp_path / "spec.toml").write_text('scenario = "fixed.toml"\nseeds = 2\n[axes]\n'
+                                        '"bottleneck.rate" = ["5Mbps", "6Mbps"]\n')
+    p = tcpf("sweep", tmp_path / "spec.toml", "--out", tmp_path / "o")
+    assert p.returncode == 0, p.stderr
+    assert "note: at 2 of 2 points every seed gave the same numbers" in p.stdout
+    t = pd.read_csv(tmp_path / "o" / "results.csv")
+    assert (t.groupby(["bottleneck.rate", "group"])["share"].nunique() == 1).all()
 
 
 def test_cli_plot_line_and_heatmap(tcpf, spec_path, tmp_path):

@@ -83,7 +83,8 @@ def _root(ctx: typer.Context) -> None:
         "DIR/runs/ (batch files of runs, each run found by the hash of the normalized scenario, "
         "seed, tcpfriendly version and metrics version) and never recomputed; DIR/results.parquet and DIR/results.csv hold the "
         "tidy table (one row per run x flow group: axis values, seed, metrics) and "
-        "DIR/sweep.json the spec; with per_flow (--per-flow) DIR/flows.parquet and "
+        "DIR/sweep.json the spec, and the summary table (mean ± 95% CI over seeds per grid "
+        "point and flow group) is printed; with per_flow (--per-flow) DIR/flows.parquet and "
         "DIR/flows.csv hold one row per run x flow (throughput, goodput, share, packets, loss "
         "events and rate, RTT, window; runs stored without per-flow rows are redone). Ctrl-C stops cleanly (finished runs are kept); rerunning "
         "runs only what is missing. A run that fails fails alone: its row has status=failed "
@@ -214,7 +215,7 @@ def run_command(
         fail(EXIT_INTERRUPTED,
              f"interrupted: {result.cached + result.ran} of {result.total} runs done and "
              f"kept in {result.out}; rerun to finish the {result.missing} missing")
-    _summary(result)
+    _summary(result, table=True)
     if result.failures:
         n = len(result.failures)
         raise RuntimeError(f"{n} of {result.total} run{'s' if result.total != 1 else ''} failed "
@@ -226,7 +227,9 @@ def run_command(
 _LISTED_FAILURES = 20
 
 
-def _summary(result) -> None:
+def _summary(result, table: bool = False) -> None:
+    """The sweep's closing lines: what ran, where the files are, the failures; with ``table``
+    the summary table of the runs that succeeded (report.sweep_summary.sweep_text)."""
     done = result.cached + result.ran
     text = (f"sweep: {done}/{result.total} runs done ({result.ran} run now, {result.cached} "
             f"cached{f', {len(result.failures)} failed' if result.failures else ''}) in "
@@ -242,6 +245,12 @@ def _summary(result) -> None:
     if len(result.failures) > _LISTED_FAILURES:
         typer.echo(f"  ... and {len(result.failures) - _LISTED_FAILURES} more failed runs "
                    "(status=failed in the table)")
+    if table:
+        from ..report.sweep_summary import sweep_text
+
+        text = sweep_text(result)
+        if text:
+            typer.echo(text)
 
 
 @app.command(

@@ -13,7 +13,7 @@ import numpy as np
 
 from . import html as H
 
-__all__ = ["sweep_html"]
+__all__ = ["sweep_html", "sweep_text"]
 
 #: Metrics drawn and tabulated, in this order, when the sweep recorded them.
 KEY_METRICS = ["share", "goodput_bps_mean", "jain", "loss_event_rate", "timeouts", "mean_rtt_s",
@@ -100,11 +100,12 @@ def _figure(summary, metric: str, x: Optional[str], series_keys: List[str], titl
     return fig, len(groups)
 
 
-def _summary(table, axes: Sequence[str], seeds: List[Any], max_rows: int, max_figures: int):
-    """The summary of a sweep's table, shared by its report page and its notebook display:
-    (HTML table of mean ± 95% CI per grid point and flow group for the key metrics, at most
-    ``max_rows`` rows; [(figure, caption)] of the first ``max_figures`` metrics against the
-    first varying axis; that axis)."""
+def _rows(table, axes: Sequence[str], max_rows: int):
+    """The summary table of a sweep's table, one home for its report page, its notebook
+    display and the terminal (:func:`sweep_text`): (headers, rows of text cells: the axis
+    values, flow group and algorithm, seeds, then ``mean ± 95% CI half-width`` of each key
+    metric; at most ``max_rows`` rows), the number of rows in all, the index of the first
+    numeric column, the key metrics and their summaries."""
     from ..sweep.plot import summarize
 
     metrics = _metrics(list(table.columns))
@@ -127,11 +128,21 @@ def _summary(table, axes: Sequence[str], seeds: List[Any], max_rows: int, max_fi
                 s = summaries[m].iloc[i]
                 ci = s["ci95"]
                 row.append(f"{H.fmt(s['mean'], 4)} ± {H.fmt(ci, 2)}" if math.isfinite(ci) else H.fmt(s["mean"], 4))
-            rows.append(row)
+            rows.append([H.fmt(c) if not isinstance(c, str) else c for c in row])
     headers = id_cols + (["algorithm"] if algos is not None else []) + ["seeds"] + metrics
-    note = (f"<p class=\"note\">first {max_rows} of {len(first)} rows; the results table has every run</p>"
-            if first is not None and len(first) > max_rows else "")
-    html = (H.table(headers, rows, numeric_from=len(id_cols) + (1 if algos is not None else 0),
+    numeric_from = len(id_cols) + (1 if algos is not None else 0)
+    return headers, rows, (len(first) if first is not None else 0), numeric_from, metrics, summaries
+
+
+def _summary(table, axes: Sequence[str], seeds: List[Any], max_rows: int, max_figures: int):
+    """The summary of a sweep's table, shared by its report page and its notebook display:
+    (HTML table of mean ± 95% CI per grid point and flow group for the key metrics, at most
+    ``max_rows`` rows; [(figure, caption)] of the first ``max_figures`` metrics against the
+    first varying axis; that axis)."""
+    headers, rows, n_rows, numeric_from, metrics, summaries = _rows(table, axes, max_rows)
+    note = (f"<p class=\"note\">first {max_rows} of {n_rows} rows; the results table has every run</p>"
+            if n_rows > max_rows else "")
+    html = (H.table(headers, rows, numeric_from=numeric_from,
                     caption="mean ± 95% confidence half-width over seeds (Student t), per grid point and flow group")
             + note)
     # figures: metric vs the first varying (numeric) axis; a line per other axis value x group
@@ -147,20 +158,75 @@ def _summary(table, axes: Sequence[str], seeds: List[Any], max_rows: int, max_fi
     return html, figures, x
 
 
+def _ok_table(result: Any):
+    """(the runs that succeeded, the axes, the seeds) of a sweep's result."""
+    table = result.table
+    ok = table[table["status"] == "ok"] if "status" in table else table
+    axes = [a for a in (result.points[0] if result.points else {}) if a in ok.columns]
+    seeds = sorted(ok["seed"].unique().tolist()) if "seed" in ok else []
+    return ok, axes, seeds
+
+
+def sweep_text(result: Any, max_rows: int = 24) -> str:
+    """A sweep's summary table for the terminal (``tcpf sweep`` prints it when the sweep ends):
+    mean ± 95% CI half-width over seeds per grid point and flow group for the key metrics, the
+    first ``max_rows`` rows; empty when no run succeeded."""
+    from ..formatting import _table
+
+    ok, axes, seeds = _ok_table(result)
+    if ok.empty:
+        return ""
+    headers, rows, n_rows, numeric_from, _, _ = _rows(ok, axes, max_rows)
+    if not rows:
+        return ""
+    lines = [f"mean ± 95% CI half-width over {len(seeds)} seed{'s' if len(seeds) != 1 else ''}, "
+             "per grid point and flow group:"]
+    lines += _table(headers, rows, left=numeric_from)
+    if n_rows > max_rows:
+        lines.append(f"  ... first {max_rows} of {n_rows} rows: every run is in the results table "
+                     "(`tcpf report DIR` for the page with figures)")
+    same = _seedless_points(ok, axes)
+    if same:
+        lines.append(f"note: at {same[0]} of {same[1]} points every seed gave the same numbers (a 95% CI "
+                     "of 0): what a seed draws (RED's early drops, random losses and sources, the ranges "
+                     "of start, access_delay and the like, TCP's timer phase) did not change those "
+                     "runs; give the flows ranges such as start = \"0..1\" to sample")
+    return "\n".join(lines)
+
+
+def _seedless_points(ok, axes: Sequence[str]):
+    """(points whose seeds all gave the same metrics, points with more than one seed), or None
+    when there are none such."""
+    import pandas as pd
+
+    if "seed" not in ok or ok["seed"].nunique() < 2:
+        return None
+    metrics = [c for c in _metrics(list(ok.columns)) if pd.api.types.is_numeric_dtype(ok[c])]
+    keys = [a for a in axes if a in ok.columns]
+    if not metrics:
+        return None
+    same = total = 0
+    for _, g in (ok.groupby(keys, sort=False, dropna=False) if keys else [((), ok)]):
+        if g["seed"].nunique() < 2:
+            continue
+        total += 1
+        by = ["group"] if "group" in g else []
+        spread = g.groupby(by, dropna=False)[metrics].nunique(dropna=False) if by else g[metrics].nunique(dropna=False)
+        same += bool((spread.to_numpy() <= 1).all())
+    return (same, total) if same else None
+
+
 def sweep_html(result: Any) -> str:
     """A sweep's result (:class:`tcpfriendly.sweep.SweepResult`) as a notebook fragment: its
     status, the summary table of the report (mean ± 95% CI per grid point and flow group, first
     50 rows) and the first key metric against the first varying axis."""
     from .notebook import CSS, figure_html
 
-    table = result.table
     parts = [CSS, '<div class="tcpf-nb">', f"<b>{H.esc(repr(result))}</b>"]
     if result.failures:
         parts.append(f"<p>{len(result.failures)} failed; first: {H.esc(result.failure_label(0))}</p>")
-    ok = table[table["status"] == "ok"] if "status" in table else table
+    ok, axes, seeds = _ok_table(result)
     if not ok.empty:
-        axes = [a for a in (result.points[0] if result.points else {}) if a in ok.columns]
-        seeds = sorted(ok["seed"].unique().tolist()) if "seed" in ok else []
         html, figures, _ = _summary(ok, axes, seeds, 50, 1)
         parts.append(html)
         parts.extend(figure_html(fig) for fig, _ in figures)
