@@ -581,7 +581,13 @@ impl Scenario {
         Value::Object(top)
     }
 
+    /// Whether the group's flows are ECN-capable: TCP flows whose path has an ECN queue, as
+    /// the engine builds them (`to_config`); rate-based and UDP senders are not, so the ns-2
+    /// export leaves their agents' `ecn_` at 0.
     fn flow_ecn(&self, g: &Group) -> bool {
+        if !matches!(g.kind, GroupKind::Tcp { .. }) {
+            return false;
+        }
         match (&self.net, &g.route) {
             (Net::Dumbbell { queue, .. }, _) => queue.spec.ecn(),
             (Net::Graph { def, queues }, RouteDef::Path(p)) => p.windows(2).any(|w| {

@@ -496,3 +496,30 @@ fn external_controllers_may_not_take_a_registry_name() {
         assert!(e.message.contains(&format!("'{taken}' is a built-in algorithm")), "{}", e.message);
     }
 }
+
+/// The expanded scenario's `ecn` (what the ns-2 export sets as each agent's `ecn_`) says what
+/// the engine builds: TCP flows on a path with an ECN queue are ECN-capable; TFRC and CBR flows
+/// on the same path are not (they were reported ECN-capable, and ns-2 then marked their packets
+/// where the engine dropped them).
+#[test]
+fn only_tcp_flows_on_an_ecn_path_are_ecn_capable() {
+    let mut v = base();
+    v["bottleneck"]["ecn"] = json!(true);
+    v["flows"][1] = json!({"count": 2, "algorithm": "tfrc"});
+    v["flows"].as_array_mut().unwrap().push(json!({"count": 1, "algorithm": "cbr", "rate": "1Mbps"}));
+    let s = Scenario::from_value(&v).unwrap();
+    let ecn: Vec<(String, bool)> = s.expanded()["flows"].as_array().unwrap().iter().map(|f| (f["algorithm"].as_str().unwrap().to_string(), f["ecn"].as_bool().unwrap())).collect();
+    assert_eq!(ecn.iter().filter(|(a, e)| a == "tcp" && *e).count(), 4, "{ecn:?}");
+    assert!(ecn.iter().all(|(a, e)| a == "tcp" || !e), "{ecn:?}");
+    let cfg = s.to_config();
+    for (f, (alg, e)) in cfg.flows.iter().zip(&ecn) {
+        let engine_ecn = match &f.kind {
+            crate::config::FlowKind::Tcp { tcp, .. } => tcp.ecn,
+            _ => false,
+        };
+        assert_eq!(engine_ecn, *e, "{alg}");
+    }
+    v["bottleneck"]["ecn"] = json!(false);
+    let s = Scenario::from_value(&v).unwrap();
+    assert!(s.expanded()["flows"].as_array().unwrap().iter().all(|f| f["ecn"] == json!(false)));
+}
