@@ -58,13 +58,20 @@ def read_pcap(blob):
         off += 16 + incl
         assert frame[12:14] == b"\x08\x00"
         ip = frame[14:]
-        assert ip[0] == 0x45 and ip[9] == 6
+        assert ip[0] == 0x45 and ip[9] in (6, 17)
         total = struct.unpack(">H", ip[2:4])[0]
         assert orig == 14 + total
         s = sum(struct.unpack(">10H", ip[:20]))
         while s > 0xFFFF:
             s = (s & 0xFFFF) + (s >> 16)
         assert s == 0xFFFF, "bad IPv4 header checksum"
+        if ip[9] == 17:  # a UDP source's datagram: its headers only
+            sport, dport, length, _ = struct.unpack(">HHHH", ip[20:28])
+            assert incl == 14 + 20 + 8 and length == total - 20
+            out.append((sec * 10**9 + nsec, orig, {
+                "udp": True, "src": ip[12:16], "dst": ip[16:20], "sport": sport, "dport": dport,
+                "payload": total - 28}))
+            continue
         tcp = ip[20:]
         sport, dport, seq, ack, off_flags = struct.unpack(">HHIIH", tcp[:14])
         hlen = (off_flags >> 12) * 4
@@ -204,6 +211,29 @@ def test_pcap_carries_ecn_bits_through_red_ecn():
     assert sum(p["ecn"] == 3 for p in data) == marks > 0
     assert any(p["flags"] & 0x40 for p in acks), "no ECN-echo on any ACK"
     assert any(p["flags"] & 0x80 for p in data), "no CWR on any data packet"
+
+
+def test_pcap_holds_the_udp_sources_datagrams(tmp_path):
+    # A CBR source beside a TCP flow: its datagrams are in the capture (IPv4 + UDP headers,
+    # the original length its size on the wire), one per datagram it sent; tshark reads them.
+    toml = DROP_TOML.replace("count = 2", "count = 1") + (
+        '\n[[flows]]\ncount = 1\nalgorithm = "cbr"\nrate = "1Mbps"\npacket_size = 500\n')
+    path = tmp_path / "u.pcap"
+    res = _run(toml, {"format": "pcap", "file": str(path)})
+    _, records = read_pcap(res.trace)
+    udp = [(t, orig, p) for t, orig, p in records if p.get("udp")]
+    cbr = res.flows.set_index("algorithm").loc["cbr"]
+    assert len(udp) == cbr["packets_sent"] > 0
+    assert all(orig == 14 + 500 and p["payload"] == 500 - 28 and (p["sport"], p["dport"]) == (40000, 5001)
+               for _, orig, p in udp)
+    assert {p["src"][3] for _, _, p in udp} == {2}      # flow 1's sender, 10.0.0.2
+    assert sum(1 for _, _, p in records if not p.get("udp") and p["payload"] > 0) == \
+        res.flows.set_index("algorithm").loc["tcp", "packets_sent"]
+    if shutil.which("tshark"):
+        out = subprocess.run(["tshark", "-n", "-r", str(path), "-Y", "udp && !_ws.malformed"],
+                             capture_output=True, text=True, timeout=120)
+        assert out.returncode == 0, out.stderr
+        assert len(out.stdout.splitlines()) == len(udp)
 
 
 def _reader(name):

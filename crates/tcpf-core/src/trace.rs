@@ -153,9 +153,6 @@ impl Tracer {
                 }
             }
             TraceFormat::Pcap => {
-                if pkt.kind == PacketKind::Datagram {
-                    return;
-                }
                 if self.at_sender {
                     let fi = self.flows[f];
                     let ack = pkt.kind == PacketKind::Ack;
@@ -240,17 +237,19 @@ impl Tracer {
     }
 
     fn pcap(&mut self, t: Time, pkt: &Packet) {
+        let udp = pkt.kind == PacketKind::Datagram;
         let nsack = pkt.nsack as usize;
         let opt = 12 + if nsack > 0 { 4 + 8 * nsack } else { 0 };
-        let tcp_len = 20 + opt;
+        // A UDP source's datagram: IPv4 and UDP headers (its size on the wire is the IP
+        // datagram's length, as ns-2's CBR packetSize_).
+        let tcp_len = if udp { 8 } else { 20 + opt };
         let rec = 16 + 14 + 20 + tcp_len;
         if !self.room(t, rec) {
             return;
         }
         let fi = self.flows[pkt.flow as usize];
-        let data = pkt.kind == PacketKind::Data;
-        let payload = if data { fi.payload } else { 0 };
-        let ip_len = 20 + tcp_len as u32 + payload;
+        let data = pkt.kind != PacketKind::Ack;
+        let ip_len = if udp { fi.payload.max(28) } else { 20 + tcp_len as u32 + if data { fi.payload } else { 0 } };
         let start = self.buf.len();
         let b = &mut self.buf;
         // Record header: seconds, nanoseconds, captured length, original length.
@@ -281,11 +280,20 @@ impl Tracer {
         // Identification: the record's number (a retransmission or a duplicate ACK is not a
         // copy of an earlier datagram: tcptrace reports equal ids as hardware duplicates).
         b.extend_from_slice(&(self.recs.len() as u16).to_be_bytes());
-        b.extend_from_slice(&[0x40, 0x00, 64, 6, 0, 0]); // DF, TTL, TCP, checksum (below)
+        b.extend_from_slice(&[0x40, 0x00, 64, if udp { 17 } else { 6 }, 0, 0]); // DF, TTL, UDP or TCP, checksum (below)
         b.extend_from_slice(&s_ip);
         b.extend_from_slice(&d_ip);
         let sum = checksum(&b[ip_start..ip_start + 20]);
         b[ip_start + 10..ip_start + 12].copy_from_slice(&sum.to_be_bytes());
+        if udp {
+            // UDP: length, no checksum (0: none computed, there is no payload to sum).
+            b.extend_from_slice(&s_port.to_be_bytes());
+            b.extend_from_slice(&d_port.to_be_bytes());
+            b.extend_from_slice(&((ip_len - 20) as u16).to_be_bytes());
+            b.extend_from_slice(&[0, 0]);
+            self.push(t, start);
+            return;
+        }
         // TCP: sequence numbers in bytes from 1 (packet n carries bytes [1 + n·payload, ...)).
         let bytes = |n: u32| 1u32.wrapping_add(n.wrapping_mul(fi.payload));
         let (seq, ack) = if data { (bytes(pkt.seq), 1) } else { (1, bytes(pkt.seq)) };
@@ -421,6 +429,25 @@ mod tests {
         let e = t.check().unwrap_err();
         assert_eq!(e.field, "trace.max_bytes");
         assert!(t.finish().len() <= 1024);
+    }
+
+    #[test]
+    fn pcap_holds_a_udp_datagram_as_ipv4_and_udp_headers() {
+        let mut t = tracer(TraceFormat::Pcap, 1 << 20);
+        let d = Packet::datagram(0, 7, 1000, 2_000);
+        t.hop(0, 0, 3_000, &d, Some(5_000));
+        let b = t.finish();
+        let r = &b[24..];
+        let caplen = u32::from_le_bytes(r[8..12].try_into().unwrap()) as usize;
+        assert_eq!(caplen, 14 + 20 + 8);
+        assert_eq!(u32::from_le_bytes(r[12..16].try_into().unwrap()), 14 + 1000); // the datagram's size on the wire
+        let ip = &r[16 + 14..];
+        assert_eq!((ip[9], u16::from_be_bytes([ip[2], ip[3]])), (17, 1000));
+        assert_eq!(checksum(&ip[..20]), 0);
+        let udp = &ip[20..28];
+        assert_eq!(u16::from_be_bytes([udp[0], udp[1]]), 40000);
+        assert_eq!(u16::from_be_bytes([udp[2], udp[3]]), 5001);
+        assert_eq!(u16::from_be_bytes([udp[4], udp[5]]), 980);
     }
 
     #[test]
