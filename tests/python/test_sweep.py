@@ -453,6 +453,21 @@ def test_cli_sweep_writes_table_and_is_quiet_without_a_tty(tcpf, spec_path, tmp_
     assert "point 5: flows[1].params.beta=0.25, bottleneck.rate='5Mbps'" in p.stdout
 
 
+def test_sweep_text_is_the_report_table_cut_to_its_first_rows(tiny, tmp_path):
+    from tcpfriendly.report.sweep_summary import sweep_text
+
+    res = grid_sweep(tiny, seeds=2).run(out=tmp_path / "a", workers=1, quiet=True)
+    text = sweep_text(res, max_rows=2).splitlines()
+    assert len(text) == 1 + 1 + 2 + 1
+    assert text[-1] == (f"  ... first 2 of 12 rows: every run is in the results table "
+                        f"(`tcpf report {res.out}` for the page with figures)")
+    # the same cells as the report's table (one home: report.sweep_summary._rows)
+    html = res._repr_html_()
+    parts = text[2].split()
+    assert parts[6] == "±"
+    assert f">{parts[5]} ± {parts[7]}</td>" in html      # the first row's share
+
+
 def test_cli_sweep_says_when_the_seeds_gave_the_same_runs(tcpf, tmp_path):
     # DropTail, fixed delays and start times, no timeout: the seeds (TCP's timer phase) change
     # nothing, and the table's CI of 0 is explained rather than left to look like precision

@@ -183,8 +183,9 @@ def sweep_text(result: Any, max_rows: int = 24) -> str:
              "per grid point and flow group:"]
     lines += _table(headers, rows, left=numeric_from)
     if n_rows > max_rows:
+        out = getattr(result, "out", None) or "DIR"
         lines.append(f"  ... first {max_rows} of {n_rows} rows: every run is in the results table "
-                     "(`tcpf report DIR` for the page with figures)")
+                     f"(`tcpf report {out}` for the page with figures)")
     same = _seedless_points(ok, axes)
     if same:
         lines.append(f"note: at {same[0]} of {same[1]} points every seed gave the same numbers (a 95% CI "
