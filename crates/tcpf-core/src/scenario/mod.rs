@@ -255,6 +255,11 @@ impl Scenario {
         for (gi, g) in self.groups.iter().enumerate() {
             if let GroupKind::Tcp { params, .. } = &g.kind {
                 out.extend(params.warnings.iter().map(|w| format!("flows[{gi}].params: {w}")));
+            } else if self.path_ecn(g) {
+                out.push(format!(
+                    "flows[{gi}]: '{}' is not ECN-capable (only TCP flows are): the ECN queue on its path drops its packets where it marks TCP's",
+                    g.algorithm
+                ));
             }
         }
         out
@@ -585,9 +590,11 @@ impl Scenario {
     /// the engine builds them (`to_config`); rate-based and UDP senders are not, so the ns-2
     /// export leaves their agents' `ecn_` at 0.
     fn flow_ecn(&self, g: &Group) -> bool {
-        if !matches!(g.kind, GroupKind::Tcp { .. }) {
-            return false;
-        }
+        matches!(g.kind, GroupKind::Tcp { .. }) && self.path_ecn(g)
+    }
+
+    /// Whether the group's path has a queue that marks ECN-capable packets.
+    fn path_ecn(&self, g: &Group) -> bool {
         match (&self.net, &g.route) {
             (Net::Dumbbell { queue, .. }, _) => queue.spec.ecn(),
             (Net::Graph { def, queues }, RouteDef::Path(p)) => p.windows(2).any(|w| {

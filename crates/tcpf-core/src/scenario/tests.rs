@@ -519,7 +519,13 @@ fn only_tcp_flows_on_an_ecn_path_are_ecn_capable() {
         };
         assert_eq!(engine_ecn, *e, "{alg}");
     }
+    // the run says so: a warning per group that is not ECN-capable on an ECN path
+    assert_eq!(s.warnings(), vec![
+        "flows[1]: 'tfrc' is not ECN-capable (only TCP flows are): the ECN queue on its path drops its packets where it marks TCP's".to_string(),
+        "flows[2]: 'cbr' is not ECN-capable (only TCP flows are): the ECN queue on its path drops its packets where it marks TCP's".to_string(),
+    ]);
     v["bottleneck"]["ecn"] = json!(false);
     let s = Scenario::from_value(&v).unwrap();
     assert!(s.expanded()["flows"].as_array().unwrap().iter().all(|f| f["ecn"] == json!(false)));
+    assert!(s.warnings().is_empty());
 }
