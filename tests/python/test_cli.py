@@ -75,6 +75,20 @@ def test_summary_names_groups_and_links(tcpf, small_path):
     assert "beta=0.125" in out
 
 
+def test_a_rate_based_flow_on_an_ecn_path_is_warned_of(tcpf, write_toml):
+    # Only TCP flows are ECN-capable: a TFRC group on a RED + ECN bottleneck has its packets
+    # dropped where TCP's are marked, and the run says so on stderr (and in the JSON)
+    path = write_toml(SMALL_TOML.replace('queue = "red"', 'queue = "red"\necn = true')
+                      .replace('algorithm = "gaimd"', 'algorithm = "tfrc"')
+                      .replace("params = { alpha = 0.31, keep = 0.875 }\n", ""))
+    proc = tcpf("run", path, "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ("warning: flows[1]: 'tfrc' is not ECN-capable (only TCP flows are): the "
+                           "ECN queue on its path drops its packets where it marks TCP's\n")
+    assert json.loads(proc.stdout)["warnings"] == [proc.stderr[len("warning: "):-1]]
+    assert tcpf("run", write_toml(SMALL_TOML, "plain.toml")).stderr == ""
+
+
 def test_json_is_deterministic_and_seed_matters(tcpf, small_path):
     first = tcpf("run", small_path, "--json")
     second = tcpf("run", small_path, "--json")
