@@ -295,10 +295,13 @@ def test_parse_output_and_result_schema():
     assert f0["mean_srtt_s"] == 0.12 and f1["mean_srtt_s"] is None
     for f in (f0, f1):
         assert f["mean_rtt_s"] == pytest.approx(0.002 + 0.1 + (1040 + 40) * 8 / 15e6 + 10 / 150, rel=1e-12)
-    for key in ["id", "group", "algorithm", "throughput_bps", "goodput_bps", "packets_sent",
-                "packets_delivered", "retransmissions", "loss_events", "timeouts",
+    for key in ["id", "group", "algorithm", "recovery", "throughput_bps", "goodput_bps",
+                "packets_sent", "packets_delivered", "retransmissions", "loss_events", "timeouts",
                 "loss_event_rate", "mean_rtt_s", "mean_cwnd"]:
         assert key in f0
+    # the TCP loss recovery, as in the engine's records (a sweep's `recovery` column)
+    assert (f0["recovery"], f1["recovery"]) == (e["flows"][0]["recovery"], e["flows"][1]["recovery"])
+    assert f0["recovery"] == "sack"
     (link,) = r["links"]
     assert link["name"] == "bottleneck"
     assert link["utilization"] == pytest.approx(2500000 * 8 / (15e6 * 20.0))

@@ -180,6 +180,8 @@ def _results(expanded: Dict[str, Any], parsed: Dict[str, Any], wall_s: float,
         base = {
             "id": int(r["id"]), "group": int(r["group"]),
             "algorithm": spec.get("algorithm"), "params": spec.get("params") or {},
+            # the TCP loss recovery, as the engine's result records it (None for others)
+            "recovery": spec.get("recovery") if r["kind"] == "tcp" else None,
             "direction": spec.get("direction", "forward"),
             "throughput_bps": sent * size * 8.0 / window,
             "goodput_bps": dlv * size * 8.0 / window,
