@@ -302,6 +302,7 @@ def test_parse_output_and_result_schema():
     # the TCP loss recovery, as in the engine's records (a sweep's `recovery` column)
     assert (f0["recovery"], f1["recovery"]) == (e["flows"][0]["recovery"], e["flows"][1]["recovery"])
     assert f0["recovery"] == "sack"
+    assert f0["ecn_reactions"] == 0 and f0["start_s"] == e["flows"][0]["start_s"]
     (link,) = r["links"]
     assert link["name"] == "bottleneck"
     assert link["utilization"] == pytest.approx(2500000 * 8 / (15e6 * 20.0))

@@ -182,7 +182,7 @@ def _results(expanded: Dict[str, Any], parsed: Dict[str, Any], wall_s: float,
             "algorithm": spec.get("algorithm"), "params": spec.get("params") or {},
             # the TCP loss recovery, as the engine's result records it (None for others)
             "recovery": spec.get("recovery") if r["kind"] == "tcp" else None,
-            "direction": spec.get("direction", "forward"),
+            "direction": spec.get("direction", "forward"), "start_s": spec.get("start_s"),
             "throughput_bps": sent * size * 8.0 / window,
             "goodput_bps": dlv * size * 8.0 / window,
             "packets_sent": sent, "packets_delivered": dlv,
@@ -194,6 +194,8 @@ def _results(expanded: Dict[str, Any], parsed: Dict[str, Any], wall_s: float,
             base.update({
                 "retransmissions": r["rexmit"],
                 "loss_events": loss_events, "timeouts": r["ntimeouts"],
+                # ECN-echo responses (necnresponses_), the engine's ecn_reactions
+                "ecn_reactions": r.get("necn"),
                 "loss_event_rate": (loss_events / sent) if sent else None,
                 # the packets' mean RTT (path_rtts; the engine's: the mean of its RTT samples) and
                 # ns-2's own srtt_, sampled (tick-quantised, smoothed)
