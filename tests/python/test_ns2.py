@@ -280,7 +280,7 @@ def test_parse_output_and_result_schema():
            "ntimeouts=1 necn=0 mean_cwnd=12.5 mean_srtt=0.12\n"
            "FLOW id=1 group=1 kind=tcp sent=500 rexmit=5 delivered=495 ncwndcuts=5 ncwndcuts1=5 "
            "ntimeouts=0 necn=0 mean_cwnd=null mean_srtt=null\n"
-           "LINK name=bottleneck bytes=2500000 pkts=3000 drops=15 marks=0 qint=200.0\n"
+           "LINK name=bottleneck bytes=2500000 pkts=3000 arrivals=3020 drops=15 marks=0 qint=200.0\n"
            "TOTAL delivered_pkts=1485 t=20\n")
     r = ns2_run._results(e, ns2.parse_output(out), 1.5)
     f0, f1 = r["flows"]
@@ -308,6 +308,9 @@ def test_parse_output_and_result_schema():
     assert link["utilization"] == pytest.approx(2500000 * 8 / (15e6 * 20.0))
     assert link["drops"] == 15 and link["marks"] == 0
     assert link["mean_queue_pkts"] == pytest.approx(10.0)
+    # arrivals and departures at the queue (QueueMonitor), drops per arrival as the engine's
+    assert (link["arrivals"], link["departures"]) == (3020, 3000)
+    assert link["drop_rate"] == pytest.approx(15 / 3020)
     assert r["wall_s"] == 1.5 and r["ns2"]["delivered_packets"] == 1485
 
 
@@ -521,6 +524,10 @@ def test_run_ns2_small():
         assert 0.1 < f["mean_rtt_s"] < 1.0
     link = r["links"][0]
     assert 0.0 < link["utilization"] <= 1.0
+    # every packet that reached the queue left it, was dropped or is still queued at the end
+    held = link["arrivals"] - link["departures"] - link["drops"]
+    assert link["departures"] > 0 and abs(held) <= 300   # (a packet queued at the window start departs in it)
+    assert link["drop_rate"] == pytest.approx(link["drops"] / link["arrivals"])
     # same seed, same numbers
     r2 = ns2.run_ns2(e)
     assert [f["packets_delivered"] for f in r2["flows"]] == [f["packets_delivered"] for f in r["flows"]]

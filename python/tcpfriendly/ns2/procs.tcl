@@ -69,6 +69,7 @@ proc link_snapshot {l} {
     $qi newpoint [[Simulator instance] now] [$qi set lasty_]
     set LSNAP($l,bytes) $LACC($l,bytes)
     set LSNAP($l,pdep)  [$qmon($l) set pdepartures_]
+    set LSNAP($l,parr)  [$qmon($l) set parrivals_]
     set LSNAP($l,drops) [$qmon($l) set pdrops_]
     set LSNAP($l,marks) [$qmon($l) set pmarks_]
     set LSNAP($l,qint)  [$qi set sum_]
@@ -220,9 +221,9 @@ proc measure_end {} {
         incr total $dlv
     }
     foreach l $LINKS {
-        set b0 $LSNAP($l,bytes); set p0 $LSNAP($l,pdep); set d0 $LSNAP($l,drops); set m0 $LSNAP($l,marks); set q0 $LSNAP($l,qint)
+        set b0 $LSNAP($l,bytes); set p0 $LSNAP($l,pdep); set a0 $LSNAP($l,parr); set d0 $LSNAP($l,drops); set m0 $LSNAP($l,marks); set q0 $LSNAP($l,qint)
         link_snapshot $l
-        puts "LINK key=$l rate=$LINKRATE($l) bytes=[expr {$LSNAP($l,bytes) - $b0}] pkts=[expr {$LSNAP($l,pdep) - $p0}] drops=[expr {$LSNAP($l,drops) - $d0}] marks=[expr {$LSNAP($l,marks) - $m0}] qint=[expr {$LSNAP($l,qint) - $q0}]"
+        puts "LINK key=$l rate=$LINKRATE($l) bytes=[expr {$LSNAP($l,bytes) - $b0}] pkts=[expr {$LSNAP($l,pdep) - $p0}] arrivals=[expr {$LSNAP($l,parr) - $a0}] drops=[expr {$LSNAP($l,drops) - $d0}] marks=[expr {$LSNAP($l,marks) - $m0}] qint=[expr {$LSNAP($l,qint) - $q0}]"
     }
     puts "TOTAL delivered_pkts=$total t=$t"
     if {$DROPTRACE != ""} { flush $DROPTRACE }

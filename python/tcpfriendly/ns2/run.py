@@ -229,6 +229,11 @@ def _results(expanded: Dict[str, Any], parsed: Dict[str, Any], wall_s: float,
             "utilization": lk["bytes"] * 8.0 / (rate * window),
             "drops": lk["drops"], "marks": lk["marks"],
             "mean_queue_pkts": lk["qint"] / window,
+            # packets that reached the link's queue and left it (QueueMonitor parrivals_,
+            # pdepartures_; a loss model's drops happen before the queue, outside both, as
+            # outside `drops`), and drops per arrival as the engine's drop_rate
+            "arrivals": lk.get("arrivals"), "departures": lk.get("pkts"),
+            "drop_rate": (lk["drops"] / lk["arrivals"]) if lk.get("arrivals") else None,
         })
     out = {"flows": flows, "links": links, "wall_s": wall_s,
            "ns2": {"delivered_packets": parsed["total"].get("delivered_pkts")}}
