@@ -196,3 +196,33 @@ def test_run_plot_refuses_a_file_before_running(tcpf, small_path, tmp_path):
     f.write_text("x")
     p = tcpf("run", small_path, "--plot", f)
     assert p.returncode == 2 and p.stderr.startswith("error: --plot:") and p.stdout == ""
+
+
+def test_queue_figure_draws_every_shown_link_s_buffer_limit():
+    # the dumbbell's reverse direction has the bottleneck's queue settings, and a general
+    # topology's links (and their duplex reverse directions) their own limits: each panel draws
+    # its link's limit, not only the one named "bottleneck"
+    sc = (tcpfriendly.Scenario.dumbbell(rate="5Mbps", delay="20ms", queue="droptail", limit=26,
+                                        duration=10, seed=1)
+          .add_flows(2, "tcp", start="0..1").add_flows(2, "tcp", direction="reverse", start="0..1"))
+    fig = tcpfriendly.run(sc, timeseries=0.1).plot("queue")
+    titled = {ax.get_title(loc="left"): ax for ax in fig.get_axes() if ax.get_title(loc="left")}
+    assert set(titled) == {"link bottleneck", "link bottleneck_reverse"}
+    for ax in titled.values():
+        assert [l.get_ydata()[0] for l in ax.lines if l.get_label().startswith("buffer limit")] == [26]
+    chain = tcpfriendly.Scenario.from_toml_string("""
+duration = 10
+links = [
+  { from = "a", to = "b", rate = "4Mbps", delay = "10ms", limit = 30, duplex = true },
+  { from = "b", to = "c", rate = "2Mbps", delay = "10ms", limit = 12 },
+]
+flows = [
+  { count = 2, algorithm = "tcp", path = ["a", "b", "c"], start = "0..1" },
+  { count = 2, algorithm = "tcp", path = ["b", "a"], start = "0..1" },
+]
+""")
+    fig = tcpfriendly.run(chain, timeseries=0.1).plot("queue")
+    limits = {ax.get_title(loc="left"): [l.get_ydata()[0] for l in ax.lines
+                                         if l.get_label().startswith("buffer limit")]
+              for ax in fig.get_axes() if ax.get_title(loc="left")}
+    assert limits.get("link b-c") == [12] and limits.get("link a-b_reverse") == [30], limits

@@ -105,6 +105,25 @@ def _flow_label(raw: Mapping[str, Any], flow: int, group: int) -> str:
     return f"flow {flow} (group {group})"
 
 
+def _queue_limits(sc: Mapping[str, Any]) -> Dict[str, float]:
+    """``{reported link name: buffer limit (packets)}`` of a normalized scenario: the dumbbell's
+    bottleneck and its reverse direction (the same queue settings), a general topology's links
+    and the reverse directions of the duplex ones; links without a limit are left out."""
+    def num(v: Any) -> Optional[float]:
+        return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+    out: Dict[str, float] = {}
+    b = sc.get("bottleneck")
+    if isinstance(b, Mapping) and num(b.get("limit")) is not None:
+        out["bottleneck"] = out["bottleneck_reverse"] = num(b.get("limit"))
+    for link in sc.get("links") or []:
+        if isinstance(link, Mapping) and isinstance(link.get("name"), str) and num(link.get("limit")) is not None:
+            out[link["name"]] = num(link.get("limit"))
+            if link.get("duplex"):
+                out[f"{link['name']}_reverse"] = num(link.get("limit"))
+    return out
+
+
 def _scenario_label(raw: Mapping[str, Any]) -> str:
     from ..formatting import _link_label
 
@@ -346,18 +365,18 @@ def _queue(raw, t0, t1, links=None, **_):
         chosen = (active or names[:1])[:MAX_LINKS]
     interval = _interval(raw, ts)
     fig, axes = _new(rows=2 * len(chosen), height=1.9)
-    sc = raw.get("scenario") or {}
-    limit = (sc.get("bottleneck") or {}).get("limit") if isinstance(sc.get("bottleneck"), Mapping) else None
+    limits = _queue_limits(raw.get("scenario") or {})
     for i, name in enumerate(chosen):
         d = ts[ts["link"] == name].sort_values("time")
         qa, da = axes[2 * i], axes[2 * i + 1]
         qa.plot(d["time"], d["queue_pkts"], lw=0.8, color=_GROUP_COLORS[0], label="queue length")
-        if name == "bottleneck" and isinstance(limit, (int, float)):
+        limit = limits.get(name)
+        if limit is not None:
             qa.axhline(limit, color="black", lw=0.8, ls=":", label=f"buffer limit {limit:g} pkts")
         qa.set_ylabel("queue (packets)")
         qa.set_title(f"link {name}", fontsize=9, loc="left")
         qa.set_ylim(bottom=0)
-        _legend(qa, 1 + (name == "bottleneck" and isinstance(limit, (int, float))))
+        _legend(qa, 1 + (limit is not None))
         width = interval if math.isfinite(interval) else 0.1
         # one stepped path per series (a bar per interval is thousands of patches: slow, large SVG)
         t = d["time"].to_numpy(dtype=float)
