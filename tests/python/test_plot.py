@@ -226,3 +226,20 @@ flows = [
                                          if l.get_label().startswith("buffer limit")]
               for ax in fig.get_axes() if ax.get_title(loc="left")}
     assert limits.get("link b-c") == [12] and limits.get("link a-b_reverse") == [30], limits
+
+
+def test_rate_figure_draws_each_direction_s_fair_share():
+    # 2 forward and 3 reverse flows on a 5 Mb/s dumbbell: C/n is 2.5 Mb/s one way, 5/3 the
+    # other; a figure of the forward flows alone keeps the one line without a direction
+    sc = (tcpfriendly.Scenario.dumbbell(rate="5Mbps", delay="20ms", queue="droptail", limit=26,
+                                        duration=10, seed=1)
+          .add_flows(2, "tcp", start="0..1").add_flows(3, "tcp", direction="reverse", start="0..1"))
+    res = tcpfriendly.run(sc, timeseries=0.1)
+
+    def fair(fig):
+        return {l.get_label(): round(l.get_ydata()[0], 6) for l in fig.get_axes()[0].lines
+                if l.get_label().startswith("fair share")}
+
+    assert fair(res.plot("rate")) == {"fair share C/n = 2.5 Mb/s (forward, n = 2)": 2.5,
+                                      "fair share C/n = 1.67 Mb/s (reverse, n = 3)": round(5 / 3, 6)}
+    assert fair(res.plot("rate", flows=[0, 1])) == {"fair share C/n = 2.5 Mb/s": 2.5}

@@ -307,11 +307,19 @@ def _rate(raw, by, flows, t0, t1, bin_s=DEFAULT_BIN_S, **_):
             n_lines += 1
     sc = raw.get("scenario") or {}
     link = sc.get("bottleneck") if isinstance(sc.get("bottleneck"), Mapping) else {}
-    forward = [f for f in raw.get("flows") or [] if metrics.direction(f) == "forward"]
-    if isinstance(link.get("rate"), (int, float)) and forward:
-        fair = link["rate"] / len(forward) / 1e6
-        ax.axhline(fair, color="black", lw=0.8, ls=":", label=f"fair share C/n = {fair:.3g} Mb/s")
-        n_lines += 1
+    flows_by_dir: Dict[str, int] = {}
+    for f in raw.get("flows") or []:
+        flows_by_dir[metrics.direction(f)] = flows_by_dir.get(metrics.direction(f), 0) + 1
+    shown = {metrics.direction(f) for f in raw.get("flows") or [] if f.get("id") in set(table["id"])}
+    if isinstance(link.get("rate"), (int, float)):
+        # the dumbbell's fair share C/n in each direction drawn (n: that direction's flows)
+        for d, style in (("forward", ":"), ("reverse", "-.")):
+            if d in shown and flows_by_dir.get(d):
+                fair = link["rate"] / flows_by_dir[d] / 1e6
+                where = f" ({d}, n = {flows_by_dir[d]})" if len(shown) > 1 else ""
+                ax.axhline(fair, color="black", lw=0.8, ls=style,
+                           label=f"fair share C/n = {fair:.3g} Mb/s{where}")
+                n_lines += 1
     ax.set_xlabel("time (s)")
     ax.set_ylabel(f"goodput (Mb/s, mean over {bin_s:g} s bins)")
     ax.set_title(f"delivered rate in {bin_s:g} s bins" + (" per flow" if by == "flow" else " per group")
