@@ -243,3 +243,24 @@ def test_rate_figure_draws_each_direction_s_fair_share():
     assert fair(res.plot("rate")) == {"fair share C/n = 2.5 Mb/s (forward, n = 2)": 2.5,
                                       "fair share C/n = 1.67 Mb/s (reverse, n = 3)": round(5 / 3, 6)}
     assert fair(res.plot("rate", flows=[0, 1])) == {"fair share C/n = 2.5 Mb/s": 2.5}
+
+
+def test_a_run_of_udp_sources_plots_what_it_has(tcpf, tmp_path):
+    # no window and no RTT: `tcpf run --plot` draws rate, queue and goodput (it failed on cwnd),
+    # and the RTT figure of a mixed run leaves the UDP source out of its legend
+    toml = ('duration = 5\ntimeseries = 0.1\n[bottleneck]\nrate = "1Mbps"\ndelay = "10ms"\n'
+            '[[flows]]\ncount = 1\nalgorithm = "cbr"\nrate = "0.5Mbps"\n')
+    res = tcpfriendly.run(tcpfriendly.Scenario.from_toml_string(toml))
+    assert plot.available_kinds(res) == ["rate", "queue", "goodput"]
+    (tmp_path / "u.toml").write_text(toml)
+    p = tcpf("run", tmp_path / "u.toml", "--plot", tmp_path / "p")
+    assert p.returncode == 0, p.stderr
+    figures = sorted(n for n in os.listdir(tmp_path / "p") if not n.startswith("."))
+    assert figures == sorted(f"{k}.{e}" for k in ("rate", "queue", "goodput") for e in ("png", "svg"))
+    mixed = tcpfriendly.run(tcpfriendly.Scenario.from_toml_string(
+        toml + '[[flows]]\ncount = 1\nalgorithm = "tcp"\n'))
+    assert plot.available_kinds(mixed) == list(plot.KINDS)
+    labels = [l.get_label() for l in mixed.plot("rtt").get_axes()[0].lines]
+    assert labels == ["flow 1 (group 1: tcp/sack)"]
+    with pytest.raises(ScenarioError, match="no flow with RTT samples"):
+        mixed.plot("rtt", flows=[0])

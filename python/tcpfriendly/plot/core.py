@@ -60,9 +60,24 @@ def _raw(result: Any) -> Dict[str, Any]:
 
 
 def available_kinds(result: Any) -> List[str]:
-    """The kinds this result can draw: all of :data:`KINDS` with a time series, else ``goodput``."""
+    """The kinds this result can draw: with a time series all of :data:`KINDS` but ``cwnd``
+    without a window-based flow and ``rtt`` without RTT samples (a run of UDP sources only);
+    without one, ``goodput``."""
     raw = _raw(result)
-    return list(KINDS) if isinstance(raw.get("timeseries"), Mapping) else ["goodput"]
+    ts = raw.get("timeseries")
+    if not isinstance(ts, Mapping):
+        return ["goodput"]
+    series = ts.get("flows") if isinstance(ts.get("flows"), Mapping) else {}
+
+    def any_sample(column: str, positive: bool = False) -> bool:
+        v = np.asarray([np.nan if x is None else x for x in series.get(column) or []], dtype=float)
+        ok = np.isfinite(v) & (v > 0) if positive else np.isfinite(v)
+        return bool(ok.any())
+
+    drop = {"cwnd"} if not any_sample("cwnd") else set()
+    if not any_sample("srtt_s", positive=True):
+        drop.add("rtt")
+    return [k for k in KINDS if k not in drop]
 
 
 def _series(raw: Mapping[str, Any], which: str, kind: str) -> pd.DataFrame:
@@ -333,6 +348,12 @@ def _rtt(raw, by, flows, t0, t1, **_):
     ts = _cut(_series(raw, "flows", "rtt"), t0, t1).copy()
     ts["rtt_ms"] = ts["srtt_s"].astype(float).where(ts["srtt_s"] > 0) * 1e3
     table = _pick_flows(_flow_table(raw), flows)
+    # UDP sources have no RTT: they are left out rather than listed without a line
+    timed = set(ts.loc[np.isfinite(ts["rtt_ms"].astype(float)), "flow"].unique())
+    table = table[table["id"].isin(timed)]
+    if table.empty:
+        raise ScenarioError.at("kind", "'rtt': no flow with RTT samples among those chosen (UDP "
+                               "sources have none); try kind 'rate'")
     by = _by(by, len(table))
     fig, (ax,) = _new()
     n_lines = 0
