@@ -240,6 +240,12 @@ def test_export_carries_a_udp_group_s_own_packet_size(tmp_path):
     bps = [f["throughput_bps"] for f in r["flows"]]
     assert bps == pytest.approx([100 * 1000 * 8 / 5, 500 * 210 * 8 / 5, 1e6, 1e6])
     assert r["flows"][1]["goodput_bps"] == pytest.approx(400 * 210 * 8 / 5)
+    # a UDP source's counters as the engine records them: no retransmissions or timeouts (0),
+    # no loss events (None)
+    for f in r["flows"][1:]:
+        assert (f["retransmissions"], f["timeouts"], f["loss_events"], f["loss_event_rate"]) == (0, 0, None, None)
+    engine = tf.run(path).raw["flows"]
+    assert [(f["retransmissions"], f["timeouts"], f["loss_events"]) for f in engine[1:]] == [(0, 0, None)] * 3
 
 
 def test_droptail_ecn_loss_reverse_and_cbr():

@@ -217,7 +217,9 @@ def _results(expanded: Dict[str, Any], parsed: Dict[str, Any], wall_s: float,
             })
         else:
             base["algorithm"] = spec.get("algorithm", "cbr")
-            base.update({"retransmissions": None, "loss_events": None, "timeouts": None,
+            # a UDP source never retransmits nor times out (0, as the engine records it) and
+            # has no loss events (None, as the engine records it)
+            base.update({"retransmissions": 0, "loss_events": None, "timeouts": 0,
                          "loss_event_rate": None, "mean_rtt_s": None, "mean_cwnd": None})
         flows.append(base)
     links = []
