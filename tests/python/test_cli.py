@@ -175,6 +175,19 @@ def test_algorithm_detail_and_unknown(tcpf):
     assert {"tcp", "gaimd"} <= {a["name"] for a in registry}
 
 
+def test_udp_sources_list_the_flow_group_keys_that_set_them(tcpf, write_toml):
+    """A UDP source has no params table: `tcpf algorithms pareto` lists the group's keys with
+    the defaults the parser fills, and a scenario that gives them as params is told where."""
+    detail = tcpf("algorithms", "pareto").stdout
+    for line in ("    on = 1 s", "    off = 2 s", "    shape = 1.5", "    rate = - b/s"):
+        assert line in detail, detail
+    assert "params: none; keys of the flow group: rate, on, off, phase, steps, repeat, packet_size" in tcpf("algorithms").stdout
+    keys = next(a for a in json.loads(tcpf("algorithms", "--json").stdout) if a["name"] == "cbr")["keys"]
+    assert [k["name"] for k in keys] == ["rate", "on", "off", "phase", "steps", "repeat", "packet_size"]
+    bad = write_toml(SMALL_TOML + '\n[[flows]]\nalgorithm = "pareto"\nparams = { rate = "1Mbps" }\n')
+    assert_one_line_error(tcpf("run", bad), 2, "flows[2].params", "give its rate, on, off, shape, packet_size as keys of the flow group")
+
+
 # ----- help -----------------------------------------------------------------------------------
 @pytest.mark.parametrize("args", [["--help"], ["run", "--help"], ["algorithms", "--help"], []])
 def test_help_teaches_with_examples(tcpf, args):

@@ -344,6 +344,10 @@ fn info_json(info: &AlgorithmInfo, kind: Kind, ns2: Ns2) -> Value {
     // canonical ones.
     item["aliases"] = Value::Array(info.aliases.iter().map(alias_json).collect());
     item["ns2"] = json!(ns2);
+    if kind == Kind::Udp {
+        // A UDP source takes no params table; the flow group's own keys give its pattern.
+        item["keys"] = json!(crate::transport::udp::source_keys(info.name));
+    }
     item
 }
 

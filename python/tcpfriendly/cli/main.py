@@ -236,9 +236,15 @@ def _describe(algo: Dict[str, Any], detail: bool) -> List[str]:
     if detail and isinstance(taxonomy, dict) and taxonomy:
         lines.append("  taxonomy: " + ", ".join(f"{k}={_fmt(v)}" for k, v in taxonomy.items()))
     params = algo.get("params") or []
+    keys = algo.get("keys") or []
     if params:
         lines.append("  params (name = default unit" + ("  (bounds)  -- meaning)" if detail else ")"))
         lines.extend(_param_line(p, detail) for p in params)
+    elif keys and detail:
+        lines.append("  params: none; the flow group's own keys set the source (name = default unit  -- meaning):")
+        lines.extend(_param_line(k, detail) for k in keys)
+    elif keys:
+        lines.append("  params: none; keys of the flow group: " + ", ".join(str(k.get("name")) for k in keys))
     else:
         lines.append("  params: none")
     return lines

@@ -9,7 +9,7 @@ use super::ScenarioError;
 use crate::cc::{ParamError, Params};
 use crate::registry::{self, Entry, Kind};
 use crate::sim::Rng;
-use crate::transport::{OnOff, Recovery, UdpPattern};
+use crate::transport::{udp, OnOff, Recovery, UdpPattern};
 use serde_json::{json, Map, Value};
 
 /// A per-flow quantity: one value, a range, or one value per flow.
@@ -237,7 +237,7 @@ fn group_kind(t: &Table, path: &str, algorithm: String, ref_rate: f64, external:
     }
     Ok(match entry.map(Entry::kind) {
         Some(Kind::Rate) => {
-            for k in ["recovery", "rtt_noise", "rate", "on", "off", "phase", "steps", "repeat", "shape"] {
+            for k in ["recovery", "rtt_noise"].into_iter().chain(udp_pattern_keys()) {
                 if t.get(k).is_some() {
                     return err(t.field(k), format!("does not apply to the rate-based scheme '{algorithm}'"));
                 }
@@ -248,7 +248,11 @@ fn group_kind(t: &Table, path: &str, algorithm: String, ref_rate: f64, external:
         Some(Kind::Udp) => {
             for k in ["recovery", "params", "rtt_noise"] {
                 if t.get(k).is_some() {
-                    return err(t.field(k), format!("does not apply to a UDP source ('{algorithm}')"));
+                    let keys: Vec<&str> = udp::source_keys(&algorithm).iter().map(|k| k.name).collect();
+                    return err(
+                        t.field(k),
+                        format!("does not apply to a UDP source ('{algorithm}'): give its {} as keys of the flow group, e.g. rate = \"2Mbps\" (tcpf algorithms {algorithm})", keys.join(", ")),
+                    );
                 }
             }
             let pattern = udp_pattern(t, &algorithm, ref_rate)?;
@@ -256,7 +260,7 @@ fn group_kind(t: &Table, path: &str, algorithm: String, ref_rate: f64, external:
             (algorithm, GroupKind::Udp { pattern, packet_size })
         }
         _ => {
-            for k in ["rate", "on", "off", "phase", "steps", "repeat", "shape"] {
+            for k in udp_pattern_keys() {
                 if t.get(k).is_some() {
                     return err(t.field(k), format!("applies to UDP sources ({}) only, not '{algorithm}'", registry::names(Kind::Udp).join(", ")));
                 }
@@ -317,6 +321,20 @@ fn start_stop(t: &Table, count: u32, duration: f64) -> Result<(Spread, Option<Sp
     Ok((start, stop))
 }
 
+/// The keys that give a UDP source's pattern (every UDP source's keys but `packet_size`,
+/// which has its own check), which no other kind of group takes.
+fn udp_pattern_keys() -> Vec<&'static str> {
+    let mut keys: Vec<&'static str> = vec![];
+    for name in registry::names(Kind::Udp) {
+        for k in udp::source_keys(name) {
+            if k.name != "packet_size" && !keys.contains(&k.name) {
+                keys.push(k.name);
+            }
+        }
+    }
+    keys
+}
+
 fn udp_pattern(t: &Table, algorithm: &str, ref_rate: f64) -> Result<UdpPattern, ScenarioError> {
     let rate_of = |v: &Value| units::rate_or_multiple(v, ref_rate);
     if algorithm == "pareto" {
@@ -326,13 +344,12 @@ fn udp_pattern(t: &Table, algorithm: &str, ref_rate: f64) -> Result<UdpPattern, 
             }
         }
         let rate = t.need("rate", "the Pareto source's sending rate while ON, such as \"2Mbps\" or \"0.5x\" (a multiple of the bottleneck's rate)", rate_of)?;
-        let mean_on = t.with("on", Some(1.0), units::seconds)?;
-        let mean_off = t.with("off", Some(2.0), units::seconds)?;
+        let mean_on = t.with("on", Some(udp::PARETO_MEAN_ON), units::seconds)?;
+        let mean_off = t.with("off", Some(udp::PARETO_MEAN_OFF), units::seconds)?;
         if mean_on <= 0.0 || mean_off <= 0.0 {
             return err(t.field(if mean_on <= 0.0 { "on" } else { "off" }), "mean ON and OFF times must be positive");
         }
-        // ns-2's Application/Traffic/Pareto default shape; yang2000 used 1.5.
-        let shape = t.number("shape", Some(1.5), 1.0 + 1e-9, 100.0, "Pareto shape (> 1 for a finite mean)")?;
+        let shape = t.number("shape", Some(udp::PARETO_SHAPE), 1.0 + 1e-9, 100.0, "Pareto shape (> 1 for a finite mean)")?;
         return Ok(UdpPattern::ParetoOnOff { rate, mean_on, mean_off, shape });
     }
     if let Some(steps_v) = t.get("steps") {

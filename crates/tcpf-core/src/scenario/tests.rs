@@ -198,6 +198,36 @@ fn flow_lists_and_udp_kinds() {
     assert_eq!(error_of(v).field, "flows[2].recovery");
 }
 
+/// `tcpf algorithms cbr|pareto` lists the flow-group keys of a UDP source: the defaults it
+/// shows are the ones the parser fills, every key it lists is accepted, and a `params` table
+/// on a UDP source is refused with those keys named.
+#[test]
+fn udp_source_keys_are_what_the_parser_reads() {
+    use crate::transport::udp::source_keys;
+    let mut v = base();
+    v["flows"].as_array_mut().unwrap().push(json!({"algorithm": "pareto", "rate": "1Mbps"}));
+    let n = Scenario::from_value(&v).unwrap().normalized();
+    let keys = source_keys("pareto");
+    for (name, shown) in [("on", "on"), ("off", "off"), ("shape", "shape")] {
+        let k = keys.iter().find(|k| k.name == name).unwrap();
+        assert_eq!(n["flows"][2][shown].as_f64(), k.default, "pareto {name}");
+    }
+    let cbr = source_keys("cbr");
+    assert_eq!(cbr.iter().find(|k| k.name == "phase").unwrap().default, Some(0.0));
+    // Every listed key is one the parser reads (an unknown key would be refused).
+    let mut w = base();
+    w["flows"].as_array_mut().unwrap().push(json!({"algorithm": "pareto", "rate": "1Mbps", "on": 0.5, "off": 1, "shape": 1.2, "packet_size": 210}));
+    w["flows"].as_array_mut().unwrap().push(json!({"algorithm": "cbr", "rate": "1Mbps", "on": 1, "off": 1, "phase": 0.5, "packet_size": 500}));
+    w["flows"].as_array_mut().unwrap().push(json!({"algorithm": "cbr", "steps": [[0, "1Mbps"], [2, 0]], "repeat": 4}));
+    Scenario::from_value(&w).unwrap();
+    assert_eq!(keys.len() + cbr.len(), 12);
+    assert!(source_keys("tcp").is_empty());
+    v["flows"][2]["params"] = json!({"rate": "1Mbps"});
+    let e = error_of(v);
+    assert_eq!(e.field, "flows[2].params");
+    assert!(e.message.contains("rate, on, off, shape, packet_size as keys of the flow group"), "{}", e.message);
+}
+
 #[test]
 fn node_and_link_names_are_identifiers() {
     // A name reaches the exported ns-2 (Tcl) script: brackets would run a command there.

@@ -3,6 +3,7 @@
 //! yang2000's background traffic). Packets go to a sink that only counts them.
 
 use crate::cc::params::AlgorithmInfo;
+use serde::Serialize;
 use crate::net::packet::Packet;
 use crate::sim::{secs, Rng, Time};
 
@@ -35,6 +36,55 @@ pub fn pareto_info() -> AlgorithmInfo {
         notes: "No params table: the source is given by the flow group's rate, on, off and shape keys.",
         named_numbers: false,
         check: None,
+    }
+}
+
+/// Mean ON time of a Pareto source when the group does not give `on` (seconds).
+pub const PARETO_MEAN_ON: f64 = 1.0;
+/// Mean OFF time of a Pareto source when the group does not give `off` (seconds).
+pub const PARETO_MEAN_OFF: f64 = 2.0;
+/// Pareto shape when not given: yang2000's background traffic (§4: shape 1.5).
+pub const PARETO_SHAPE: f64 = 1.5;
+
+/// A key of a UDP flow group. UDP sources take no `params` table: the group's own keys
+/// (`rate`, `on`, `off`, ...) give the pattern. `tcpf algorithms` lists them from here.
+#[derive(Clone, Debug, Serialize)]
+pub struct SourceKey {
+    pub name: &'static str,
+    /// The default, a number of the key's unit; None when the key is required (or optional
+    /// with no default).
+    pub default: Option<f64>,
+    pub unit: &'static str,
+    pub doc: &'static str,
+}
+
+fn key(name: &'static str, default: Option<f64>, unit: &'static str, doc: &'static str) -> SourceKey {
+    SourceKey { name, default, unit, doc }
+}
+
+const RATE_UNIT: &str = "b/s (\"2Mbps\") or \"Nx\" (a multiple of the bottleneck's or first link's rate)";
+const PACKET_SIZE_DOC: &str = "bytes per datagram, the whole packet on the wire, in [40, 65535] (default: the scenario's packet_size; ns-2's CBR and Pareto applications default to 210)";
+
+/// The flow-group keys of a UDP source `name` (`cbr` or `pareto`); empty for any other name.
+pub fn source_keys(name: &str) -> Vec<SourceKey> {
+    match name {
+        "cbr" => vec![
+            key("rate", None, RATE_UNIT, "the sending rate (while on); required unless steps is given"),
+            key("on", None, "s", "with off: send for on seconds, then stay silent for off seconds (a square wave)"),
+            key("off", None, "s", "the silent part of the square wave (needs on)"),
+            key("phase", Some(0.0), "s", "how far into its on/off cycle the source starts (needs on and off)"),
+            key("steps", None, "[[s, rate], ...]", "instead of rate: rate steps [time since the flow's start, rate], the first at 0, times increasing; a rate of 0 is silence"),
+            key("repeat", None, "s", "with steps: the period after which the steps start over (longer than the last step's time)"),
+            key("packet_size", None, "bytes", PACKET_SIZE_DOC),
+        ],
+        "pareto" => vec![
+            key("rate", None, RATE_UNIT, "the sending rate while ON; required"),
+            key("on", Some(PARETO_MEAN_ON), "s", "mean ON time (positive; ns-2's burst_time_)"),
+            key("off", Some(PARETO_MEAN_OFF), "s", "mean OFF time (positive; ns-2's idle_time_)"),
+            key("shape", Some(PARETO_SHAPE), "", "Pareto shape of both periods, in (1, 100] (ns-2's shape_; yang2000 used 1.5)"),
+            key("packet_size", None, "bytes", PACKET_SIZE_DOC),
+        ],
+        _ => vec![],
     }
 }
 
