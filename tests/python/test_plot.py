@@ -264,3 +264,21 @@ def test_a_run_of_udp_sources_plots_what_it_has(tcpf, tmp_path):
     assert labels == ["flow 1 (group 1: tcp/sack)"]
     with pytest.raises(ScenarioError, match="no flow with RTT samples"):
         mixed.plot("rtt", flows=[0])
+
+
+def test_a_coarse_time_series_gets_a_rate_bin_it_can_fill(tcpf, tmp_path):
+    # a file that samples every 0.5 s: `tcpf run --plot` and `tcpf plot` bin the rate by 0.5 s
+    # (they exited 2 asking for bin_s >= 0.5, which the user never set); an explicit --bin
+    # below the interval is still refused
+    toml = SMALL_TOML.replace("seed = 7", "seed = 7\ntimeseries = 0.5")
+    (tmp_path / "c.toml").write_text(toml)
+    p = tcpf("run", tmp_path / "c.toml", "--out", tmp_path / "o", "--plot", tmp_path / "p")
+    assert p.returncode == 0, p.stderr
+    assert (tmp_path / "p" / "rate.svg").exists()
+    res = tcpfriendly.run(tcpfriendly.Scenario.from_toml_string(toml))
+    assert "0.5 s bins" in res.plot("rate").get_axes()[0].get_ylabel()
+    assert [plot.default_bin(i) for i in (0.1, 0.05, 0.5, 0.15, 1.0)] == [0.2, 0.2, 0.5, pytest.approx(0.3), 1.0]
+    assert tcpf("plot", tmp_path / "o", "--kind", "rate", "--out", tmp_path / "q").returncode == 0
+    bad = tcpf("plot", tmp_path / "o", "--kind", "rate", "--bin", "0.2", "--out", tmp_path / "r")
+    assert bad.returncode == 2 and "--bin" in bad.stderr and "0.5 s" in bad.stderr
+

@@ -41,8 +41,10 @@ def register(app: typer.Typer) -> None:
                  "`tcpf plot` wrote; a file, another command's output or a directory of other files "
                  "is refused. Each figure is written to a temporary name and renamed."),
         fmt: str = typer.Option("png,svg", "--format", metavar="LIST", help="Comma-separated: png, svg, pdf."),
-        bin_s: float = typer.Option(0.2, "--bin", metavar="SECONDS",
-                                    help="Bin width of the rate figure (jin2001: 0.2 s)."),
+        bin_s: Optional[float] = typer.Option(
+            None, "--bin", metavar="SECONDS",
+            help="Bin width of the rate figure, at least the sampling interval (default: jin2001's "
+                 "0.2 s, or the smallest multiple of the sampling interval above it)."),
         by: Optional[str] = typer.Option(None, "--by", metavar="flow|group",
                                          help="A line per flow or per group (default: per flow up to 8 flows)."),
         flows: Optional[List[int]] = typer.Option(None, "--flow", metavar="ID", help="Only this flow id; repeat."),

@@ -27,8 +27,8 @@ The numbers (bins, group means, Jain's index) come from :mod:`tcpfriendly.metric
 package only draws them.
 """
 
-from .core import (DEFAULT_BIN_S, KINDS, SERIES_KINDS, NoTimeSeries, available_kinds, figure,
-                   fit, save, svg_text, write)
+from .core import (DEFAULT_BIN_S, KINDS, SERIES_KINDS, NoTimeSeries, available_kinds, default_bin,
+                   figure, fit, save, svg_text, write)
 
-__all__ = ["KINDS", "SERIES_KINDS", "DEFAULT_BIN_S", "NoTimeSeries", "available_kinds", "figure",
-           "fit", "save", "svg_text", "write"]
+__all__ = ["KINDS", "SERIES_KINDS", "DEFAULT_BIN_S", "NoTimeSeries", "available_kinds", "default_bin",
+           "figure", "fit", "save", "svg_text", "write"]

@@ -20,7 +20,7 @@ from ..errors import ScenarioError
 from ..metrics import dynamics
 from ..outfiles import atomic_write, claim_shared
 
-__all__ = ["KINDS", "SERIES_KINDS", "DEFAULT_BIN_S", "NoTimeSeries", "available_kinds", "figure", "fit",
+__all__ = ["KINDS", "SERIES_KINDS", "DEFAULT_BIN_S", "NoTimeSeries", "available_kinds", "default_bin", "figure", "fit",
            "save", "svg_text", "write"]
 
 #: Every kind of figure, in the order :func:`write` draws them.
@@ -288,8 +288,20 @@ def _binned_flows(ts: pd.DataFrame, ids: Sequence[int], bin_s: float, t0, t1) ->
     return pd.DataFrame(cols)
 
 
-def _rate(raw, by, flows, t0, t1, bin_s=DEFAULT_BIN_S, **_):
+def default_bin(interval: float) -> float:
+    """The rate figure's bin when none is given: jin2001's 0.2 s, or, when the time series is
+    sampled at an interval that does not divide it, the smallest multiple of that interval
+    above 0.2 s (a series sampled every 0.5 s is binned by 0.5 s, one every 0.15 s by 0.3 s)."""
+    if not math.isfinite(interval) or interval <= 0:
+        return DEFAULT_BIN_S
+    k = math.ceil(DEFAULT_BIN_S / interval - 1e-9)
+    return DEFAULT_BIN_S if abs(k * interval - DEFAULT_BIN_S) < 1e-9 else k * interval
+
+
+def _rate(raw, by, flows, t0, t1, bin_s=None, **_):
     ts = _series(raw, "flows", "rate")
+    if bin_s is None:
+        bin_s = default_bin(_interval(raw, ts))
     if isinstance(bin_s, bool) or not isinstance(bin_s, (int, float)) or not math.isfinite(bin_s) or bin_s <= 0:
         raise ScenarioError.at("bin_s", f"must be a positive number of seconds, got {bin_s!r}")
     duration = (raw.get("scenario") or {}).get("duration")
@@ -466,7 +478,7 @@ _DRAW = {"cwnd": _cwnd, "rate": _rate, "rtt": _rtt, "queue": _queue, "goodput": 
 
 # ----- public API --------------------------------------------------------------------------------
 def figure(result: Any, kind: str = "cwnd", *, by: Optional[str] = None,
-           flows: Optional[Iterable[int]] = None, bin_s: float = DEFAULT_BIN_S,
+           flows: Optional[Iterable[int]] = None, bin_s: Optional[float] = None,
            links: Optional[Sequence[str]] = None, t0: Optional[float] = None,
            t1: Optional[float] = None):
     """One figure of ``result`` (a :class:`tcpfriendly.Result` or its JSON as a dict) as a
@@ -477,8 +489,9 @@ def figure(result: Any, kind: str = "cwnd", *, by: Optional[str] = None,
         by: ``"flow"`` (a line per flow) or ``"group"`` (the group mean); default ``flow`` up to
             8 flows, else ``group``.
         flows: flow ids to draw (default: all).
-        bin_s: the rate figure's bin width in seconds (default 0.2 s, as jin2001); at least the
-            time series' sampling interval.
+        bin_s: the rate figure's bin width in seconds, at least the time series' sampling
+            interval (default: 0.2 s, as jin2001, or the smallest multiple of a coarser or
+            non-dividing sampling interval above it: :func:`default_bin`).
         links: link names for the queue figure (default: the bottleneck and the most active
             links, up to 4).
         t0, t1: the time window to draw, in seconds (default: the whole run).

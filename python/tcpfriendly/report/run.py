@@ -46,10 +46,12 @@ def figures(result, kinds=None) -> str:
     from .. import plot
 
     out = []
+    interval = ((getattr(result, "raw", None) or {}).get("scenario") or {}).get("timeseries")
+    rate_bin = plot.default_bin(float(interval) if isinstance(interval, (int, float)) else float("nan"))
     captions = {
         "goodput": "Per-flow goodput over the measurement window; dashed: each group's mean; Jain's index per group and over all flows.",
         "cwnd": "Congestion window vs time; markers: window reductions from the loss log (loss_log = true).",
-        "rate": f"Delivered rate (goodput) averaged in {plot.DEFAULT_BIN_S:g} s bins (jin2001's time scale); dotted: the fair share.",
+        "rate": f"Delivered rate (goodput) averaged in {rate_bin:g} s bins (jin2001's time scale: 0.2 s, or a multiple of a coarser sampling interval); dotted: the fair share.",
         "queue": "Queue length and drops per sampling interval for the bottleneck and the busiest links.",
         "rtt": "The senders' smoothed RTT (the RTO estimator; tcp.tick granularity).",
     }
