@@ -146,7 +146,7 @@ class Result:
         """Sampled time series as a long DataFrame.
 
         ``kind="flows"``: columns time, flow, cwnd, rate_bps, srtt_s, ...;
-        ``kind="links"``: time, link, queue_pkts, utilization, drops, ...
+        ``kind="links"``: time, link, queue_pkts, utilization, drops, marks
         Only available when :func:`run` was given ``timeseries=SECONDS``.
         """
         if kind not in TIMESERIES_KINDS:

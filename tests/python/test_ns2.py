@@ -623,3 +623,20 @@ def test_differential_sack_red_15mbps():
         print(f"  {'link ' + key:26s} {link_a[key]:14.6g} {link_b[key]:12.6g}")
     assert a["mean_goodput_bps"] == pytest.approx(b["mean_goodput_bps"], rel=0.10)
     assert a["loss_event_rate"] == pytest.approx(b["loss_event_rate"], rel=0.25)
+
+
+@pytest.mark.skipif(NS_SKIP, reason=NS_MISSING)
+def test_ns2_link_series_carries_ecn_marks_as_the_engine_does():
+    # the links' time series of both simulators have a marks column; in ns-2 its intervals of
+    # the measurement window sum to the link's marks there
+    sc = {"duration": 20, "seed": 1, "timeseries": 0.5, "measure": {"from": 5, "to": 20},
+          "bottleneck": {"rate": "10Mbps", "delay": "20ms", "queue": "red", "ecn": True},
+          "flows": [{"count": 4, "algorithm": "tcp", "recovery": "sack"}]}
+    e = tf.expand(sc, seed=1)
+    r = ns2.run_ns2(e, series_interval_s=0.5)
+    series = r["timeseries"]["links"]
+    ours = tf.run(sc).timeseries("links")
+    assert set(ours.columns) == set(series)
+    link = next(l for l in r["links"] if l["name"] == "bottleneck")
+    marks = sum(m for name, m in zip(series["link"], series["marks"]) if name == "bottleneck")
+    assert link["marks"] > 0 and marks == link["marks"]

@@ -282,3 +282,19 @@ def test_a_coarse_time_series_gets_a_rate_bin_it_can_fill(tcpf, tmp_path):
     bad = tcpf("plot", tmp_path / "o", "--kind", "rate", "--bin", "0.2", "--out", tmp_path / "r")
     assert bad.returncode == 2 and "--bin" in bad.stderr and "0.5 s" in bad.stderr
 
+
+def test_queue_figure_draws_ecn_marks_from_the_time_series():
+    # the links' time series carries ECN marks per interval; their sum over the run is the
+    # link's marks when the measurement window is the whole run
+    toml = ('duration = 20\nmeasure = { from = 0, to = 20 }\ntimeseries = 0.5\n[bottleneck]\n'
+            'rate = "10Mbps"\ndelay = "20ms"\nqueue = "red"\necn = true\n'
+            '[[flows]]\ncount = 4\nalgorithm = "tcp"\n')
+    res = tcpfriendly.run(tcpfriendly.Scenario.from_toml_string(toml))
+    ts = res.timeseries("links")
+    link = res.links.set_index("name").loc["bottleneck"]
+    assert link["marks"] > 0
+    assert ts[ts["link"] == "bottleneck"]["marks"].sum() == link["marks"]
+    fig = res.plot("queue")
+    assert "not in the time series" not in fig._suptitle.get_text()
+    labels = [t.get_text() for ax in fig.get_axes() if ax.get_legend() for t in ax.get_legend().get_texts()]
+    assert "ECN marks per 0.5 s" in labels

@@ -249,6 +249,7 @@ pub struct Simulation {
     ts: Option<TimeSeries>,
     ts_link_bytes: Vec<u64>,
     ts_link_drops: Vec<u64>,
+    ts_link_marks: Vec<u64>,
     snaps: [Option<Snapshot>; 2],
     /// Set when a controller reports a fault: the run stops with this message.
     failed: Option<String>,
@@ -341,7 +342,7 @@ impl Simulation {
         let nl = links.len();
         let fold = foldable(&cfg.topology.links, &cfg.flows);
         let trace = cfg.trace.as_ref().map(|spec| Box::new(tracer(&cfg, spec)));
-        Ok(Simulation { cfg, q, links, pipes: Pipes::new(), flows, fold, out: Vec::with_capacity(64), ext: None, ts, ts_link_bytes: vec![0; nl], ts_link_drops: vec![0; nl], snaps: [None, None], failed: None, guard: 0, trace, prefetch: nl >= PREFETCH_LINKS })
+        Ok(Simulation { cfg, q, links, pipes: Pipes::new(), flows, fold, out: Vec::with_capacity(64), ext: None, ts, ts_link_bytes: vec![0; nl], ts_link_drops: vec![0; nl], ts_link_marks: vec![0; nl], snaps: [None, None], failed: None, guard: 0, trace, prefetch: nl >= PREFETCH_LINKS })
     }
 
     /// Run to the end and collect the results; a controller fault stops the run with an error
@@ -782,11 +783,12 @@ impl Simulation {
                 continue;
             }
             let bytes = l.stats.bytes_sent;
-            let drops = l.stats.drops;
+            let (drops, marks) = (l.stats.drops, l.stats.marks);
             let util = (bytes - self.ts_link_bytes[i]) as f64 * 8.0 / (l.rate_bps * to_secs(iv));
-            ts.push_link(t, &l.name, l.queue_len_at(now) as f64, util, drops - self.ts_link_drops[i]);
+            ts.push_link(t, &l.name, l.queue_len_at(now) as f64, util, drops - self.ts_link_drops[i], marks - self.ts_link_marks[i]);
             self.ts_link_bytes[i] = bytes;
             self.ts_link_drops[i] = drops;
+            self.ts_link_marks[i] = marks;
         }
         if now + iv <= self.cfg.duration {
             self.q.schedule(now + iv, Ev::Sample);

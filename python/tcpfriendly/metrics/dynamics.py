@@ -8,8 +8,8 @@ simulation. The inputs are:
 - ``Result.timeseries("flows")``: columns ``time, flow, cwnd, rate_bps, srtt_s``. ``rate_bps``
   is the *delivered* rate over the sampling interval ending at ``time``; ``cwnd`` is NaN for
   rate-based and UDP flows.
-- ``Result.timeseries("links")``: ``time, link, queue_pkts, utilization, drops`` (utilisation
-  and drops over the interval ending at ``time``).
+- ``Result.timeseries("links")``: ``time, link, queue_pkts, utilization, drops, marks`` (utilisation,
+  drops and ECN marks over the interval ending at ``time``).
 - ``Result.raw["loss_events"]`` (when the scenario sets ``loss_log = true``): columns ``time,
   flow, kind, window_before, window_after`` -- every window reduction of a window-based flow
   (``kind`` is ``"fast_retransmit"``, ``"ecn"`` or ``"timeout"``) and every loss event a

@@ -140,11 +140,13 @@ proc series {k} {
         link_accumulate $l
         set b $LACC($l,bytes)
         set d [$qmon($l) set pdrops_]
+        set m [$qmon($l) set pmarks_]
         if {$now - $SERIES_DT >= $MEASURE_FROM - 1e-9} {
-            puts "LSERIES t=$now key=$l bytes=[expr {$b - $LSER($l,bytes)}] drops=[expr {$d - $LSER($l,drops)}] q=[$qmon($l) set pkts_]"
+            puts "LSERIES t=$now key=$l bytes=[expr {$b - $LSER($l,bytes)}] drops=[expr {$d - $LSER($l,drops)}] marks=[expr {$m - $LSER($l,marks)}] q=[$qmon($l) set pkts_]"
         }
         set LSER($l,bytes) $b
         set LSER($l,drops) $d
+        set LSER($l,marks) $m
     }
     set nxt [expr {($k + 1) * $SERIES_DT}]
     if {$nxt <= $MEASURE_TO + 1e-9} {

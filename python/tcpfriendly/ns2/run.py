@@ -249,7 +249,7 @@ def _results(expanded: Dict[str, Any], parsed: Dict[str, Any], wall_s: float,
             "rate_bps": [r["dlv"] * pkt * 8.0 / float(step) for r in rows],
             "cwnd": [float("nan") if r["cwnd"] is None else float(r["cwnd"]) for r in rows]}}
         # the links' series as the engine's (tcpfriendly.metrics: time, link, queue, utilisation,
-        # drops): bytes that started on the wire per interval over the link's rate, the queue's
+        # drops, ECN marks): bytes that started on the wire per interval over the link's rate, the queue's
         # drops (ns-2's loss models sit in front of the monitor: their drops are not in them)
         names = {d.key: (d.name, float(d.rate)) for d in _network(expanded).dlinks}
         lrows = [r for r in parsed.get("lseries") or [] if r.get("key") in names]
@@ -257,7 +257,7 @@ def _results(expanded: Dict[str, Any], parsed: Dict[str, Any], wall_s: float,
             "time": [float(r["t"]) for r in lrows], "link": [names[r["key"]][0] for r in lrows],
             "queue_pkts": [float(r["q"]) for r in lrows],
             "utilization": [r["bytes"] * 8.0 / (names[r["key"]][1] * float(step)) for r in lrows],
-            "drops": [int(r["drops"]) for r in lrows]}
+            "drops": [int(r["drops"]) for r in lrows], "marks": [int(r["marks"]) for r in lrows]}
         out["scenario"] = expanded["scenario"]
     return out
 

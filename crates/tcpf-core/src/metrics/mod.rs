@@ -126,12 +126,14 @@ pub struct LinkSeries {
     pub queue_pkts: Vec<f64>,
     pub utilization: Vec<f64>,
     pub drops: Vec<u64>,
+    /// ECN marks over the interval (0 on a link that does not mark).
+    pub marks: Vec<u64>,
 }
 
 impl TimeSeries {
 /// Bytes held by the samples (for the run's memory guard; link names counted inline).
     pub fn held_bytes(&self) -> u64 {
-        (self.flows.time.capacity() * 36 + self.links.time.capacity() * 56) as u64
+        (self.flows.time.capacity() * 36 + self.links.time.capacity() * 64) as u64
     }
 
         pub fn push_flow(&mut self, t: f64, flow: u32, cwnd: f64, rate: f64, srtt: f64) {
@@ -143,13 +145,14 @@ impl TimeSeries {
         f.srtt_s.push(srtt);
     }
 
-    pub fn push_link(&mut self, t: f64, link: &str, q: f64, util: f64, drops: u64) {
+    pub fn push_link(&mut self, t: f64, link: &str, q: f64, util: f64, drops: u64, marks: u64) {
         let l = &mut self.links;
         l.time.push(t);
         l.link.push(link.to_string());
         l.queue_pkts.push(q);
         l.utilization.push(util);
         l.drops.push(drops);
+        l.marks.push(marks);
     }
 }
 
