@@ -165,6 +165,13 @@ def test_row_status_follows_from_the_claims():
     md = "\n".join(inv.rows_markdown("p", list(st.values())))
     assert "| p one differs | differs | 1/2 | e2: c: differs: because c |" in md
     assert "| p nothing to check | not expressible |  | a definition |" in md
+    assert "| p not run | not run |  | its experiments were not run in this mode |" in md
+    # the terminal table counts the rows none of whose experiments ran instead of listing them
+    term = inv.rows_text("p", list(st.values())).splitlines()
+    assert not any("its experiments were not run" in line for line in term)
+    assert term[-1] == ("  (1 other row not run: none of its experiments is among those run; "
+                        "--json and REPRODUCTION.md list them)")
+    assert any("p quick-skipped" in line for line in term)  # not run for another reason: listed
 
 
 def test_row_status_from_experiment_results_matches_the_json_form():

@@ -300,7 +300,7 @@ def row_statuses(paper: str, results: Iterable[Any], rows: Optional[List[Row]] =
             status = "differs"
         elif not judged:
             status = "not run"
-            reasons = ["its experiments were not run in this mode" if total == 0 else
+            reasons = [NOT_RUN if total == 0 else
                        "none of its claims is judged in this mode (--quick, or claims not run "
                        "in ns-2)"]
         else:
@@ -353,14 +353,25 @@ def _clip(s: str, n: int) -> str:
     return s if len(s) <= n else s[: n - 1] + "…"
 
 
+NOT_RUN = "its experiments were not run in this mode"
+
+
 def rows_text(paper: str, statuses: Sequence[RowStatus], width: int = 70) -> str:
-    """The per-row table for a terminal: status, row, the first reason (clipped)."""
+    """The per-row table for a terminal: status, row, the first reason (clipped). Rows none of
+    whose experiments ran (``--only``) are one line at the end that counts them; the JSON and
+    ``REPRODUCTION.md`` list each."""
     c = row_counts(statuses)
-    idw = min(48, max((len(s.row.id) for s in statuses), default=2))
+    unrun = [s for s in statuses if s.status == "not run" and s.reasons == [NOT_RUN]]
+    shown = [s for s in statuses if s not in unrun]
+    idw = min(48, max((len(s.row.id) for s in shown), default=2))
     lines = [f"{paper} inventory rows: {counts_text(c)}"]
-    for s in statuses:
+    for s in shown:
         why = "; ".join(s.reasons)
         lines.append(f"  {s.status:<15} {_clip(s.row.id, idw):<{idw}}  {_clip(why, width)}".rstrip())
+    if unrun:
+        lines.append(f"  ({len(unrun)} other row{'s' if len(unrun) > 1 else ''} not run: none of "
+                     f"{'their' if len(unrun) > 1 else 'its'} experiments is among those run; "
+                     "--json and REPRODUCTION.md list them)")
     return "\n".join(lines)
 
 
