@@ -628,8 +628,9 @@ def test_differential_sack_red_15mbps():
 @pytest.mark.skipif(NS_SKIP, reason=NS_MISSING)
 def test_ns2_link_series_carries_ecn_marks_as_the_engine_does():
     # the links' time series of both simulators have a marks column; in ns-2 its intervals of
-    # the measurement window sum to the link's marks there
-    sc = {"duration": 20, "seed": 1, "timeseries": 0.5, "measure": {"from": 5, "to": 20},
+    # the measurement window sum to the link's marks there (a window from 0 prints the first
+    # interval, whose counters start at 0)
+    sc = {"duration": 20, "seed": 1, "timeseries": 0.5, "measure": {"from": 0, "to": 20},
           "bottleneck": {"rate": "10Mbps", "delay": "20ms", "queue": "red", "ecn": True},
           "flows": [{"count": 4, "algorithm": "tcp", "recovery": "sack"}]}
     e = tf.expand(sc, seed=1)

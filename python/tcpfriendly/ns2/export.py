@@ -231,7 +231,7 @@ def _network_lines(ctx: _Ctx) -> List[str]:
         L += [f'set qmon({key}) [$ns monitor-queue {d.a} {d.b} ""]',
               f"set LINKRATE({key}) {_num(d.rate)}",
               f"set LACC({key},bytes) 0; set LACC({key},lastbytes) 0",
-              f"set LSER({key},bytes) 0; set LSER({key},drops) 0",
+              f"set LSER({key},bytes) 0; set LSER({key},drops) 0; set LSER({key},marks) 0",
               f"lappend LINKS {key}"]
     L.append("")
     return L
