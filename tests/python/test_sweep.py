@@ -500,7 +500,7 @@ def test_cli_plot_line_and_heatmap(tcpf, spec_path, tmp_path):
     fig = plot(out, x="flows[1].params.beta", y="share", where={"bottleneck.rate": "5Mbps"},
                out=tmp_path / "groups.png")  # one line per flow group
     assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()] == [
-        "group 0 (tcp)", "group 1 (gaimd)"]
+        "share 1 (fair)", "group 0 (tcp)", "group 1 (gaimd)"]
     # the library names its parameters; the CLI names its flags
     with pytest.raises(tf.ScenarioError, match=r"^where: these axes vary and are neither x "
                                                r"nor hue: bottleneck.rate \(1.5Mbps, 5Mbps\)") as err:

@@ -217,7 +217,9 @@ def test_per_flow_and_line_plots_share_their_axis_decoration(tmp_path):
     for ax in (line, flows):
         assert ax.get_xlabel() == "bottleneck.rate"
         assert (ax.get_xscale(), ax.get_yscale()) == ("linear", "log")
-        assert [t.get_text() for t in ax.get_legend().get_texts()] == ["group 0 (tcp)", "group 1 (gaimd)"]
+        # (the dotted line at the fair share is part of the shared decoration)
+        assert sorted(t.get_text() for t in ax.get_legend().get_texts()) == [
+            "group 0 (tcp)", "group 1 (gaimd)", "share 1 (fair)"]
         assert all(t.get_fontsize() == small_pt for t in ax.get_legend().get_texts())
         grid = ax.yaxis.get_gridlines()
         assert grid and all(g.get_visible() and g.get_alpha() == 0.3 for g in grid)

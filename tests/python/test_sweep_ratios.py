@@ -139,3 +139,17 @@ def test_a_run_reported_failed_whose_file_was_stored_counts_once_as_done(tmp_pat
     res = Sweep(sc, seeds=3).run(out=tmp_path / "o", quiet=True)
     assert (res.ran, len(res.failures), res.total) == (3, 0, 3)
     assert len(res.table) == 3 and set(res.table["status"]) == {"ok"}
+
+
+def test_ratios_and_shares_draw_the_line_at_one(tmp_path):
+    """A ratio's plot and a share's plot mark 1 (equals, the fair share); other metrics do not."""
+    def refs(fig):
+        return [l.get_label() for l in fig.get_axes()[0].get_lines() if l.get_linestyle() == ":"]
+
+    t = _table()
+    assert refs(plot(t, "bottleneck.rate", "goodput_bps_mean", ratio="1/0")) == ["ratio 1 (equal)"]
+    assert refs(plot(t, "bottleneck.rate", "goodput_bps_mean", group=1)) == []
+    t["share"] = t["goodput_bps_mean"] / 20.0
+    fig = plot(t, "bottleneck.rate", "share", group=1)
+    assert refs(fig) == ["share 1 (fair)"]
+    assert "share 1 (fair)" in [x.get_text() for x in fig.get_axes()[0].get_legend().get_texts()]

@@ -260,7 +260,8 @@ def plot(source, x: str, y: str, hue: Optional[str] = None, kind: str = "line",
         if not numeric_x:
             ax.set_xticks(range(len(xs)))
             ax.set_xticklabels([show(x, v) for v in xs])
-        decorate(ax, x, label, logx=logx, logy=logy, legend=hue is not None)
+        reference = "ratio 1 (equal)" if how else _reference(y)
+        decorate(ax, x, label, logx=logx, logy=logy, legend=hue is not None, reference=reference)
     else:
         fig, ax = _heatmap(plt, table, stats, x, label, hue, xs, show)
     what = f"group {group}, " if group is not None and not y.startswith("link.") else ""
@@ -272,12 +273,21 @@ def plot(source, x: str, y: str, hue: Optional[str] = None, kind: str = "line",
     return _save(plt, fig, out)
 
 
+def _reference(y: str) -> Optional[str]:
+    """The label of the line at 1 that a metric's plot draws: the fair share for ``share``."""
+    return "share 1 (fair)" if y == "share" else None
+
+
 def decorate(ax, xlabel: str, ylabel: str, logx: bool = False, logy: bool = False,
-             legend: bool = True) -> None:
+             legend: bool = True, reference: Optional[str] = None) -> None:
     """The axis decoration of :func:`plot`'s lines and :func:`plot_flows`' points: log scales
     when asked, the axis labels (``x``'s name; the metric, with what a ratio divides or
-    "(per flow)"), a small legend and a light grid. One place, so that the two kinds of
-    figure of a sweep, and ``tcpf reproduce``'s per-flow panels, look alike."""
+    "(per flow)"), a dotted line at 1 labelled ``reference`` (a ratio's equality, the fair
+    share), a small legend and a light grid. One place, so that the two kinds of figure of a
+    sweep, and ``tcpf reproduce``'s per-flow panels, look alike."""
+    if reference is not None:
+        ax.axhline(1.0, color="black", lw=0.8, ls=":", label=reference)
+        legend = True
     if logx:
         ax.set_xscale("log")
     if logy:
@@ -363,7 +373,7 @@ def plot_flows(source, x: str, y: str, where: Optional[Dict[str, str]] = None,
     _check_loose(table, axes, [x])
     fig, ax = plt.subplots(figsize=(6.4, 4.4))
     groups = draw_flows(ax, table, x, y, logx=logx)
-    decorate(ax, x, f"{y} (per flow)", logx=logx, logy=logy, legend=True)
+    decorate(ax, x, f"{y} (per flow)", logx=logx, logy=logy, legend=True, reference=_reference(y))
     seeds, fixed = table["seed"].nunique(), ", ".join(f"{k}={v}" for k, v in (where or {}).items())
     ax.set_title(f"{y} of each flow ({seeds} seed{'s' if seeds != 1 else ''}): points; "
                  "line: mean per group" + (" (groups drawn apart)" if groups > 1 and not logx else "")
