@@ -145,7 +145,7 @@ class Result:
     def timeseries(self, kind: str = "flows") -> pd.DataFrame:
         """Sampled time series as a long DataFrame.
 
-        ``kind="flows"``: columns time, flow, cwnd, rate_bps, srtt_s, ...;
+        ``kind="flows"``: columns time, flow, cwnd, ssthresh, rate_bps, srtt_s;
         ``kind="links"``: time, link, queue_pkts, utilization, drops, marks
         Only available when :func:`run` was given ``timeseries=SECONDS``.
         """

@@ -298,3 +298,23 @@ def test_queue_figure_draws_ecn_marks_from_the_time_series():
     assert "not in the time series" not in fig._suptitle.get_text()
     labels = [t.get_text() for ax in fig.get_axes() if ax.get_legend() for t in ax.get_legend().get_texts()]
     assert "ECN marks per 0.5 s" in labels
+
+
+def test_cwnd_figure_draws_each_window_flow_s_ssthresh_once_in_the_legend():
+    # the flows' time series carries the slow-start threshold: null until a window flow's first
+    # decrease and for a rate-based flow; after a decrease it is at most the window before it
+    toml = ('duration = 20\nseed = 2\nloss_log = true\ntimeseries = 0.1\n[bottleneck]\nrate = "5Mbps"\n'
+            'delay = "30ms"\nqueue = "droptail"\nlimit = 40\n[[flows]]\ncount = 2\nalgorithm = "tcp"\n'
+            '[[flows]]\ncount = 1\nalgorithm = "tfrc"\n')
+    res = tcpfriendly.run(tcpfriendly.Scenario.from_toml_string(toml))
+    ts = res.timeseries("flows")
+    assert ts[ts["flow"] == 2]["ssthresh"].isna().all()
+    tcp0 = dynamics.flow_series(ts, 0)
+    log = dynamics.loss_log(res.raw)
+    first = log[log["flow"] == 0]["time"].min()
+    assert tcp0[tcp0["time"] < first]["ssthresh"].isna().all()
+    after = tcp0[tcp0["time"] > first]
+    assert after["ssthresh"].notna().all() and (after["ssthresh"] >= 2).all()
+    assert after["ssthresh"].max() <= log[log["flow"] == 0]["window_before"].max()
+    labels = [t.get_text() for t in res.plot("cwnd", by="flow").get_axes()[0].get_legend().get_texts()]
+    assert labels.count("ssthresh (dashed, the flow's colour)") == 1

@@ -93,12 +93,13 @@ impl Endpoint {
         }
     }
 
-    /// (window, smoothed RTT, packets delivered) for the time series; NaN where not defined.
-    fn sample(&self) -> (f64, f64, u64) {
+    /// (window, slow-start threshold, smoothed RTT, packets delivered) for the time series;
+    /// NaN where not defined (infinite ssthresh before the first decrease: null in the JSON).
+    fn sample(&self) -> (f64, f64, f64, u64) {
         match self {
-            Endpoint::Tcp { snd, rcv } => (snd.cwnd(), snd.srtt(), rcv.delivered),
-            Endpoint::Udp { received, .. } => (f64::NAN, f64::NAN, *received),
-            Endpoint::Rate { snd, rcv, .. } => (f64::NAN, snd.rtt(), rcv.delivered()),
+            Endpoint::Tcp { snd, rcv } => (snd.cwnd(), snd.ssthresh(), snd.srtt(), rcv.delivered),
+            Endpoint::Udp { received, .. } => (f64::NAN, f64::NAN, f64::NAN, *received),
+            Endpoint::Rate { snd, rcv, .. } => (f64::NAN, f64::NAN, snd.rtt(), rcv.delivered()),
         }
     }
 
@@ -773,10 +774,10 @@ impl Simulation {
         let ts = self.ts.as_mut().expect("time series");
         let t = to_secs(now);
         for (i, fs) in self.flows.iter_mut().enumerate() {
-            let (cwnd, srtt, delivered) = fs.ep.sample();
+            let (cwnd, ssthresh, srtt, delivered) = fs.ep.sample();
             let rate = (delivered - fs.ts_delivered) as f64 * self.cfg.flows[i].kind.payload_bits() / to_secs(iv);
             fs.ts_delivered = delivered;
-            ts.push_flow(t, i as u32, cwnd, rate, srtt);
+            ts.push_flow(t, i as u32, cwnd, ssthresh, rate, srtt);
         }
         for (i, l) in self.links.iter().enumerate() {
             if !self.cfg.topology.links[i].report {

@@ -5,9 +5,10 @@ Every function here is pure: it takes numpy arrays or pandas DataFrames cut from
 :class:`tcpfriendly.Result` and returns numbers (or small dicts / DataFrames); nothing runs a
 simulation. The inputs are:
 
-- ``Result.timeseries("flows")``: columns ``time, flow, cwnd, rate_bps, srtt_s``. ``rate_bps``
-  is the *delivered* rate over the sampling interval ending at ``time``; ``cwnd`` is NaN for
-  rate-based and UDP flows.
+- ``Result.timeseries("flows")``: columns ``time, flow, cwnd, ssthresh, rate_bps, srtt_s``.
+  ``rate_bps`` is the *delivered* rate over the sampling interval ending at ``time``; ``cwnd``
+  and ``ssthresh`` are NaN for rate-based and UDP flows, ``ssthresh`` also before a window
+  flow's first decrease (no threshold yet).
 - ``Result.timeseries("links")``: ``time, link, queue_pkts, utilization, drops, marks`` (utilisation,
   drops and ECN marks over the interval ending at ``time``).
 - ``Result.raw["loss_events"]`` (when the scenario sets ``loss_log = true``): columns ``time,

@@ -238,6 +238,7 @@ def _cwnd(raw, by, flows, t0, t1, **_):
             shown_kinds.add(kind)
 
     n_lines = 0
+    ssthresh_shown = False
     for g, members in table.groupby("group", sort=True):
         ids = list(members["id"])
         if by == "flow":
@@ -245,9 +246,11 @@ def _cwnd(raw, by, flows, t0, t1, **_):
                 color = _flow_color(int(g), k, len(ids))
                 d = dynamics.flow_series(ts, f)
                 ax.plot(d["time"], d["cwnd"], lw=0.9, color=color, label=_flow_label(raw, f, g))
-                if "ssthresh" in d:
-                    ax.plot(d["time"], d["ssthresh"], lw=0.7, ls="--", color=color,
-                            label=f"ssthresh flow {f}")
+                if "ssthresh" in d and d["ssthresh"].notna().any():
+                    # one legend entry for every flow's threshold (a gap: none yet)
+                    ax.plot(d["time"], d["ssthresh"], lw=0.7, ls="--", color=color, zorder=1,
+                            label=None if ssthresh_shown else "ssthresh (dashed, the flow's colour)")
+                    ssthresh_shown = True
                 mark(log[log["flow"] == f], color)
                 n_lines += 1
         else:
@@ -266,7 +269,7 @@ def _cwnd(raw, by, flows, t0, t1, **_):
     ax.set_title(title + ("" if not has_log else "; markers: window reductions") + "\n" + _scenario_label(raw),
                  fontsize=9)
     ax.set_ylim(bottom=0)
-    _legend(ax, n_lines + len(shown_kinds))
+    _legend(ax, n_lines + len(shown_kinds) + ssthresh_shown)
     return fig
 
 

@@ -115,6 +115,9 @@ pub struct FlowSeries {
     pub time: Vec<f64>,
     pub flow: Vec<u32>,
     pub cwnd: Vec<f64>,
+    /// The slow-start threshold (packets; null before the first decrease and for rate-based
+    /// and UDP flows).
+    pub ssthresh: Vec<f64>,
     pub rate_bps: Vec<f64>,
     pub srtt_s: Vec<f64>,
 }
@@ -133,14 +136,15 @@ pub struct LinkSeries {
 impl TimeSeries {
 /// Bytes held by the samples (for the run's memory guard; link names counted inline).
     pub fn held_bytes(&self) -> u64 {
-        (self.flows.time.capacity() * 36 + self.links.time.capacity() * 64) as u64
+        (self.flows.time.capacity() * 44 + self.links.time.capacity() * 64) as u64
     }
 
-        pub fn push_flow(&mut self, t: f64, flow: u32, cwnd: f64, rate: f64, srtt: f64) {
+        pub fn push_flow(&mut self, t: f64, flow: u32, cwnd: f64, ssthresh: f64, rate: f64, srtt: f64) {
         let f = &mut self.flows;
         f.time.push(t);
         f.flow.push(flow);
         f.cwnd.push(cwnd);
+        f.ssthresh.push(ssthresh);
         f.rate_bps.push(rate);
         f.srtt_s.push(srtt);
     }

@@ -255,6 +255,11 @@ impl TcpSender {
         self.c.rtt.srtt()
     }
 
+    /// The controller's slow-start threshold (infinite before the first decrease).
+    pub fn ssthresh(&self) -> f64 {
+        self.c.cc.ssthresh()
+    }
+
     pub fn in_flight(&self) -> u32 {
         self.c.in_flight()
     }
