@@ -103,6 +103,16 @@ def test_s2_grades_come_from_ns2s_own_runs(tmp_path):
     doc = ev.to_json()
     assert doc["simulator"] == "ns2" and "general_exponential" in doc["not_run"]["tsao2007/s1-nonperiodic"]
     json.dumps(doc, allow_nan=False)
+    # its report says where it ran, lists what ns-2 could not run, and regenerates it in ns-2
+    # (the command asks for the experiments that ran and those ns-2 could not run)
+    from tcpfriendly.report.evaluate import _command, build
+
+    assert _command(doc, str(out)) == f"tcpf evaluate gaimd --params alpha=0.31,beta=0.125 --quick --simulator ns2 --only s2 --only s1 --out {out}"
+    rep = tmp_path / "rep"
+    rep.mkdir()
+    (rep / "evaluation-gaimd.json").write_text(json.dumps(doc))
+    html = build(str(rep)).sections[0].body
+    assert "simulated in <b>ns-2 2.35</b>" in html and "not run in ns-2" in html and "general_exponential" in html
 
 
 @needs_ns2

@@ -15,7 +15,7 @@ import json
 import os
 import shlex
 from types import SimpleNamespace
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Mapping, Tuple
 
 from ..errors import ScenarioError
 from ..results import MAX_RESULT_BYTES
@@ -163,13 +163,28 @@ def _command(ev: Dict[str, Any], path: str) -> str:
         parts += ["--controller", q(ev["controller"])]
     if ev.get("quick"):
         parts.append("--quick")
-    keys = list((ev.get("metrics") or {}))
+    if ev.get("simulator") == "ns2":
+        parts += ["--simulator", "ns2"]
+    # the experiments asked for: those that ran and those the simulator could not run
+    keys = list((ev.get("metrics") or {})) + [k for k in (ev.get("not_run") or {}) if k not in (ev.get("metrics") or {})]
     if keys and set(_ONLY) - set(keys):
         for k in keys:
             if k in _ONLY:
                 parts += ["--only", _ONLY[k]]
     parts += ["--out", q(path if os.path.isdir(path) else os.path.dirname(path) or ".")]
     return " ".join(parts)
+
+
+def _simulator_html(ev: Mapping[str, Any]) -> Tuple[str, str]:
+    """What an ns-2 evaluation adds to its heading, and the list of the experiments ns-2 could
+    not run with the reason of each ("" and "" for tcpfriendly's engine)."""
+    if ev.get("simulator") != "ns2":
+        return "", ""
+    not_run = ev.get("not_run") or {}
+    gone = ("<p>not run in ns-2 (no grades, numbers or figures):</p><ul>"
+            + "".join(f"<li>{H.esc(k)}: {H.esc(why)}</li>" for k, why in not_run.items()) + "</ul>"
+            if not_run else "")
+    return " — simulated in <b>ns-2 2.35</b>", gone
 
 
 def build(path: str) -> Page:
@@ -181,10 +196,11 @@ def build(path: str) -> Page:
     for ev in evs:
         alg = str(ev.get("algorithm"))
         params = ", ".join(f"{k}={v}" for k, v in (ev.get("params") or {}).items()) or "defaults"
-        body = (f"<p>{H.esc(alg)} ({H.esc(params)}; β = fraction removed)"
+        where, gone = _simulator_html(ev)
+        body = (f"<p>{H.esc(alg)} ({H.esc(params)}; β = fraction removed)" + where
                 + (" — <b>--quick</b>: fewer seeds, shorter runs; indicative only" if ev.get("quick") else "")
                 + f". Seeds per point: {H.esc(', '.join(f'{k} {v}' for k, v in (ev.get('seeds') or {}).items()))}; "
-                f"wall time {H.esc(ev.get('wall_s', '-'))} s.</p>")
+                f"wall time {H.esc(ev.get('wall_s', '-'))} s.</p>" + gone)
         body += _verdicts(ev) + "<h3>Thresholds</h3>" + _thresholds(ev)
         body += "<h3>Figures</h3>" + _figures(path, alg)
         body += "<h3>Measures</h3>" + _measures(ev) + _assumptions(ev)
@@ -211,12 +227,9 @@ def evaluation_html(ev: Any) -> str:
     params = ", ".join(f"{k}={v}" for k, v in (d.get("params") or {}).items()) or "defaults"
     head = (f"<b>tcpf evaluate {H.esc(d.get('algorithm'))}</b> ({H.esc(params)}; β = fraction removed)"
             + (" — <b>quick</b>: fewer seeds, shorter runs; indicative only" if d.get("quick") else "")
-            + f"; wall time {H.esc(d.get('wall_s'))} s"
-            + (" — simulated in <b>ns-2 2.35</b>" if d.get("simulator") == "ns2" else ""))
-    not_run = d.get("not_run") or {}
-    gone = ("<p>not run (no grades, numbers or figures):</p><ul>"
-            + "".join(f"<li>{H.esc(k)}: {H.esc(why)}</li>" for k, why in not_run.items()) + "</ul>"
-            if not_run else "")
+            + f"; wall time {H.esc(d.get('wall_s'))} s")
+    where, gone = _simulator_html(d)
+    head += where
     parts = [CSS, '<div class="tcpf-nb">', head, gone, _verdicts(d), H.details("thresholds", _thresholds(d))]
     first = next(iter(figures(ev)), None)
     if first is not None:
