@@ -97,6 +97,12 @@ def test_a_sweep_in_ns2_gives_ns2s_numbers_and_fails_only_what_ns2_cannot_expres
     assert record["engine"] == ns2_engine_id() and record["spec"]["simulator"] == "ns2"
     again = sw.run(tmp_path / "out", workers=2, quiet=True)
     assert again.cached == 2 and again.ran == 0  # the stored ns-2 runs are reused
+    # its report says the runs are ns-2's (the spec it prints, simulator included, reruns them)
+    from tcpfriendly.report.sweep import build
+
+    page = build(str(tmp_path / "out"))
+    assert page.subtitle.endswith("; simulated in ns-2 2.35")
+    assert "in <b>ns-2 2.35</b>" in page.sections[0].body
 
 
 @needs_ns2
@@ -140,6 +146,9 @@ def test_reproduce_in_ns2_runs_the_sweeps_and_marks_what_ns2_cannot_run(tmp_path
     cov = [c for c in rs[1].claims if isinstance(c.ours, float)]
     assert cov and all(0 < c.ours < 2 for c in cov)   # CoV ratios from ns-2's 150-ms rates
     assert os.path.isdir(tmp_path / "runs" / "yang2000" / "fig21-smoothness-quick-ns2")
+    from tcpfriendly.report.reproduce import _command
+
+    assert _command("yang2000", [r.to_json() for r in rs], "o").endswith("--quick --simulator ns2 --out o")
     # LOG has no ns-2 agent: every run fails alone, every claim is not run, and so is the row
     rs = reproduce("sastry2005", ["fig4-log-lemma1"], quick=True, simulator="ns2", out=str(tmp_path))
     assert rs[0].claims and all(c.unavailable is not None and not c.matched for c in rs[0].claims)

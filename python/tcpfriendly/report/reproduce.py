@@ -249,6 +249,8 @@ def _command(paper: str, exps: Sequence[Dict[str, Any]], out: str) -> str:
         parts += ["--only", q(str(e.get("experiment")))]
     if any(e.get("quick") for e in exps):
         parts.append("--quick")
+    if any(e.get("simulator") == "ns2" for e in exps):
+        parts += ["--simulator", "ns2"]
     return " ".join(parts + ["--out", q(out)])
 
 
