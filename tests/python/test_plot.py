@@ -318,3 +318,19 @@ def test_cwnd_figure_draws_each_window_flow_s_ssthresh_once_in_the_legend():
     assert after["ssthresh"].max() <= log[log["flow"] == 0]["window_before"].max()
     labels = [t.get_text() for t in res.plot("cwnd", by="flow").get_axes()[0].get_legend().get_texts()]
     assert labels.count("ssthresh (dashed, the flow's colour)") == 1
+
+
+def test_cli_plot_draws_the_links_asked_for(tcpf, tmp_path):
+    # `tcpf plot --link NAME` picks the queue figure's links, as figure(links=...) does; an
+    # unknown name exits 2 naming --link and the links there are
+    toml = ('duration = 5\ntimeseries = 0.1\n[[links]]\nfrom = "a"\nto = "b"\nrate = "4Mbps"\ndelay = "5ms"\n'
+            '[[links]]\nfrom = "b"\nto = "c"\nrate = "2Mbps"\ndelay = "5ms"\n'
+            '[[flows]]\ncount = 2\nalgorithm = "tcp"\npath = ["a", "b", "c"]\n')
+    (tmp_path / "g.toml").write_text(toml)
+    assert tcpf("run", tmp_path / "g.toml", "--out", tmp_path / "o").returncode == 0
+    p = tcpf("plot", tmp_path / "o", "--kind", "queue", "--format", "svg", "--link", "a-b", "--out", tmp_path / "p")
+    assert p.returncode == 0, p.stderr
+    svg = (tmp_path / "p" / "queue.svg").read_text()
+    assert "link a-b" in svg and "link b-c" not in svg
+    bad = tcpf("plot", tmp_path / "o", "--kind", "queue", "--link", "nope", "--out", tmp_path / "q")
+    assert bad.returncode == 2 and bad.stderr.startswith("error: --link: no link 'nope'") and "a-b, " in bad.stderr

@@ -22,7 +22,8 @@ HELP = (
     "Examples:\n"
     "  tcpf run examples/quickstart.toml --timeseries 0.1 --json > r.json\n"
     "  tcpf plot r.json -o plots/                       every kind, PNG + SVG\n"
-    "  tcpf plot out/q --kind cwnd --kind rate --bin 0.5 --by flow --format svg"
+    "  tcpf plot out/q --kind cwnd --kind rate --bin 0.5 --by flow --format svg\n"
+    "  tcpf plot out/q --kind queue --link b1-b2 --link b2-b3"
 )
 
 
@@ -48,6 +49,9 @@ def register(app: typer.Typer) -> None:
         by: Optional[str] = typer.Option(None, "--by", metavar="flow|group",
                                          help="A line per flow or per group (default: per flow up to 8 flows)."),
         flows: Optional[List[int]] = typer.Option(None, "--flow", metavar="ID", help="Only this flow id; repeat."),
+        links: Optional[List[str]] = typer.Option(
+            None, "--link", metavar="NAME",
+            help="The queue figure's links (default: the bottleneck and the busiest, up to 4); repeat."),
         t0: Optional[float] = typer.Option(None, "--from", metavar="SECONDS", help="Start of the time window."),
         t1: Optional[float] = typer.Option(None, "--to", metavar="SECONDS", help="End of the time window."),
     ) -> None:
@@ -62,11 +66,11 @@ def register(app: typer.Typer) -> None:
             raise plot.NoTimeSeries.at("RESULT", f"{result}: this run recorded no time series, so only "
                                        f"--kind goodput can be drawn; {_RECORD_HINT}")
         formats = [f.strip() for f in fmt.split(",") if f.strip()]
-        flags = {"kind": "--kind", "bin_s": "--bin", "by": "--by", "flows": "--flow", "t0": "--from",
+        flags = {"kind": "--kind", "bin_s": "--bin", "by": "--by", "flows": "--flow", "links": "--link", "t0": "--from",
                  "t1": "--to", "formats": "--format", "directory": "--out"}
         with as_flags(flags):
             written = plot.write(result_obj, directory, kinds=kind or None, formats=formats, bin_s=bin_s,
-                                 by=by, flows=flows or None, t0=t0, t1=t1)
+                                 by=by, flows=flows or None, links=links or None, t0=t0, t1=t1)
         typer.echo(f"wrote {', '.join(written)}")
 
     def load_result(path: str):
