@@ -97,6 +97,7 @@ def test_a_sweep_in_ns2_gives_ns2s_numbers_and_fails_only_what_ns2_cannot_expres
     assert record["engine"] == ns2_engine_id() and record["spec"]["simulator"] == "ns2"
     again = sw.run(tmp_path / "out", workers=2, quiet=True)
     assert again.cached == 2 and again.ran == 0  # the stored ns-2 runs are reused
+    assert again.simulator == "ns2" and " in ns-2, " in repr(again) and " in ns-2, " in again._repr_html_()
     # its report says the runs are ns-2's (the spec it prints, simulator included, reruns them)
     from tcpfriendly.report.sweep import build
 

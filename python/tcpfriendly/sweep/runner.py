@@ -88,6 +88,7 @@ class SweepResult:
         total: distinct runs in the sweep; ``cached``: found already done; ``ran``: finished
             now; ``failures``: ``[(Run, message)]``; ``interrupted``: stopped by Ctrl-C.
         out: the output directory (or None); ``paths``: the files written there.
+        simulator: ``"tcpf"`` or ``"ns2"``, who ran the runs (the sweep's ``simulator``).
         flows: with ``per_flow`` (the spec's ``per_flow = true``, ``tcpf sweep --per-flow``),
             the per-flow table (pandas DataFrame; ``flows.parquet``/``flows.csv`` in ``out``):
             one row per run x flow of the runs that finished, with ``point``, the axis columns
@@ -99,10 +100,11 @@ class SweepResult:
 
     def __init__(self, table, total: int, cached: int, ran: int,
                  failures: List[Tuple[Run, str]], interrupted: bool, out: Optional[str],
-                 paths: List[str], elapsed: float, points: List[Dict[str, Any]], flows=None):
+                 paths: List[str], elapsed: float, points: List[Dict[str, Any]], flows=None,
+                 simulator: str = "tcpf"):
         self.table, self.total, self.cached, self.ran = table, total, cached, ran
         self.failures, self.interrupted, self.out, self.paths = failures, interrupted, out, paths
-        self.elapsed, self.points, self.flows = elapsed, points, flows
+        self.elapsed, self.points, self.flows, self.simulator = elapsed, points, flows, simulator
 
     @property
     def missing(self) -> int:
@@ -119,7 +121,8 @@ class SweepResult:
         return f"{label}, seed {run.seed}: {message}"
 
     def __repr__(self) -> str:
-        return (f"<SweepResult: {self.cached + self.ran}/{self.total} runs done, "
+        return (f"<SweepResult: {self.cached + self.ran}/{self.total} runs done"
+                f"{' in ns-2' if self.simulator == 'ns2' else ''}, "
                 f"{len(self.failures)} failed, {len(self.table)} rows>")
 
     def _repr_html_(self) -> str:
@@ -429,7 +432,8 @@ def run_sweep(sweep, out: "Optional[os.PathLike[str] | str]" = None, *,
         claimed.commit(extra=["runs/"])
     result = SweepResult(df, total=len(unique), cached=len(done_keys), ran=len(ran_keys),
                          failures=failures, interrupted=interrupted, out=out_dir,
-                         paths=paths, elapsed=time.monotonic() - start, points=points, flows=flows)
+                         paths=paths, elapsed=time.monotonic() - start, points=points, flows=flows,
+                         simulator=getattr(sweep, "simulator", "tcpf"))
     if interrupted:
         raise SweepInterrupted(result)
     return result
