@@ -431,9 +431,8 @@ def run_sweep(sweep, out: "Optional[os.PathLike[str] | str]" = None, *,
         paths = _write_outputs(claimed, df, flows) + paths
         claimed.commit(extra=["runs/"])
     result = SweepResult(df, total=len(unique), cached=len(done_keys), ran=len(ran_keys),
-                         failures=failures, interrupted=interrupted, out=out_dir,
-                         paths=paths, elapsed=time.monotonic() - start, points=points, flows=flows,
-                         simulator=getattr(sweep, "simulator", "tcpf"))
+                         failures=failures, interrupted=interrupted, out=out_dir, paths=paths,
+                         elapsed=time.monotonic() - start, points=points, flows=flows, simulator=_simulator(sweep))
     if interrupted:
         raise SweepInterrupted(result)
     return result
@@ -456,8 +455,12 @@ def _to_stderr(message: str) -> None:
     sys.stderr.flush()
 
 
+def _simulator(sweep) -> str:
+    return getattr(sweep, "simulator", "tcpf")
+
+
 def _ns2(sweep) -> bool:
-    return getattr(sweep, "simulator", "tcpf") == "ns2"
+    return _simulator(sweep) == "ns2"
 
 
 def _check_controller_executor(dask: Any, executor: str) -> None:
