@@ -40,7 +40,8 @@ def build(path: str) -> Page:
     n_points = len(record.get("points") or [])
     seeds = sorted(table["seed"].unique().tolist()) if "seed" in table else []
     summary_html, figures, x = _summary(table, axes, seeds, MAX_ROWS, MAX_FIGURES)
-    where = " in <b>ns-2 2.35</b> (the spec's simulator = \"ns2\")" if spec.get("simulator") == "ns2" else ""
+    ns2 = spec.get("simulator") == "ns2"
+    where = " in <b>ns-2 2.35</b> (the spec's simulator = \"ns2\")" if ns2 else ""
     summary_html = (f"<p>{n_runs} runs{where}: {n_points} grid points × {len(seeds)} seeds "
                     f"({', '.join(map(str, seeds[:20]))}{' ...' if len(seeds) > 20 else ''}); "
                     f"{len(table)} rows (run × flow group) in results.parquet / results.csv.</p>"
@@ -73,7 +74,7 @@ def build(path: str) -> Page:
                 f"tcpf sweep sweep.toml{ctl} --out {q(path)}",
                 f"tcpf report {q(path)} -o report.html"]
     title = f"tcpf sweep: {spec.get('name') or os.path.basename(os.path.abspath(path))}"
-    simulated = "; simulated in ns-2 2.35" if spec.get("simulator") == "ns2" else ""
+    simulated = "; simulated in ns-2 2.35" if ns2 else ""
     return Page(title=title, subtitle=f"{n_points} points × {len(seeds)} seeds, axes: {', '.join(axes) or 'none'}; "
                 f"tcpfriendly {record.get('tcpfriendly', '?')}{simulated}", sections=sections, commands=commands, kind=NAME)
 
