@@ -7,6 +7,7 @@ into `tcpf`, `python -m tcpfriendly.cli.model` before).
 
 import json
 import math
+import re
 import subprocess
 import sys
 
@@ -107,6 +108,20 @@ def test_json_is_a_flat_object_of_named_numbers(capsys, command):
     code, out, err = run_inprocess(capsys, command, *args)
     assert code == 0, err
     assert all(" = " in line for line in out.splitlines() if not line.startswith(("class:", "  -")))
+
+
+def test_coded_outputs_are_named_in_the_table(capsys):
+    """A code in the flat numbers (which curve gave alpha, a CYRF class) is printed with its
+    name in the table; --json keeps the number."""
+    for curve, code in (("td", 0), ("to", 1), ("min", 2)):
+        code_, out, err = run_inprocess(capsys, "friendly-alpha", "--keep", "0.875", "--curve", curve)
+        assert code_ == 0, err
+        assert re.search(rf"^curve += {code} \({curve}\)$", out, re.M), out
+        code_, out, err = run_inprocess(capsys, "friendly-alpha", "--keep", "0.875", "--curve", curve, "--json")
+        assert flat_json(out)["curve"] == code
+    code_, out, err = run_inprocess(capsys, "cyrf", "--f", "w", "--g", "0.5")
+    assert code_ == 0, err
+    assert re.search(r"^class += 2 \(CYRF\)$", out, re.M), out
 
 
 def test_root_help_lists_the_commands(capsys):

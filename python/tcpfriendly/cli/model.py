@@ -13,7 +13,7 @@ import json
 import os
 import re
 import sys
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Sequence
 
 import typer
 
@@ -78,6 +78,9 @@ def _opt_name(field: str) -> str:
 
 JSON_HELP = "Print one flat JSON object of named numbers."
 PLOT_HELP = "Also draw the model's figure into FILE (.png or .svg)."
+# The names of the models' coded outputs, by code (the order the Rust models give them).
+FRIENDLY_CURVES = ("td", "to", "min")
+CYRF_CLASSES = ("neither", "1-CYRF", "CYRF")
 
 
 def _plot_option():
@@ -92,8 +95,20 @@ def _fmt(v: Any) -> str:
     return f"{v:.6g}" if isinstance(v, float) else str(v)
 
 
+def _code_name(codes: Optional[Dict[str, Sequence[str]]], key: str, value: Any) -> str:
+    names = (codes or {}).get(key)
+    if names is None or not isinstance(value, int) or not 0 <= value < len(names):
+        return ""
+    return f" ({names[value]})"
+
+
 def _run(name: str, params: Dict[str, Any], as_json: bool, plot: Optional[str],
-         notes: Callable[[Dict[str, Any]], List[str]] = lambda r: []) -> None:
+         notes: Callable[[Dict[str, Any]], List[str]] = lambda r: [],
+         codes: Optional[Dict[str, Sequence[str]]] = None) -> None:
+    """Call model `name` and print its flat numbers (one JSON object with --json, else one
+    `name = value` line each, then `notes`). `codes` names the values of the keys that hold a
+    code ({key: names by code}): the table prints the name beside the code; the JSON keeps
+    numbers only."""
     from .. import models
 
     if plot is not None:
@@ -117,7 +132,7 @@ def _run(name: str, params: Dict[str, Any], as_json: bool, plot: Optional[str],
         sys.stdout.write(json.dumps(flat) + "\n")
         return
     width = max(len(k) for k in flat) if flat else 0
-    lines = [f"{k.ljust(width)} = {_fmt(v)}" for k, v in flat.items()]
+    lines = [f"{k.ljust(width)} = {_fmt(v)}{_code_name(codes, k, v)}" for k, v in flat.items()]
     lines.extend(notes(result))
     if plot is not None:
         lines.append(f"wrote {plot}")
@@ -162,7 +177,7 @@ def rate_command(
         "3*beta/(2-beta)), TO curve (eq. 7, 4(1-keep^2)/3) or error-minimising curve (eq. 8: "
         "minimise the integral of |T(alpha,beta)/T_TCP - 1| over p below --threshold, with "
         "T0 = --t0-rtt RTTs). All three are printed; `alpha` is the --curve one "
-        "(curve code 0 td, 1 to, 2 min). --plot draws the whole curves over beta (Fig. 10), "
+        "(in --json its code: 0 td, 1 to, 2 min). --plot draws the whole curves over beta (Fig. 10), "
         "the error integral (Fig. 9) and the rate ratios (Fig. 11).\n\n"
         "\b\n"
         "Examples:\n"
@@ -181,7 +196,8 @@ def friendly_command(
     as_json: bool = _json_option(),
     plot: Optional[str] = _plot_option(),
 ) -> None:
-    _run("friendly_alpha", dict(beta=beta, keep=keep, curve=curve, threshold=threshold, t0_rtt=t0_rtt, b=b), as_json, plot)
+    _run("friendly_alpha", dict(beta=beta, keep=keep, curve=curve, threshold=threshold, t0_rtt=t0_rtt, b=b), as_json, plot,
+         codes={"curve": FRIENDLY_CURVES})
 
 
 # ----- jin2001 --------------------------------------------------------------------------------
@@ -354,7 +370,8 @@ def cyrf_command(
     plot: Optional[str] = _plot_option(),
 ) -> None:
     _run("cyrf", dict(f=f, g=g, consts=_consts(const, "--const"), windows=_flatten(windows), x=x,
-                      x_min=x_min, x_max=x_max, tolerance=tolerance), as_json, plot, _cyrf_notes)
+                      x_min=x_min, x_max=x_max, tolerance=tolerance), as_json, plot, _cyrf_notes,
+         codes={"class": CYRF_CLASSES})
 
 
 def _flatten(v: Optional[List[Any]]) -> Optional[List[float]]:
