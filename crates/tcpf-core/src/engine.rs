@@ -783,7 +783,9 @@ impl Simulation {
             if !self.cfg.topology.links[i].report {
                 continue;
             }
-            let bytes = l.stats.bytes_sent;
+            // (bytes_sent_at: the packets that waited and have started by now count now, not
+            // at the next arrival; the series then sums to the link's totals as before)
+            let bytes = l.bytes_sent_at(now);
             let (drops, marks) = (l.stats.drops, l.stats.marks);
             let util = (bytes - self.ts_link_bytes[i]) as f64 * 8.0 / (l.rate_bps * to_secs(iv));
             ts.push_link(t, &l.name, l.queue_len_at(now) as f64, util, drops - self.ts_link_drops[i], marks - self.ts_link_marks[i]);
