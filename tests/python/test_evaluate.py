@@ -121,11 +121,11 @@ def test_jin2001_table5_aggressiveness_order():
 
 
 def test_sastry2005_table1_utilisation_metric_order():
-    """Utilisation metric (10 runs, as the paper): TCP lowest and IIAD highest, as Table I
-    (TCP 20.9 < LOG 21.8 <= SQRT 22.5 < IIAD 25.0) and as our 200-run means (24.8 < 25.4 < 25.7
-    < 29.6). Not asserted: LOG <= SQRT, which 10 runs do not resolve (seeds 1-10 put SQRT below
-    LOG; over 200 runs LOG - SQRT = -0.3 [-3.0, 2.3]), and the drop-metric order, which our
-    runs do not reproduce (docs/evaluate-tsao2007.md, sastry2005 Table I)."""
+    """Utilisation metric (quick mode, 10 runs): TCP lowest and IIAD highest, as Table I
+    (TCP 20.9 < LOG 21.8 <= SQRT 22.5 < IIAD 25.0). Over 200 full runs only IIAD stands apart
+    (SQRT 25.2, LOG 26.0, TCP 26.4, IIAD 29.7: scripts/trough_seeds.py), so this pins the quick
+    mode's seeds 1-10, not the paper's order. Not asserted: LOG <= SQRT, and the drop-metric
+    order, which our runs do not reproduce (docs/evaluate-tsao2007.md, sastry2005 Table I)."""
     um = {}
     for alg in ("tcp", "log", "sqrt", "iiad"):
         ev = evaluate(alg, None, quick=True, seeds=10, workers=1, only=["sastry2005"], progress=False)
@@ -146,6 +146,26 @@ def test_trough_line_prints_the_95_ci_of_the_mean():
         assert c["n"] == 3 and c["lo"] < t[k] < c["hi"]
         assert f"{t[k]:.2f} [{c['lo']:.2f}, {c['hi']:.2f}]" in line
     assert "(mean of 3 runs, [95% CI of the mean])" in line
+
+
+def test_trough_figure_marks_what_the_metrics_measure_against():
+    """The trough figure draws the CBR's stop (t1) and restart (t2), the steady-state window,
+    U_ss and 0.95 U_ss, from the experiment's assumptions and the metrics; the binned
+    utilisation stays at or below the link's capacity but for one packet's start in a bin."""
+    from tcpfriendly.evaluate.report import figures
+    ev = evaluate("tcp", None, quick=True, seeds=2, workers=1, only=["sastry2005"], progress=False)
+    fig = dict(figures(ev))["sastry2005-trough"]
+    ax = fig.axes[0]
+    labels = [l.get_label() for l in ax.get_lines()]
+    a = {k: v["value"] for k, v in ev.assumptions["sastry2005/trough"].items()}
+    for key in ("t1", "t2"):
+        line = next(l for l in ax.get_lines() if l.get_label().startswith(f"{key}: "))
+        assert list(line.get_xdata()) == [a[key], a[key]]
+    u_ss = ev.metrics["sastry2005/trough"]["steady_utilization"] / 100
+    assert f"U_ss {u_ss:.3f}" in labels and f"{a['util_recover']:g} U_ss (recovered)" in labels
+    util = ev.raw["sastry2005/trough"]["series"]["utilization"]
+    # 0.1-s bins of a 10 Mb/s link: 120 packets of 1040 bytes; one more started is +0.9 %
+    assert 0.5 < max(util) <= 1 + 1 / 120 + 1e-9, max(util)
 
 
 def test_formula_controller_evaluates_end_to_end():

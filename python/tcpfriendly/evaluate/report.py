@@ -338,9 +338,37 @@ def figures(ev):
     r = raw.get("sastry2005/trough") or {}
     if r.get("series"):
         fig, ax = _subplots(figsize=(6, 3.5))
-        ax.plot(r["series"]["time"], r["series"]["utilization"], lw=0.8)
+        ax.plot(r["series"]["time"], r["series"]["utilization"], lw=0.8, label="utilisation (first run)")
+        _trough_marks(ax, ev)
         ax.set_xlabel("time (s)")
         ax.set_ylabel("bottleneck utilisation")
         ax.set_title(f"sastry2005 trough test: {ev.algorithm}")
+        ax.legend(fontsize=7, loc="lower left")
         fig.tight_layout()
         yield "sastry2005-trough", fig
+
+
+def _trough_marks(ax, ev) -> None:
+    """What the trough metrics are measured against (sastry2005 §VI-B): the steady-state
+    window, the CBR's stop at t1 and restart at t2, the steady utilisation U_ss (mean over the
+    runs) and the util_recover x U_ss the utilisation metric's recovery time counts to."""
+    a = {k: v.get("value") for k, v in (ev.assumptions.get("sastry2005/trough") or {}).items()
+         if isinstance(v, dict)}
+    m = ev.metrics.get("sastry2005/trough") or {}
+
+    def num(x):
+        return x if isinstance(x, (int, float)) and not isinstance(x, bool) else None
+
+    lo, hi = num(a.get("steady_from")), num(a.get("steady_to"))
+    if lo is not None and hi is not None:
+        ax.axvspan(lo, hi, color="grey", alpha=0.15, lw=0, label="steady state")
+    for key, what, style in (("t1", "t1: CBR stops", ":"), ("t2", "t2: CBR restarts", "--")):
+        if num(a.get(key)) is not None:
+            ax.axvline(a[key], color="black", lw=0.8, ls=style, label=f"{what} ({a[key]:g} s)")
+    u_ss = num(m.get("steady_utilization"))
+    if u_ss is not None:
+        u_ss /= 100.0
+        ax.axhline(u_ss, color="tab:green", lw=0.8, label=f"U_ss {u_ss:.3f}")
+        rec = num(a.get("util_recover"))
+        if rec is not None:
+            ax.axhline(rec * u_ss, color="tab:red", lw=0.8, ls=":", label=f"{rec:g} U_ss (recovered)")
