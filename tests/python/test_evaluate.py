@@ -81,6 +81,29 @@ def test_tcp_grades_o_everywhere_against_itself(tcp_eval):
     json.dumps(doc, default=str)
 
 
+def test_transient_figures_show_each_change_as_graded(tcp_eval):
+    """S3 and S4 keep the first seed's changes as measured (new level and convergence time of
+    each flow), consistent with the metrics, and their figures draw them: a line per change,
+    a tol band per flow and phase, a dot per convergence."""
+    from tcpfriendly.evaluate.report import figures
+    figs = dict(figures(tcp_eval))
+    for key, n_changes in (("tsao2007/s3-two-state", 2), ("tsao2007/s4-bursty", None)):
+        raw, m = tcp_eval.raw[key], tcp_eval.metrics[key]
+        ch = raw["changes"]
+        assert n_changes is None or len(ch) == n_changes
+        assert [c["dir"] for c in ch].count("up") == len(m["per_seed"][0]["x_up_targets_bps"])
+        ups = [c for c in ch if c["dir"] == "up"]
+        assert [round(c["x_target_bps"], 1) for c in ups] == m["per_seed"][0]["x_up_targets_bps"]
+        assert all(c["time"] < c["until"] and 0 < c["tol"] < 1 for c in ch)
+        ax = figs[key.replace("/", "-")].axes[0]
+        assert sum(1 for l in ax.get_lines() if l.get_linestyle() == ":" and list(l.get_xdata())[0] in
+                   [c["time"] for c in ch]) == len(ch)
+        dots = [l for l in ax.get_lines() if l.get_marker() == "o"]
+        converged = sum(1 for c in ch for w in ("x", "tcp") if math.isfinite(c[f"{w}_seconds"]))
+        assert len(dots) == converged > 0
+        assert len(ax.collections) == 2 * len(ch)  # a band per flow and change
+
+
 def test_gaimd_is_below_tcp_under_random_losses():
     ev = evaluate("gaimd", {"alpha": 0.2, "keep": 0.875}, quick=True, workers=1, only=["s1"])
     assert ev.params["beta"] == pytest.approx(0.125)      # canonical beta

@@ -502,13 +502,18 @@ def _agg_transients(exp, vals, rows, th, changes, up_col, down_col, rule_up, rul
     per_seed = {d: sum(1 for c in changes if c[2] == d) for d in ("up", "down")}
     loss = {(who, d): [] for who in ("x", "tcp") for d in ("up", "down")}
     late = {(who, d): [] for who in ("x", "tcp") for d in ("up", "down")}
+    # the first seed's changes as measured, for the figure: each new level and the seconds
+    # each flow took to come within tol of it (NaN: not within the phase)
+    shown = [dict(time=c, until=u, dir=d, tol=float(vals["tol"])) for c, u, d, _ in changes]
     for seed in sorted(by.get("x", {})):
         row = {"seed": seed}
         for who in ("x", "tcp"):
             ser = by[who][seed]
-            for change, until, d, ref in changes:
+            for i, (change, until, d, ref) in enumerate(changes):
                 target = by[f"{who}@{ref}"][seed]["level_bps"]
                 tr = _transient(ser, change, until, target, vals)
+                if seed == min(by["x"]):
+                    shown[i].update({f"{who}_target_bps": target, f"{who}_seconds": tr["seconds"]})
                 acc[(who, d)].append(tr["seconds"])
                 bnd[(who, d)].append(until - change)
                 if tr["losses"] is not None:
@@ -554,7 +559,8 @@ def _agg_transients(exp, vals, rows, th, changes, up_col, down_col, rule_up, rul
                        "loss_ratio": m["down_loss_ratio"], **censoring("down"), "rule": rule_down}}
     first = min(by["x"])
     raw = {"x_series": {k: by["x"][first][k] for k in ("time", "rate_bps")},
-           "tcp_series": {k: by["tcp"][first][k] for k in ("time", "rate_bps")}}
+           "tcp_series": {k: by["tcp"][first][k] for k in ("time", "rate_bps")},
+           "changes": shown}
     return m, grades, nums, raw
 
 

@@ -317,13 +317,15 @@ def figures(ev):
     for key in ("tsao2007/s3-two-state", "tsao2007/s4-bursty"):
         r = raw.get(key) or {}
         if r.get("x_series"):
-            fig, ax = _subplots(figsize=(6, 3.5))
-            ax.plot(r["x_series"]["time"], [v / 1e6 for v in r["x_series"]["rate_bps"]], label=ev.algorithm, lw=0.8)
-            ax.plot(r["tcp_series"]["time"], [v / 1e6 for v in r["tcp_series"]["rate_bps"]], label="TCP SACK", lw=0.8)
+            fig, ax = _subplots(figsize=(6, 4.0))
+            for who, label, colour in (("x", ev.algorithm, "tab:blue"), ("tcp", "TCP SACK", "tab:orange")):
+                ax.plot(r[f"{who}_series"]["time"], [v / 1e6 for v in r[f"{who}_series"]["rate_bps"]],
+                        label=label, lw=0.8, color=colour)
+            _transient_marks(ax, r.get("changes") or [], r)
             ax.set_xlabel("time (s)")
             ax.set_ylabel("throughput (Mb/s)")
-            ax.set_title(f"tsao2007 {key.split('/')[1]}")
-            ax.legend()
+            ax.set_title(f"tsao2007 {key.split('/')[1]} (first seed)")
+            ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=3, frameon=False)
             fig.tight_layout()
             yield key.replace("/", "-"), fig
     r = raw.get("jin2001/impulse-response") or {}
@@ -346,6 +348,31 @@ def figures(ev):
         ax.legend(fontsize=7, loc="lower left")
         fig.tight_layout()
         yield "sastry2005-trough", fig
+
+
+def _transient_marks(ax, changes, series) -> None:
+    """How S3 and S4 grade a change (tsao2007 §4.3-4.4): a line where the regime changes; for
+    each flow the new steady level (its stationary reference run) with the tol band around it
+    over the phase, and a dot on its curve where its moving average first comes within it (the
+    convergence time; none when it does not within the phase)."""
+    import numpy as np
+
+    for i, c in enumerate(changes):
+        ax.axvline(c["time"], color="grey", lw=0.6, ls=":",
+                   label="regime change" if i == 0 else None)
+        for who, colour in (("x", "tab:blue"), ("tcp", "tab:orange")):
+            target = c.get(f"{who}_target_bps")
+            if not isinstance(target, (int, float)) or not math.isfinite(target):
+                continue
+            lo, hi = target * (1 - c["tol"]) / 1e6, target * (1 + c["tol"]) / 1e6
+            ax.fill_between([c["time"], c["until"]], lo, hi, color=colour, alpha=0.12, lw=0,
+                            label=f"new level ± {c['tol']:g}" if i == 0 and who == "x" else None)
+            secs = c.get(f"{who}_seconds")
+            if isinstance(secs, (int, float)) and math.isfinite(secs):
+                at = c["time"] + secs
+                y = np.interp(at, series[f"{who}_series"]["time"], series[f"{who}_series"]["rate_bps"]) / 1e6
+                ax.plot([at], [y], "o", ms=4, color=colour,
+                        label="within it (convergence time)" if i == 0 and who == "x" else None)
 
 
 def _trough_marks(ax, ev) -> None:
