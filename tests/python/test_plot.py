@@ -283,6 +283,23 @@ def test_a_coarse_time_series_gets_a_rate_bin_it_can_fill(tcpf, tmp_path):
     assert bad.returncode == 2 and "--bin" in bad.stderr and "0.5 s" in bad.stderr
 
 
+def test_rate_bin_is_one_rule_for_the_figure_and_the_reports_caption():
+    # a result that does not state its sampling interval (an ns-2 record read back, a file
+    # edited by hand) is binned by its series' own spacing, in the figure and in the caption
+    # `tcpf report` writes under it
+    import copy
+
+    from tcpfriendly.report.run import figures
+    res = tcpfriendly.run(tcpfriendly.Scenario.from_toml_string(SMALL_TOML), timeseries=0.5)
+    assert plot.rate_bin(res.raw) == 0.5
+    raw = copy.deepcopy(res.raw)
+    del raw["scenario"]["timeseries"]
+    assert plot.rate_bin(raw) == 0.5
+    bare = tcpfriendly.Result(res.to_json(), raw=raw)
+    assert "averaged in 0.5 s bins" in figures(bare, ["rate"])
+    assert plot.rate_bin({"flows": []}) == plot.DEFAULT_BIN_S  # no time series: jin2001's 0.2 s
+
+
 def test_queue_figure_draws_ecn_marks_from_the_time_series():
     # the links' time series carries ECN marks per interval; their sum over the run is the
     # link's marks when the measurement window is the whole run

@@ -28,7 +28,7 @@ package only draws them.
 """
 
 from .core import (DEFAULT_BIN_S, KINDS, SERIES_KINDS, NoTimeSeries, available_kinds, default_bin,
-                   figure, fit, save, svg_text, write)
+                   figure, fit, rate_bin, save, svg_text, write)
 
 __all__ = ["KINDS", "SERIES_KINDS", "DEFAULT_BIN_S", "NoTimeSeries", "available_kinds", "default_bin",
-           "figure", "fit", "save", "svg_text", "write"]
+           "figure", "fit", "rate_bin", "save", "svg_text", "write"]

@@ -46,8 +46,7 @@ def figures(result, kinds=None) -> str:
     from .. import plot
 
     out = []
-    interval = ((getattr(result, "raw", None) or {}).get("scenario") or {}).get("timeseries")
-    rate_bin = plot.default_bin(float(interval) if isinstance(interval, (int, float)) else float("nan"))
+    rate_bin = plot.rate_bin(getattr(result, "raw", None) or {})
     captions = {
         "goodput": "Per-flow goodput over the measurement window; dashed: each group's mean; Jain's index per group and over all flows.",
         "cwnd": "Congestion window vs time; markers: window reductions from the loss log (loss_log = true).",
