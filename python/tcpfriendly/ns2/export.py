@@ -148,9 +148,9 @@ def export_tcl(expanded: Dict[str, Any],
     that carries data and one ``TOTAL delivered_pkts=...`` line.  With
     ``series_interval_s`` (the engine's ``timeseries``) it also prints, every that
     many seconds within the measurement window, one ``SERIES t=... id=... dlv=...
-    cwnd=...`` line per window-based or rate-based flow: the packets delivered (in order)
-    over the interval ending at t and the usable window at t (``null`` for a rate-based
-    flow), and one ``LSERIES t=... key=... bytes=... drops=... marks=... q=...`` line per monitored
+    cwnd=... ssthresh=...`` line per window-based or rate-based flow: the packets delivered
+    (in order) over the interval ending at t, the usable window at t and ssthresh (``null``
+    for a rate-based flow, and ssthresh before the flow's first window reduction), and one ``LSERIES t=... key=... bytes=... drops=... marks=... q=...`` line per monitored
     link (`run_ns2` turns them into the engine's time series).  With rate-based
     (TFRC) flows it also writes their drops to ``drops.tr`` in the working
     directory (see `run_ns2`).  Every string taken from the scenario goes through

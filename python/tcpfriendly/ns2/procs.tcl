@@ -108,8 +108,8 @@ proc sample {} {
 
 # the time series (the engine's `timeseries`): every SERIES_DT s, per window-based and
 # rate-based flow in flow order, the packets delivered over the interval ending now (in order,
-# for a window-based flow) and its usable window now (null for a rate-based flow, which has
-# none), then per monitored link its bytes sent, drops and queue; printed for the intervals
+# for a window-based flow), its usable window and ssthresh now (null for a rate-based flow,
+# which has neither), then per monitored link its bytes sent, drops and queue; printed for the intervals
 # inside the measurement window (counted from 0 so that no counter wraps twice)
 proc series {k} {
     global ns FLOWS KIND tcp sink WND SER ACC SERIES_DT MEASURE_FROM MEASURE_TO SERIES_NEXT PKT HDR
@@ -129,8 +129,11 @@ proc series {k} {
             if {$KIND($i) == "tcp"} {
                 set c [$tcp($i) set cwnd_]
                 if {$c > $WND($i)} { set c $WND($i) }
-            } else { set c null }
-            puts "SERIES t=$now id=$i dlv=[expr {$p - $SER($i,pkts)}] cwnd=$c"
+                # ssthresh_ starts at window_ in ns-2; the engine's is null until the first
+                # window reduction (ncwndcuts_ counts them, timeouts included)
+                if {[$tcp($i) set ncwndcuts_] > 0} { set st [$tcp($i) set ssthresh_] } else { set st null }
+            } else { set c null; set st null }
+            puts "SERIES t=$now id=$i dlv=[expr {$p - $SER($i,pkts)}] cwnd=$c ssthresh=$st"
         }
         set SER($i,pkts) $p
     }

@@ -247,7 +247,9 @@ def _results(expanded: Dict[str, Any], parsed: Dict[str, Any], wall_s: float,
         out["timeseries"] = {"flows": {
             "time": [float(r["t"]) for r in rows], "flow": [int(r["id"]) for r in rows],
             "rate_bps": [r["dlv"] * pkt * 8.0 / float(step) for r in rows],
-            "cwnd": [float("nan") if r["cwnd"] is None else float(r["cwnd"]) for r in rows]}}
+            "cwnd": [float("nan") if r["cwnd"] is None else float(r["cwnd"]) for r in rows],
+            # (older outputs have no ssthresh: NaN, as before the first reduction)
+            "ssthresh": [float("nan") if r.get("ssthresh") is None else float(r["ssthresh"]) for r in rows]}}
         # the links' series as the engine's (tcpfriendly.metrics: time, link, queue, utilisation,
         # drops, ECN marks): bytes that started on the wire per interval over the link's rate, the queue's
         # drops (ns-2's loss models sit in front of the monitor: their drops are not in them)
