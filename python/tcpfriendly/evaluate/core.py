@@ -505,6 +505,7 @@ def _agg_transients(exp, vals, rows, th, changes, up_col, down_col, rule_up, rul
     # the first seed's changes as measured, for the figure: each new level and the seconds
     # each flow took to come within tol of it (NaN: not within the phase)
     shown = [dict(time=c, until=u, dir=d, tol=float(vals["tol"])) for c, u, d, _ in changes]
+    first = min(by["x"])
     for seed in sorted(by.get("x", {})):
         row = {"seed": seed}
         for who in ("x", "tcp"):
@@ -512,7 +513,7 @@ def _agg_transients(exp, vals, rows, th, changes, up_col, down_col, rule_up, rul
             for i, (change, until, d, ref) in enumerate(changes):
                 target = by[f"{who}@{ref}"][seed]["level_bps"]
                 tr = _transient(ser, change, until, target, vals)
-                if seed == min(by["x"]):
+                if seed == first:
                     shown[i].update({f"{who}_target_bps": target, f"{who}_seconds": tr["seconds"]})
                 acc[(who, d)].append(tr["seconds"])
                 bnd[(who, d)].append(until - change)
@@ -557,7 +558,6 @@ def _agg_transients(exp, vals, rows, th, changes, up_col, down_col, rule_up, rul
                      **censoring("up"), "rule": rule_up},
             down_col: {"time_ratio": m["down_ratio"], "x_s": m["down_seconds"], "tcp_s": m["tcp_down_seconds"],
                        "loss_ratio": m["down_loss_ratio"], **censoring("down"), "rule": rule_down}}
-    first = min(by["x"])
     raw = {"x_series": {k: by["x"][first][k] for k in ("time", "rate_bps")},
            "tcp_series": {k: by["tcp"][first][k] for k in ("time", "rate_bps")},
            "changes": shown}
