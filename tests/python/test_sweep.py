@@ -501,6 +501,9 @@ def test_cli_plot_line_and_heatmap(tcpf, spec_path, tmp_path):
                out=tmp_path / "groups.png")  # one line per flow group
     assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()] == [
         "share 1 (fair)", "group 0 (tcp)", "group 1 (gaimd)"]
+    one = plot(out, x="flows[1].params.beta", y="share", group=1, where={"bottleneck.rate": "5Mbps"},
+               out=tmp_path / "one.png")  # the title names the group's algorithm
+    assert one.axes[0].get_title().endswith("group 1 (gaimd), bottleneck.rate=5Mbps")
     # the library names its parameters; the CLI names its flags
     with pytest.raises(tf.ScenarioError, match=r"^where: these axes vary and are neither x "
                                                r"nor hue: bottleneck.rate \(1.5Mbps, 5Mbps\)") as err:

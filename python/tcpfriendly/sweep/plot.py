@@ -264,7 +264,11 @@ def plot(source, x: str, y: str, hue: Optional[str] = None, kind: str = "line",
         decorate(ax, x, label, logx=logx, logy=logy, legend=hue is not None, reference=reference)
     else:
         fig, ax = _heatmap(plt, table, stats, x, label, hue, xs, show)
-    what = f"group {group}, " if group is not None and not y.startswith("link.") else ""
+    what = ""
+    if group is not None and not y.startswith("link."):
+        # the group by its algorithm too (a ratio's table may have none left: by number)
+        named = _group_labels(table) if "algorithm" in table.columns else {}
+        what = f"{named.get(group, f'group {group}')}, "
     fixed_text = ", ".join(f"{k}={v}" for k, v in (where or {}).items())
     ax.set_title(f"{y}: mean and 95% CI over {seeds} seed{'s' if seeds != 1 else ''}"
                  + (f"\nratio of {'; '.join(how)}" if how else "")
