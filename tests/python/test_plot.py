@@ -315,6 +315,12 @@ def test_queue_figure_draws_ecn_marks_from_the_time_series():
     assert "not in the time series" not in fig._suptitle.get_text()
     labels = [t.get_text() for ax in fig.get_axes() if ax.get_legend() for t in ax.get_legend().get_texts()]
     assert "ECN marks per 0.5 s" in labels
+    # a drop-only link has no empty ECN entry: the same run without ECN
+    plain = tcpfriendly.run(tcpfriendly.Scenario.from_toml_string(toml.replace("ecn = true\n", "")))
+    assert plain.links.set_index("name").loc["bottleneck", "marks"] == 0
+    labels = [t.get_text() for ax in plain.plot("queue").get_axes() if ax.get_legend()
+              for t in ax.get_legend().get_texts()]
+    assert "drops per 0.5 s" in labels and not any("ECN" in t for t in labels)
 
 
 def test_cwnd_figure_draws_each_window_flow_s_ssthresh_once_in_the_legend():

@@ -120,23 +120,27 @@ def _flow_label(raw: Mapping[str, Any], flow: int, group: int) -> str:
     return f"flow {flow} (group {group})"
 
 
-def _queue_limits(sc: Mapping[str, Any]) -> Dict[str, float]:
-    """``{reported link name: buffer limit (packets)}`` of a normalized scenario: the dumbbell's
-    bottleneck and its reverse direction (the same queue settings), a general topology's links
-    and the reverse directions of the duplex ones; links without a limit are left out."""
-    def num(v: Any) -> Optional[float]:
-        return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
-
-    out: Dict[str, float] = {}
+def _per_link(sc: Mapping[str, Any], key: str) -> Dict[str, Any]:
+    """``{reported link name: its queue setting `key`}`` of a normalized scenario: the
+    dumbbell's bottleneck and its reverse direction (the same queue settings), a general
+    topology's links and the reverse directions of the duplex ones; links without it are left
+    out."""
+    out: Dict[str, Any] = {}
     b = sc.get("bottleneck")
-    if isinstance(b, Mapping) and num(b.get("limit")) is not None:
-        out["bottleneck"] = out["bottleneck_reverse"] = num(b.get("limit"))
+    if isinstance(b, Mapping) and b.get(key) is not None:
+        out["bottleneck"] = out["bottleneck_reverse"] = b[key]
     for link in sc.get("links") or []:
-        if isinstance(link, Mapping) and isinstance(link.get("name"), str) and num(link.get("limit")) is not None:
-            out[link["name"]] = num(link.get("limit"))
+        if isinstance(link, Mapping) and isinstance(link.get("name"), str) and link.get(key) is not None:
+            out[link["name"]] = link[key]
             if link.get("duplex"):
-                out[f"{link['name']}_reverse"] = num(link.get("limit"))
+                out[f"{link['name']}_reverse"] = link[key]
     return out
+
+
+def _queue_limits(sc: Mapping[str, Any]) -> Dict[str, float]:
+    """``{reported link name: buffer limit (packets)}`` (:func:`_per_link`'s ``limit``)."""
+    return {k: float(v) for k, v in _per_link(sc, "limit").items()
+            if isinstance(v, (int, float)) and not isinstance(v, bool)}
 
 
 def _scenario_label(raw: Mapping[str, Any]) -> str:
@@ -421,6 +425,7 @@ def _queue(raw, t0, t1, links=None, **_):
     interval = _interval(raw, ts)
     fig, axes = _new(rows=2 * len(chosen), height=1.9)
     limits = _queue_limits(raw.get("scenario") or {})
+    ecn = _per_link(raw.get("scenario") or {}, "ecn")
     for i, name in enumerate(chosen):
         d = ts[ts["link"] == name].sort_values("time")
         qa, da = axes[2 * i], axes[2 * i + 1]
@@ -439,7 +444,9 @@ def _queue(raw, t0, t1, links=None, **_):
         drops = d["drops"].to_numpy(dtype=float)
         da.stairs(drops, edges, fill=True, color=_GROUP_COLORS[3], label=f"drops per {width:g} s")
         n = 1
-        if "marks" in d:
+        # ECN marks: on a link that marks (or marked: a result without its settings), not as
+        # an empty entry on every drop-only link
+        if "marks" in d and (ecn.get(name) is True or d["marks"].sum() > 0):
             marks = d["marks"].to_numpy(dtype=float)
             da.stairs(drops + marks, edges, baseline=drops, fill=True, color=_GROUP_COLORS[1],
                       label=f"ECN marks per {width:g} s")
