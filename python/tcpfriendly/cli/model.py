@@ -13,7 +13,7 @@ import json
 import os
 import re
 import sys
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional
 
 import typer
 
@@ -78,9 +78,6 @@ def _opt_name(field: str) -> str:
 
 JSON_HELP = "Print one flat JSON object of named numbers."
 PLOT_HELP = "Also draw the model's figure into FILE (.png or .svg)."
-# The names of the models' coded outputs, by code (the order the Rust models give them).
-FRIENDLY_CURVES = ("td", "to", "min")
-CYRF_CLASSES = ("neither", "1-CYRF", "CYRF")
 
 
 def _plot_option():
@@ -95,20 +92,13 @@ def _fmt(v: Any) -> str:
     return f"{v:.6g}" if isinstance(v, float) else str(v)
 
 
-def _code_name(codes: Optional[Dict[str, Sequence[str]]], key: str, value: Any) -> str:
-    names = (codes or {}).get(key)
-    if names is None or not isinstance(value, int) or not 0 <= value < len(names):
-        return ""
-    return f" ({names[value]})"
-
-
 def _run(name: str, params: Dict[str, Any], as_json: bool, plot: Optional[str],
          notes: Callable[[Dict[str, Any]], List[str]] = lambda r: [],
-         codes: Optional[Dict[str, Sequence[str]]] = None) -> None:
+         names: Callable[[Dict[str, Any]], Dict[str, str]] = lambda r: {}) -> None:
     """Call model `name` and print its flat numbers (one JSON object with --json, else one
-    `name = value` line each, then `notes`). `codes` names the values of the keys that hold a
-    code ({key: names by code}): the table prints the name beside the code; the JSON keeps
-    numbers only."""
+    `name = value` line each, then `notes`). `names(result)` gives the name of a key that holds
+    a code (the option it came from, or the name the result carries): the table prints it
+    beside the code; the JSON keeps numbers only."""
     from .. import models
 
     if plot is not None:
@@ -132,7 +122,8 @@ def _run(name: str, params: Dict[str, Any], as_json: bool, plot: Optional[str],
         sys.stdout.write(json.dumps(flat) + "\n")
         return
     width = max(len(k) for k in flat) if flat else 0
-    lines = [f"{k.ljust(width)} = {_fmt(v)}{_code_name(codes, k, v)}" for k, v in flat.items()]
+    named = names(result)
+    lines = [f"{k.ljust(width)} = {_fmt(v)}" + (f" ({named[k]})" if named.get(k) else "") for k, v in flat.items()]
     lines.extend(notes(result))
     if plot is not None:
         lines.append(f"wrote {plot}")
@@ -197,7 +188,7 @@ def friendly_command(
     plot: Optional[str] = _plot_option(),
 ) -> None:
     _run("friendly_alpha", dict(beta=beta, keep=keep, curve=curve, threshold=threshold, t0_rtt=t0_rtt, b=b), as_json, plot,
-         codes={"curve": FRIENDLY_CURVES})
+         names=lambda r: {"curve": curve})
 
 
 # ----- jin2001 --------------------------------------------------------------------------------
@@ -371,7 +362,7 @@ def cyrf_command(
 ) -> None:
     _run("cyrf", dict(f=f, g=g, consts=_consts(const, "--const"), windows=_flatten(windows), x=x,
                       x_min=x_min, x_max=x_max, tolerance=tolerance), as_json, plot, _cyrf_notes,
-         codes={"class": CYRF_CLASSES})
+         names=lambda r: {"class": (r.get("details") or {}).get("class")})
 
 
 def _flatten(v: Optional[List[Any]]) -> Optional[List[float]]:
