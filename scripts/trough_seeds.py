@@ -16,28 +16,22 @@ import argparse
 import collections
 import os
 import sys
-from multiprocessing import Pool
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "python"))
 
-from tcpfriendly.evaluate import core, runner, scenarios  # noqa: E402
+from tcpfriendly.evaluate import core, runner  # noqa: E402
 from tcpfriendly.metrics import dynamics as dyn  # noqa: E402
 
 SCHEMES = ("tcp", "log", "sqrt", "iiad")
 KEYS = ("utilization_metric", "drop_metric", "steady_utilization", "steady_drop_rate", "t_util_recover_s", "util_dip")
 
 
-def jobs(alg: str, seeds: int):
-    exp = scenarios.load_experiment("sastry2005", "trough")
-    family = core._registry()[alg].get("family")
-    fields = scenarios.algorithm_fields(alg, None, family, exp.values(False, {}).get("recovery"))
-    return [(alg, j) for _, role, j in core._experiment_jobs(exp, fields, False, seeds, 1, {}) if role == "x"]
-
-
-def one(task):
-    alg, job = task
-    m = runner.run_job(job)
-    return alg, job.seed, {k: m[k] for k in KEYS}
+def per_seed(alg: str, seeds: int, workers: int):
+    """{seed: the trough metrics} for `alg`: `tcpf evaluate`'s own plan of the experiment
+    (full mode, seeds 1..N) run by its executor (threads; the engine releases the GIL)."""
+    plan = core._plan(alg, None, None, False, seeds, None, None, ["sastry2005"], 1)
+    results = runner.execute(plan.jobs, workers=workers, label=alg)
+    return {job.seed: {k: r[k] for k in KEYS} for job, r in zip(plan.jobs, results)}
 
 
 def ci(xs) -> str:
@@ -52,12 +46,7 @@ def main() -> None:
     a = ap.parse_args()
     if not 10 <= a.seeds <= 2000:
         sys.exit("--seeds: must be in [10, 2000]")
-    work = [t for alg in SCHEMES for t in jobs(alg, a.seeds)]
-    with Pool(max(1, a.workers)) as pool:
-        res = pool.map(one, work, chunksize=4)
-    by = collections.defaultdict(dict)
-    for alg, seed, m in res:
-        by[alg][seed] = m
+    by = {alg: per_seed(alg, a.seeds, max(1, a.workers)) for alg in SCHEMES}
     seeds = sorted(by["tcp"])
     first10 = seeds[:10]
     print("| scheme | UM, 10 runs | UM, all | DM, 10 runs | DM, all | steady util. | steady drop | T_U (s) | dip range |")
