@@ -16,9 +16,18 @@ pub(super) trait DupAck {
     const TCP_AGENT: bool = true;
 
     /// An ACK carries SACK blocks (before its cumulative acknowledgement is applied); only
-    /// SACK recovery reads them.
+    /// SACK recovery reads them. Returns whether they SACKed a packet not SACKed before.
     #[inline]
-    fn apply_sack(&mut self, _c: &mut Core, _pkt: &Packet) {}
+    fn apply_sack(&mut self, _c: &mut Core, _pkt: &Packet) -> bool {
+        false
+    }
+
+    /// Whether a duplicate ACK counts (`news`: its SACK blocks SACKed a new packet). Every one
+    /// does but in ns-2's Sack1, where only one that adds SACK information does.
+    #[inline]
+    fn counts_dupack(&self, _c: &Core, _news: bool) -> bool {
+        true
+    }
 
     /// The packets below `ack` are about to leave the scoreboard.
     #[inline]
@@ -146,12 +155,21 @@ fn new_ack<M: DupAck>(m: &mut M, c: &mut Core, now: Time, pkt: &Packet, rtt: f64
 #[inline]
 pub(super) fn on_ack<M: DupAck>(m: &mut M, c: &mut Core, now: Time, pkt: &Packet, rtt: f64, out: &mut Vec<Packet>) {
     let ack = pkt.seq;
-    if pkt.nsack > 0 {
-        m.apply_sack(c, pkt);
-    }
+    let news = pkt.nsack > 0 && m.apply_sack(c, pkt);
     if ack > c.snd_una && ack <= c.snd_max {
         new_ack(m, c, now, pkt, rtt, out);
     } else if ack == c.snd_una && c.snd_max > c.snd_una {
+        if !m.counts_dupack(c, news) {
+            // Not counted (ns-2's Sack1): in recovery it still leaves the pipe; outside it sends
+            // only if no duplicate ACK is pending, as any ACK would.
+            if c.in_recovery {
+                m.on_dupack_in_recovery();
+            } else if c.dupacks > 0 {
+                return;
+            }
+            m.send(c, now, out);
+            return;
+        }
         c.dupacks += 1;
         if c.in_recovery {
             m.on_dupack_in_recovery();
@@ -193,8 +211,18 @@ mod tests {
     }
 
     fn ack(s: &mut TcpSender, t: f64, n: u32) -> Vec<u32> {
+        sack(s, t, n, None)
+    }
+
+    /// An ACK of `n` with one SACK block.
+    fn sack(s: &mut TcpSender, t: f64, n: u32, block: Option<(u32, u32)>) -> Vec<u32> {
         let mut out = Vec::new();
-        s.on_ack(secs(t), &Packet::ack(0, n, 40, secs(t) - secs(0.1)), &mut out);
+        let mut a = Packet::ack(0, n, 40, secs(t) - secs(0.1));
+        if let Some(b) = block {
+            a.sack[0] = b;
+            a.nsack = 1;
+        }
+        s.on_ack(secs(t), &a, &mut out);
         out.iter().map(|p| p.seq).collect()
     }
 
@@ -210,8 +238,9 @@ mod tests {
         ] {
             let mut s = sender(recovery, 8.0, ns2);
             s.start(0, &mut Vec::new());
-            for t in [0.2, 0.21, 0.22] {
-                ack(&mut s, t, 0); // packet 0 lost: three duplicate ACKs, fast retransmit
+            for (i, t) in [0.2, 0.21, 0.22].into_iter().enumerate() {
+                // Packet 0 lost: three duplicate ACKs (SACKing 1, 2, 3), fast retransmit.
+                sack(&mut s, t, 0, Some((1, 2 + i as u32)));
             }
             assert_eq!(s.cwnd(), 4.0, "{recovery:?} in recovery");
             ack(&mut s, 0.3, 10); // limited transmit sent 8 and 9

@@ -88,7 +88,8 @@ pub struct TcpParams {
     /// `tcp-newreno.cc`): the reductions of [`crate::cc::Window::ns2`]; with Reno and NewReno
     /// recovery the ACK that ends fast recovery grows the window once (`recv_newack_helper`
     /// calls `opencwnd`), and a limited-transmit duplicate ACK sends the next packet of a
-    /// go-back-N after a timeout (`send_one` sends `t_seqno_`), not only new data.
+    /// go-back-N after a timeout (`send_one` sends `t_seqno_`), not only new data; SACK
+    /// recovery follows `tcp-sack1.cc` instead of RFC 6675 (`sack.rs`).
     pub ns2_agent: bool,
     /// Phase of this sender's RTO clock, seconds in [0, tick) (ns-2's boot_time_).
     pub clock_phase: f64,

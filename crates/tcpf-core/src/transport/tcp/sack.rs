@@ -1,6 +1,12 @@
 //! `recovery = "sack"`, in the spirit of RFC 6675: a scoreboard of SACKed packets; in recovery
 //! the sender estimates the packets in the network (`pipe`) and, while the window allows,
 //! retransmits every packet deemed lost (DupThresh SACKed packets above it) before new data.
+//!
+//! With `TcpParams::ns2_agent`, ns-2's `Agent/TCP/Sack1` (`tcp-sack1.cc`, `scoreboard-rq.cc`)
+//! instead: `pipe_` is a count set at the fast retransmit to the packets outstanding less the
+//! duplicate ACKs, one less per ACK in recovery (two per partial ACK), one more per
+//! transmission; every un-SACKed packet below the highest SACKed one is a hole, retransmitted
+//! once; a duplicate ACK counts only if its SACK blocks SACK a new packet.
 
 use super::classic::DupAck;
 use super::core::Core;
@@ -25,6 +31,9 @@ pub(super) struct Sack {
     retx: u32,
     /// In recovery: every packet in [snd_una, holes_from) is SACKed or retransmitted.
     holes_from: u32,
+    /// With `TcpParams::ns2_agent`, in recovery: ns-2 Sack1's `pipe_`, a running estimate
+    /// set at the fast retransmit and counted down per ACK instead of read off the scoreboard.
+    agent_pipe: i64,
 }
 
 /// Sequence number below which every un-SACKed packet counts as lost (RFC 6675 IsLost: at
@@ -110,6 +119,9 @@ impl Sack {
     /// of line: in recovery only).
     #[inline(never)]
     fn sack_send(&mut self, c: &mut Core, now: Time, out: &mut Vec<Packet>) {
+        if c.p.ns2_agent {
+            return self.sack1_send(c, now, out);
+        }
         let cwnd = c.cwnd();
         let (lost_below, pipe) = self.lost_below_and_pipe(c);
         let mut pipe = pipe as f64;
@@ -142,13 +154,44 @@ impl Sack {
         // Packets below stay SACKed or retransmitted until recovery ends.
         self.holes_from = c.snd_una + scan as u32;
     }
+
+    /// ns-2 Sack1's `send_much` in fast recovery: while `pipe_ < int(cwnd_)`, the next hole
+    /// (any un-SACKed packet below the highest SACKed one, each retransmitted once), else new
+    /// data; each transmission adds one to `pipe_`.
+    fn sack1_send(&mut self, c: &mut Core, now: Time, out: &mut Vec<Packet>) {
+        let cwnd = c.window().floor() as i64;
+        let below = self.runs.nth_highest(1).unwrap_or(c.snd_una);
+        let mut scan = (self.holes_from.max(c.snd_una) - c.snd_una) as usize;
+        while self.agent_pipe < cwnd {
+            let mut next = None;
+            while scan < c.sb.len() && c.snd_una + (scan as u32) < below {
+                let seq = c.snd_una + scan as u32;
+                scan += 1;
+                if c.sb[scan - 1] & (SACKED | RETX) == 0 {
+                    next = Some(seq);
+                    break;
+                }
+            }
+            match next {
+                Some(seq) => self.retransmit(c, now, seq, out),
+                None => {
+                    if !c.send_new(now, out) {
+                        break;
+                    }
+                }
+            }
+            self.agent_pipe += 1;
+        }
+        self.holes_from = c.snd_una + scan as u32;
+    }
 }
 
 impl DupAck for Sack {
     const TCP_AGENT: bool = false;
 
     /// Mark the packets the ACK's SACK blocks cover.
-    fn apply_sack(&mut self, c: &mut Core, pkt: &Packet) {
+    fn apply_sack(&mut self, c: &mut Core, pkt: &Packet) -> bool {
+        let before = self.sacked;
         let in_recovery = c.in_recovery;
         let (sb, snd_una) = (&mut c.sb, c.snd_una);
         for &(start, end) in pkt.sack_blocks() {
@@ -163,6 +206,14 @@ impl DupAck for Sack {
                 self.sacked += 1;
             });
         }
+        self.sacked != before
+    }
+
+    /// ns-2's Sack1 counts a duplicate ACK only when its SACK blocks add information
+    /// (`ScoreBoard::CheckUpdate`).
+    #[inline]
+    fn counts_dupack(&self, c: &Core, news: bool) -> bool {
+        news || !c.p.ns2_agent
     }
 
     #[inline]
@@ -192,6 +243,13 @@ impl DupAck for Sack {
         self.retx = 0;
         self.holes_from = c.snd_una;
         self.retransmit(c, now, c.snd_una, out);
+        if c.p.ns2_agent {
+            // ns-2: the packets sent less the duplicate ACKs; the retransmission is not
+            // counted, and nothing more is sent before the next ACK.
+            self.agent_pipe = (c.snd_max - c.snd_una) as i64 - c.p.dupthresh as i64;
+            self.holes_from = c.snd_una + 1;
+            return;
+        }
         self.sack_send(c, now, out);
     }
 
@@ -201,6 +259,14 @@ impl DupAck for Sack {
         if !partial {
             c.in_recovery = false;
         }
+        // ns-2 (`partial_ack_` false): every ACK in recovery takes one from `pipe_`, a partial
+        // one a second.
+        self.agent_pipe -= 2;
+    }
+
+    #[inline]
+    fn on_dupack_in_recovery(&mut self) {
+        self.agent_pipe -= 1;
     }
 
     /// Every flag is about to be cleared (go-back-N).
@@ -240,6 +306,71 @@ mod tests {
         }
         a.nsack = blocks.len() as u8;
         a
+    }
+
+    /// A sender of window `w` with `ns2_agent` as asked, that has sent 0..w.
+    fn sent_window(w: f64, ns2_agent: bool) -> TcpSender {
+        let p = crate::registry::validate_window("tcp", &Map::new()).unwrap();
+        let mut ctl = crate::registry::build_window(&p, w, f64::INFINITY).unwrap();
+        if ns2_agent {
+            ctl.ns2_window_rules();
+        }
+        let p = super::super::TcpParams { ns2_agent, limited_transmit: false, ..params(w) };
+        let mut s = TcpSender::new(0, p, Recovery::Sack, ctl, Rng::new(1));
+        let mut out = Vec::new();
+        s.start(0, &mut out);
+        assert_eq!(out.len(), w as usize);
+        s
+    }
+
+    /// The duplicate ACK of 0 SACKing `block` (at most one block, as the tests need); returns
+    /// what the sender sent.
+    fn dupack(s: &mut TcpSender, t: f64, block: (u32, u32)) -> Vec<u32> {
+        let mut a = Packet::ack(0, 0, 40, secs(t - 0.1));
+        a.sack[0] = block;
+        a.nsack = 1;
+        let mut out = Vec::new();
+        s.on_ack(secs(t), &a, &mut out);
+        out.iter().map(|p| p.seq).collect()
+    }
+
+    /// ns-2's Sack1 (`ns2_agent`) retransmits any hole below the highest SACKed packet, where
+    /// RFC 6675 waits for DupThresh SACKed packets above it; its `pipe_` starts at the packets
+    /// outstanding less the duplicate ACKs and loses one per ACK.
+    #[test]
+    fn ns2_sack1_retransmits_any_hole_below_the_highest_sacked_packet() {
+        // 0..10 sent, 0 and 5 lost.
+        for (ns2, want) in [(true, vec![5]), (false, vec![10])] {
+            let mut s = sent_window(10.0, ns2);
+            assert!(dupack(&mut s, 1.0, (1, 2)).is_empty());
+            assert!(dupack(&mut s, 1.01, (1, 3)).is_empty());
+            assert_eq!(dupack(&mut s, 1.02, (1, 4)), vec![0], "fast retransmit (ns2_agent = {ns2})");
+            assert_eq!(s.cwnd(), 5.0);
+            if let Mode::Sack(m) = &s.mode {
+                if ns2 {
+                    assert_eq!(m.agent_pipe, 7, "10 outstanding less 3 duplicate ACKs");
+                }
+            }
+            assert!(dupack(&mut s, 1.03, (1, 5)).is_empty());
+            assert!(dupack(&mut s, 1.04, (6, 7)).is_empty());
+            // 6 and 7 SACKed above 5: a hole for ns-2, not yet lost for RFC 6675 (new data).
+            assert_eq!(dupack(&mut s, 1.05, (6, 8)), want, "ns2_agent = {ns2}");
+        }
+    }
+
+    /// ns-2's Sack1 counts a duplicate ACK only when its SACK blocks add information.
+    #[test]
+    fn ns2_sack1_counts_only_duplicate_acks_that_sack_something_new() {
+        for (ns2, want) in [(true, vec![]), (false, vec![0])] {
+            let mut s = sent_window(10.0, ns2);
+            dupack(&mut s, 1.0, (1, 2));
+            dupack(&mut s, 1.01, (1, 3));
+            // The same information again (a duplicated packet, say).
+            assert_eq!(dupack(&mut s, 1.02, (1, 3)), want, "ns2_agent = {ns2}");
+            if ns2 {
+                assert_eq!(dupack(&mut s, 1.03, (1, 4)), vec![0], "the third counted one");
+            }
+        }
     }
 
     /// Thousands of packets outstanding, one in 20 transmissions lost at random (retransmissions
