@@ -375,12 +375,20 @@ mod tests {
 
     /// Thousands of packets outstanding, one in 20 transmissions lost at random (retransmissions
     /// too, so that retransmissions get SACKed and timeouts happen): after every ACK the
-    /// scoreboard's counters and runs give what scanning it gives.
+    /// scoreboard's counters and runs give what scanning it gives; with ns-2's Sack1 rules, the
+    /// sender leaves no room in its `pipe_` unused.
     #[test]
     fn a_large_scattered_scoreboard_gives_the_scanning_answers() {
+        for ns2 in [false, true] {
+            scattered_scoreboard(ns2);
+        }
+    }
+
+    fn scattered_scoreboard(ns2_agent: bool) {
         let p = crate::registry::validate_window("tcp", &Map::new()).unwrap();
         let ctl = crate::registry::build_window(&p, 6000.0, f64::INFINITY).unwrap();
-        let mut s = TcpSender::new(0, params(6000.0), Recovery::Sack, ctl, Rng::new(1));
+        let p = super::super::TcpParams { ns2_agent, ..params(6000.0) };
+        let mut s = TcpSender::new(0, p, Recovery::Sack, ctl, Rng::new(1));
         let mut wire: VecDeque<Packet> = VecDeque::new();
         let mut out = Vec::new();
         s.start(0, &mut out);
@@ -389,7 +397,7 @@ mod tests {
         let mut sent_once = BTreeSet::new();
         let mut received = BTreeSet::new();
         let mut cum = 0u32;
-        let (mut checks, mut in_recovery_checks, mut largest) = (0u32, 0u32, 0usize);
+        let (mut checks, mut in_recovery_checks, mut largest, mut room_checks) = (0u32, 0u32, 0usize, 0u32);
         let mut t: Time = secs(0.1);
         let mut retx_sacked = 0;
         for step in 0.. {
@@ -425,6 +433,11 @@ mod tests {
             if c.in_recovery {
                 assert_eq!(pipe, pipe_scan(c, lost_below), "pipe after the ACK of {}", pkt.seq);
                 in_recovery_checks += 1;
+                if ns2_agent {
+                    // The data never runs out: the sender has used every room pipe_ gave it.
+                    assert!(m.agent_pipe >= c.window().floor() as i64, "pipe_ {} < cwnd {}", m.agent_pipe, c.window());
+                    room_checks += 1;
+                }
             }
             checks += 1;
             if cum >= 20_000 {
@@ -435,5 +448,6 @@ mod tests {
         assert!(s.c.stats.retransmissions > 500, "{} retransmissions", s.c.stats.retransmissions);
         assert!(in_recovery_checks > 10_000 && checks > 20_000, "{in_recovery_checks} of {checks}");
         assert!(s.c.stats.timeouts > 0 && retx_sacked > 100, "{} timeouts, {retx_sacked} retransmissions SACKed", s.c.stats.timeouts);
+        assert!(!ns2_agent || room_checks > 10_000, "{room_checks} checks of pipe_");
     }
 }
