@@ -102,6 +102,15 @@ def test_transient_figures_show_each_change_as_graded(tcp_eval):
         converged = sum(1 for c in ch for w in ("x", "tcp") if math.isfinite(c[f"{w}_seconds"]))
         assert len(dots) == converged > 0
         assert len(ax.collections) == 2 * len(ch)  # a band per flow and change
+        # each dot sits on the dashed moving average the criterion tests, inside its band
+        dashed = [l for l in ax.get_lines() if l.get_linestyle() == "--"]
+        assert len(dashed) == 2 and "moving average" in dashed[0].get_label()
+        for c in ch:
+            for w in ("x", "tcp"):
+                if math.isfinite(c[f"{w}_seconds"]):
+                    at = c["time"] + c[f"{w}_seconds"]
+                    assert any(l.get_xdata()[0] == at and abs(l.get_ydata()[0] * 1e6 - c[f"{w}_target_bps"])
+                               <= c["tol"] * c[f"{w}_target_bps"] * 1.0001 for l in dots), (key, c, w)
 
 
 def test_gaimd_is_below_tcp_under_random_losses():

@@ -504,7 +504,8 @@ def _agg_transients(exp, vals, rows, th, changes, up_col, down_col, rule_up, rul
     late = {(who, d): [] for who in ("x", "tcp") for d in ("up", "down")}
     # the first seed's changes as measured, for the figure: each new level and the seconds
     # each flow took to come within tol of it (NaN: not within the phase)
-    shown = [dict(time=c, until=u, dir=d, tol=float(vals["tol"])) for c, u, d, _ in changes]
+    shown = [dict(time=c, until=u, dir=d, tol=float(vals["tol"]), average_s=float(vals["average_s"]))
+             for c, u, d, _ in changes]
     first = min(by["x"])
     for seed in sorted(by.get("x", {})):
         row = {"seed": seed}

@@ -353,10 +353,21 @@ def figures(ev):
 def _transient_marks(ax, changes, series) -> None:
     """How S3 and S4 grade a change (tsao2007 §4.3-4.4): a line where the regime changes; for
     each flow the new steady level (its stationary reference run) with the tol band around it
-    over the phase, and a dot on its curve where its moving average first comes within it (the
-    convergence time; none when it does not within the phase)."""
+    over the phase, the moving average the criterion tests (dashed), and a dot on it where it
+    first comes within the band (the convergence time; none when it does not within the
+    phase)."""
     import numpy as np
 
+    from ..metrics.transients import moving_average
+
+    avg = {}
+    if changes and isinstance(changes[0].get("average_s"), (int, float)):
+        w = float(changes[0]["average_s"])
+        for who, colour in (("x", "tab:blue"), ("tcp", "tab:orange")):
+            t, _, a = moving_average(series[f"{who}_series"]["time"], series[f"{who}_series"]["rate_bps"], w)
+            avg[who] = (t, a)
+            ax.plot(t, a / 1e6, color=colour, lw=1.2, ls="--",
+                    label=f"{w:g}-s moving average" if who == "x" else None)
     for i, c in enumerate(changes):
         ax.axvline(c["time"], color="grey", lw=0.6, ls=":",
                    label="regime change" if i == 0 else None)
@@ -370,7 +381,8 @@ def _transient_marks(ax, changes, series) -> None:
             secs = c.get(f"{who}_seconds")
             if isinstance(secs, (int, float)) and math.isfinite(secs):
                 at = c["time"] + secs
-                y = np.interp(at, series[f"{who}_series"]["time"], series[f"{who}_series"]["rate_bps"]) / 1e6
+                t, a = avg.get(who) or (series[f"{who}_series"]["time"], series[f"{who}_series"]["rate_bps"])
+                y = np.interp(at, t, a) / 1e6
                 ax.plot([at], [y], "o", ms=4, color=colour,
                         label="within it (convergence time)" if i == 0 and who == "x" else None)
 

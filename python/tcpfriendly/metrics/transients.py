@@ -19,13 +19,28 @@ from typing import Any, Dict, Mapping, Optional, Sequence, Tuple
 import numpy as np
 import pandas as pd
 
-__all__ = ["convergence_time", "cwnd_settle_s", "convergence_t1_delta_t2", "pair_convergence",
+__all__ = ["convergence_time", "moving_average", "cwnd_settle_s", "convergence_t1_delta_t2", "pair_convergence",
            "LowerBound", "censored_mean", "censored_time", "compare_censored"]
 
 
 def _first_time(times: np.ndarray, cond: np.ndarray) -> float:
     hit = np.nonzero(cond)[0]
     return float(times[hit[0]]) if hit.size else float("nan")
+
+
+def moving_average(t: Sequence[float], x: Sequence[float],
+                   average_s: float) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(t, x, x_avg): the series sorted by time and its centred moving average over
+    ``average_s`` seconds (a whole number of the series' median steps, at least one; shorter at
+    the ends): the average :func:`convergence_time` tests, and the figures draw."""
+    tt = np.asarray(t, dtype=float)
+    xx = np.asarray(x, dtype=float)
+    o = np.argsort(tt)
+    tt, xx = tt[o], xx[o]
+    dt = float(np.median(np.diff(tt))) if tt.size > 1 else 1.0
+    k = max(1, int(round(average_s / dt)))
+    avg = pd.Series(xx).rolling(k, center=True, min_periods=1).mean().to_numpy()
+    return tt, xx, avg
 
 
 def convergence_time(t: Sequence[float], x: Sequence[float], change: float, steady: Tuple[float, float],
@@ -52,17 +67,11 @@ def convergence_time(t: Sequence[float], x: Sequence[float], change: float, stea
     not reached before ``steady[1]``. tsao2007 gives no tolerance or averaging: ``tol`` and
     ``average_s`` are the evaluation's assumptions.
     """
-    tt = np.asarray(t, dtype=float)
-    xx = np.asarray(x, dtype=float)
-    o = np.argsort(tt)
-    tt, xx = tt[o], xx[o]
+    tt, xx, avg = moving_average(t, x, average_s)
     if target is None:
         sel = (tt > steady[0]) & (tt <= steady[1])
         target = float(xx[sel].mean()) if sel.any() else float("nan")
     target = float(target)
-    dt = float(np.median(np.diff(tt))) if tt.size > 1 else 1.0
-    k = max(1, int(round(average_s / dt)))
-    avg = pd.Series(xx).rolling(k, center=True, min_periods=1).mean().to_numpy()
     pre = (tt > change - average_s) & (tt <= change)
     start_level = float(xx[pre].mean()) if pre.any() else float("nan")
     win = (tt >= change + average_s / 2 - 1e-9) & (tt <= steady[1])
