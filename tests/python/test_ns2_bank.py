@@ -168,6 +168,24 @@ def test_judging_against_tolerances():
     assert "FAIL" in text and "±10%" in text and "±3 pt" in text
 
 
+def test_sack_timeouts_well_above_ns2_s_point_at_ns2_agent():
+    """A SACK group timing out > 25 % more often than ns-2 gets one hint line naming
+    `[tcp] ns2_agent = true` (the engine's default SACK is RFC 6675); not when the scenario
+    already asks for it, nor within 25 %."""
+    ref = _run([(0, 1e6), (0, 1e6), (1, 1e6), (1, 1e6)], timeouts=10)
+    many = _run([(0, 1e6), (0, 1e6), (1, 1e6), (1, 1e6)], timeouts=18)
+    res = cmp._evaluate(_job(), [many, many], [ref, ref], 0.0)
+    assert _status(res, "group 0", "timeouts")["status"] == "info"
+    text = cmp.format_comparison(res)
+    (hint,) = [l for l in text.splitlines() if "hint:" in l]
+    assert "group 0 +80%, group 1 +80%" in hint and "ns2_agent = true" in hint
+    job = _job()
+    job.scenario._n["tcp"] = {"ns2_agent": True}
+    assert "hint:" not in cmp.format_comparison(cmp._evaluate(job, [many, many], [ref, ref], 0.0))
+    close = _run([(0, 1e6), (0, 1e6), (1, 1e6), (1, 1e6)], timeouts=12)
+    assert "hint:" not in cmp.format_comparison(cmp._evaluate(_job(), [close, close], [ref, ref], 0.0))
+
+
 def test_expected_failures_are_reported_not_failed():
     ref = _run([(0, 1e6), (0, 1e6), (1, 1e6), (1, 1e6)])
     far = _run([(0, 1.3e6), (0, 1.3e6), (1, 1.0e6), (1, 1.0e6)])

@@ -328,7 +328,8 @@ def _group_meta(normalized: Dict[str, Any]) -> List[Dict[str, Any]]:
         if g.get("recovery") and kind != "udp":
             label += f"/{g['recovery']}"
         out.append({"group": gi, "label": label, "count": int(g.get("count", 1)),
-                    "direction": g.get("direction", "forward"), "kind": kind})
+                    "direction": g.get("direction", "forward"), "kind": kind,
+                    "recovery": g.get("recovery")})
     return out
 
 
@@ -435,6 +436,14 @@ def _prepare(path: str, seeds: Optional[int], bank: Optional[Bank], entry: Optio
     return sc, entry, [base + k for k in range(n)]
 
 
+#: A SACK group's timeouts this far above ns-2's get a hint: the engine's SACK recovery is RFC
+#: 6675 unless the scenario asks for ns-2's Sack1 (docs/ns2-notes.md, "Sack1 loss recovery":
+#: 1.3-2x ns-2's timeouts on the bank, as ns-2's with ns2_agent).
+SACK_TIMEOUT_HINT_ABOVE = 0.25
+SACK_TIMEOUT_HINT = ("the engine's SACK recovery is RFC 6675's, which times out more often than ns-2's "
+                     "Sack1; [tcp] ns2_agent = true follows Sack1 (docs/ns2-notes.md, \"Sack1 loss recovery\")")
+
+
 def _evaluate(job: _Job, engine_runs: List[Dict[str, Any]], ns2_runs: List[Dict[str, Any]],
               wall_s: float) -> Dict[str, Any]:
     normalized = job.scenario.normalized()
@@ -492,6 +501,9 @@ def _evaluate(job: _Job, engine_runs: List[Dict[str, Any]], ns2_runs: List[Dict[
             add(scope, g, None, "loss_event_rate", ev("loss_event_rate"), nv("loss_event_rate"),
                 (ev(count), ev(exposure), nv(count), nv(exposure)))
             add(scope, g, None, "timeouts", ev("timeouts"), nv("timeouts"))
+            if meta["recovery"] == "sack" and not (normalized.get("tcp") or {}).get("ns2_agent") \
+                    and (rows[-1]["rel_diff"] or 0.0) > SACK_TIMEOUT_HINT_ABOVE:
+                rows[-1]["hint"] = SACK_TIMEOUT_HINT
     link_names = [n for n in (ns[0]["links"] if ns else {})]
     for name in link_names:
         if not all(name in s["links"] for s in es + ns):
@@ -711,6 +723,10 @@ def format_comparison(res: Dict[str, Any]) -> str:
                 lines.append("         (recorded as an expected failure but within tolerance now)")
         if "p_value" in r:
             lines.append(f"  {_few_prefix(r)}{r['scope']} {r['label']}: {few_events_text(r)}")
+    hinted = [r for r in res["rows"] if r.get("hint")]
+    for hint in dict.fromkeys(r["hint"] for r in hinted):
+        where = ", ".join(f"{r['scope'].split(':')[0]} {r['rel_diff']:+.0%}" for r in hinted if r["hint"] == hint)
+        lines.append(f"  hint: {hinted[0]['label']} ({where}): {hint}")
     if res.get("note"):
         lines.append(f"  note: {res['note']}")
     c = res["counts"]
