@@ -708,6 +708,18 @@ def _table(headers: List[str], rows: List[List[str]], left: int) -> List[str]:
     return ["  " + fmt(headers)] + ["  " + fmt(r) for r in rows]
 
 
+def hints(res: Dict[str, Any]) -> List[str]:
+    """One line per distinct hint of a scenario's rows, naming the metric and the groups
+    (``timeouts per run (group 0 +80%, group 1 +75%): ...``)."""
+    hinted = [r for r in res["rows"] if r.get("hint")]
+    out = []
+    for hint in dict.fromkeys(r["hint"] for r in hinted):
+        rows = [r for r in hinted if r["hint"] == hint]
+        where = ", ".join(f"{r['scope'].split(':')[0]} {r['rel_diff']:+.0%}" for r in rows)
+        out.append(f"{rows[0]['label']} ({where}): {hint}")
+    return out
+
+
 def format_comparison(res: Dict[str, Any]) -> str:
     """Plain-text side-by-side table for one scenario."""
     seeds = res["seeds"]
@@ -723,10 +735,7 @@ def format_comparison(res: Dict[str, Any]) -> str:
                 lines.append("         (recorded as an expected failure but within tolerance now)")
         if "p_value" in r:
             lines.append(f"  {_few_prefix(r)}{r['scope']} {r['label']}: {few_events_text(r)}")
-    hinted = [r for r in res["rows"] if r.get("hint")]
-    for hint in dict.fromkeys(r["hint"] for r in hinted):
-        where = ", ".join(f"{r['scope'].split(':')[0]} {r['rel_diff']:+.0%}" for r in hinted if r["hint"] == hint)
-        lines.append(f"  hint: {hinted[0]['label']} ({where}): {hint}")
+    lines += [f"  hint: {h}" for h in hints(res)]
     if res.get("note"):
         lines.append(f"  note: {res['note']}")
     c = res["counts"]
@@ -839,6 +848,9 @@ def bank_markdown(result: Dict[str, Any], command: str = "tcpf ns2 compare --ban
                 cells[-1] = f"**{cells[-1]}**"
             a("| " + " | ".join(cells) + " |")
         a("")
+        for h in hints(s):
+            a(f"*Hint:* {_md_escape(h)}")
+            a("")
     return "\n".join(L)
 
 
