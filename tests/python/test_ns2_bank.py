@@ -184,6 +184,12 @@ def test_sack_timeouts_well_above_ns2_s_point_at_ns2_agent():
     assert "hint:" not in cmp.format_comparison(cmp._evaluate(job, [many, many], [ref, ref], 0.0))
     close = _run([(0, 1e6), (0, 1e6), (1, 1e6), (1, 1e6)], timeouts=12)
     assert "hint:" not in cmp.format_comparison(cmp._evaluate(_job(), [close, close], [ref, ref], 0.0))
+    # not for a Linux module: ns-2 runs it in Agent/TCP/Linux, with TCP-Linux's own recovery
+    job = _job()
+    job.scenario._n["flows"][1] = {"algorithm": "cubic", "recovery": "sack", "count": 2, "params": {}}
+    (hint,) = [l for l in cmp.format_comparison(cmp._evaluate(job, [many, many], [ref, ref], 0.0)).splitlines()
+               if "hint:" in l]
+    assert "(group 0 +80%)" in hint
     # the bank report (REPORT.md) carries the same line under the scenario's table
     md = cmp.bank_markdown({"bank": str(BANK), "tolerances": {}, "scenarios": [res], "passed": True, "wall_s": 1.0})
     assert md.count("*Hint:* timeouts per run (group 0 +80%, group 1 +80%)") == 1

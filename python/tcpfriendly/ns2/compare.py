@@ -329,7 +329,7 @@ def _group_meta(normalized: Dict[str, Any]) -> List[Dict[str, Any]]:
             label += f"/{g['recovery']}"
         out.append({"group": gi, "label": label, "count": int(g.get("count", 1)),
                     "direction": g.get("direction", "forward"), "kind": kind,
-                    "recovery": g.get("recovery")})
+                    "recovery": g.get("recovery"), "algorithm": alg})
     return out
 
 
@@ -501,8 +501,10 @@ def _evaluate(job: _Job, engine_runs: List[Dict[str, Any]], ns2_runs: List[Dict[
             add(scope, g, None, "loss_event_rate", ev("loss_event_rate"), nv("loss_event_rate"),
                 (ev(count), ev(exposure), nv(count), nv(exposure)))
             add(scope, g, None, "timeouts", ev("timeouts"), nv("timeouts"))
+            # only where ns-2 runs Sack1: a Linux module runs TCP-Linux's own recovery there
             if meta["recovery"] == "sack" and not (normalized.get("tcp") or {}).get("ns2_agent") \
-                    and (rows[-1]["rel_diff"] or 0.0) > SACK_TIMEOUT_HINT_ABOVE:
+                    and (rows[-1]["rel_diff"] or 0.0) > SACK_TIMEOUT_HINT_ABOVE \
+                    and "agent" in ns2_mappings().get(meta["algorithm"], {}):
                 rows[-1]["hint"] = SACK_TIMEOUT_HINT
     link_names = [n for n in (ns[0]["links"] if ns else {})]
     for name in link_names:
