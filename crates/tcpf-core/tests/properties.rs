@@ -79,6 +79,25 @@ fn run_checked(s: &str) -> Result<Value, TestCaseError> {
     Ok(r)
 }
 
+/// A 30-s run of 3 flows of `alg` with `recovery` and one TCP SACK flow over an 8 Mb/s, 20 ms
+/// bottleneck losing each packet with probability `p` (`tcp`: the `[tcp]` table), checked by
+/// [`run_checked`]; then the first `n` flows must each deliver in the second half (no stall).
+fn never_stalls(alg: &str, recovery: &str, queue: &str, p: f64, seed: u64, tcp: Value, n: usize) -> Result<(), TestCaseError> {
+    let scenario = |measure: Value| json!({
+        "duration": 30, "seed": seed, "max_window": 200, "measure": measure, "tcp": tcp,
+        "bottleneck": {"rate": "8Mbps", "delay": "20ms", "queue": queue, "limit": 30, "loss": {"model": "bernoulli", "p": p}},
+        "flows": [{"count": 3, "algorithm": alg, "recovery": recovery, "access_delay": "1ms..8ms", "start": "0..1"},
+                  {"count": 1, "algorithm": "tcp", "recovery": "sack", "start": "0..1"}]
+    }).to_string();
+    run_checked(&scenario(json!({"from": 0, "to": 30})))?;
+    let late: Value = serde_json::from_str(&api::run(&scenario(json!({"from": 15, "to": 30})), None, None).unwrap()).unwrap();
+    for f in late["flows"].as_array().unwrap().iter().take(n) {
+        let got = f["packets_delivered"].as_u64().unwrap();
+        prop_assert!(got > 0, "flow {} ({alg}/{recovery}, tcp {tcp}) delivered nothing in 15-30 s at p = {p}", f["id"]);
+    }
+    Ok(())
+}
+
 fn small(alg: &str, queue: &str, seed: u64) -> Value {
     small_with(alg, queue, seed, None, false)
 }
@@ -146,18 +165,7 @@ proptest! {
         p in 0.0f64..0.05, queue in prop::sample::select(vec!["droptail", "red"]), seed in 0u64..10_000,
         ns2_agent in any::<bool>(),
     ) {
-        let scenario = |measure: Value| json!({
-            "duration": 30, "seed": seed, "max_window": 200, "measure": measure, "tcp": {"ns2_agent": ns2_agent},
-            "bottleneck": {"rate": "8Mbps", "delay": "20ms", "queue": queue, "limit": 30, "loss": {"model": "bernoulli", "p": p}},
-            "flows": [{"count": 3, "algorithm": alg, "recovery": "sack", "access_delay": "1ms..8ms", "start": "0..1"},
-                      {"count": 1, "algorithm": "tcp", "recovery": "sack", "start": "0..1"}]
-        }).to_string();
-        run_checked(&scenario(json!({"from": 0, "to": 30})))?;
-        let late: Value = serde_json::from_str(&api::run(&scenario(json!({"from": 15, "to": 30})), None, None).unwrap()).unwrap();
-        for f in late["flows"].as_array().unwrap() {
-            let got = f["packets_delivered"].as_u64().unwrap();
-            prop_assert!(got > 0, "flow {} ({}, ns2_agent {}) delivered nothing in 15-30 s at p = {}", f["id"], alg, ns2_agent, p);
-        }
+        never_stalls(alg, "sack", queue, p, seed, json!({"ns2_agent": ns2_agent}), 4)?;
     }
 }
 
@@ -174,17 +182,6 @@ proptest! {
         alg in prop::sample::select(vec!["tcp", "bic", "compound", "vegas", "scalable", "hstcp", "illinois_linux", "cubic", "htcp"]),
         p in 0.0f64..0.05, queue in prop::sample::select(vec!["droptail", "red"]), seed in 0u64..10_000,
     ) {
-        let scenario = |measure: Value| json!({
-            "duration": 30, "seed": seed, "max_window": 200, "measure": measure,
-            "bottleneck": {"rate": "8Mbps", "delay": "20ms", "queue": queue, "limit": 30, "loss": {"model": "bernoulli", "p": p}},
-            "flows": [{"count": 3, "algorithm": alg, "recovery": "linux", "access_delay": "1ms..8ms", "start": "0..1"},
-                      {"count": 1, "algorithm": "tcp", "recovery": "sack", "start": "0..1"}]
-        }).to_string();
-        run_checked(&scenario(json!({"from": 0, "to": 30})))?;
-        let late: Value = serde_json::from_str(&api::run(&scenario(json!({"from": 15, "to": 30})), None, None).unwrap()).unwrap();
-        for f in late["flows"].as_array().unwrap().iter().take(3) {
-            let got = f["packets_delivered"].as_u64().unwrap();
-            prop_assert!(got > 0, "flow {} ({}) delivered nothing in 15-30 s at p = {}", f["id"], alg, p);
-        }
+        never_stalls(alg, "linux", queue, p, seed, json!({}), 3)?;
     }
 }
