@@ -98,12 +98,9 @@ fn never_stalls(alg: &str, recovery: &str, queue: &str, p: f64, seed: u64, tcp: 
     Ok(())
 }
 
-fn small(alg: &str, queue: &str, seed: u64) -> Value {
-    small_with(alg, queue, seed, None, false)
-}
-
-/// `small` with the forward flows' loss recovery (None: the default) and `[tcp] ns2_agent`.
-fn small_with(alg: &str, queue: &str, seed: u64, recovery: Option<&str>, ns2_agent: bool) -> Value {
+/// A small mixed run: 3 flows of `alg` (loss recovery `recovery`, None: the default), TCP in
+/// reverse and an on/off CBR, with `[tcp] ns2_agent` as given.
+fn small(alg: &str, queue: &str, seed: u64, recovery: Option<&str>, ns2_agent: bool) -> Value {
     let mut forward = json!({"count": 3, "algorithm": alg, "access_delay": "1ms..8ms", "start": "0..1"});
     if let Some(r) = recovery {
         forward["recovery"] = json!(r);
@@ -132,7 +129,7 @@ proptest! {
         let alg = if alg == "binomial_iiad" { "iiad" } else { alg };
         // rate-based flows have no loss recovery to choose
         let recovery = if matches!(alg, "tfrc" | "tear") { None } else { recovery };
-        let r = run_checked(&small_with(alg, queue, seed, recovery, ns2_agent).to_string())?;
+        let r = run_checked(&small(alg, queue, seed, recovery, ns2_agent).to_string())?;
         for f in r["flows"].as_array().unwrap() {
             if f["algorithm"] == "cbr" {
                 // a UDP source has no loss events (null), whatever it lost

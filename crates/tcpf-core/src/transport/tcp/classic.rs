@@ -196,34 +196,15 @@ pub(super) fn on_timeout<M: DupAck>(m: &mut M, c: &mut Core, now: Time, out: &mu
 
 #[cfg(test)]
 mod tests {
-    use super::super::{test_params, Recovery, TcpSender};
-    use crate::net::packet::Packet;
-    use crate::sim::{secs, Rng};
-    use serde_json::Map;
+    use super::super::{test_ack, test_sender, Recovery, TcpSender};
+    use crate::sim::secs;
 
     fn sender(recovery: Recovery, window: f64, ns2_agent: bool) -> TcpSender {
-        let p = crate::registry::validate_window("tcp", &Map::new()).unwrap();
-        let mut ctl = crate::registry::build_window(&p, window, f64::INFINITY).unwrap();
-        if ns2_agent {
-            ctl.ns2_window_rules(); // as the engine does for the laws of ns-2's own agents
-        }
-        TcpSender::new(0, super::super::TcpParams { ns2_agent, limited_transmit: true, ..test_params(window) }, recovery, ctl, Rng::new(1))
+        test_sender(recovery, window, ns2_agent, true)
     }
 
     fn ack(s: &mut TcpSender, t: f64, n: u32) -> Vec<u32> {
-        sack(s, t, n, None)
-    }
-
-    /// An ACK of `n` with one SACK block.
-    fn sack(s: &mut TcpSender, t: f64, n: u32, block: Option<(u32, u32)>) -> Vec<u32> {
-        let mut out = Vec::new();
-        let mut a = Packet::ack(0, n, 40, secs(t) - secs(0.1));
-        if let Some(b) = block {
-            a.sack[0] = b;
-            a.nsack = 1;
-        }
-        s.on_ack(secs(t), &a, &mut out);
-        out.iter().map(|p| p.seq).collect()
+        test_ack(s, t, n, None)
     }
 
     /// ns-2's Reno and NewReno open the window on the ACK that ends fast recovery
@@ -240,7 +221,7 @@ mod tests {
             s.start(0, &mut Vec::new());
             for (i, t) in [0.2, 0.21, 0.22].into_iter().enumerate() {
                 // Packet 0 lost: three duplicate ACKs (SACKing 1, 2, 3), fast retransmit.
-                sack(&mut s, t, 0, Some((1, 2 + i as u32)));
+                test_ack(&mut s, t, 0, Some((1, 2 + i as u32)));
             }
             assert_eq!(s.cwnd(), 4.0, "{recovery:?} in recovery");
             ack(&mut s, 0.3, 10); // limited transmit sent 8 and 9

@@ -341,6 +341,35 @@ impl TcpSender {
     }
 }
 
+/// A standard-TCP sender for the recovery modes' unit tests (`test_params`): `recovery`,
+/// initial window `window`, and with `ns2_agent` ns-2's agent rules (the window arithmetic as
+/// the engine gives the laws of ns-2's own agents).
+#[cfg(test)]
+pub(crate) fn test_sender(recovery: Recovery, window: f64, ns2_agent: bool, limited_transmit: bool) -> TcpSender {
+    let p = crate::registry::validate_window("tcp", &serde_json::Map::new()).unwrap();
+    let mut ctl = crate::registry::build_window(&p, window, f64::INFINITY).unwrap();
+    if ns2_agent {
+        ctl.ns2_window_rules();
+    }
+    let p = TcpParams { ns2_agent, limited_transmit, ..test_params(window) };
+    TcpSender::new(0, p, recovery, ctl, crate::sim::Rng::new(1))
+}
+
+/// Give `s` at `t` seconds the ACK of `n` with at most one SACK block; returns the sequence
+/// numbers it sent.
+#[cfg(test)]
+pub(crate) fn test_ack(s: &mut TcpSender, t: f64, n: u32, block: Option<(u32, u32)>) -> Vec<u32> {
+    use crate::sim::secs;
+    let mut a = Packet::ack(0, n, 40, secs(t) - secs(0.1));
+    if let Some(b) = block {
+        a.sack[0] = b;
+        a.nsack = 1;
+    }
+    let mut out = Vec::new();
+    s.on_ack(secs(t), &a, &mut out);
+    out.iter().map(|p| p.seq).collect()
+}
+
 /// TCP parameters for the recovery modes' unit tests: ns-2's defaults, no window cap.
 #[cfg(test)]
 pub(crate) fn test_params(initial_window: f64) -> TcpParams {

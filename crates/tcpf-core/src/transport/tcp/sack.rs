@@ -125,29 +125,10 @@ impl Sack {
         let cwnd = c.cwnd();
         let (lost_below, pipe) = self.lost_below_and_pipe(c);
         let mut pipe = pipe as f64;
-        let mut scan = (self.holes_from.max(c.snd_una) - c.snd_una) as usize;
+        let mut scan = self.scan_start(c);
         while cwnd - pipe >= 1.0 {
-            // First un-SACKed, not yet retransmitted packet deemed lost.
-            let mut next = None;
-            while scan < c.sb.len() {
-                let seq = c.snd_una + scan as u32;
-                if seq >= lost_below {
-                    break;
-                }
-                if c.sb[scan] & (SACKED | RETX) == 0 {
-                    next = Some(seq);
-                    scan += 1;
-                    break;
-                }
-                scan += 1;
-            }
-            match next {
-                Some(seq) => self.retransmit(c, now, seq, out),
-                None => {
-                    if !c.send_new(now, out) {
-                        break;
-                    }
-                }
+            if !self.send_next(c, now, &mut scan, lost_below, out) {
+                break;
             }
             pipe += 1.0;
         }
@@ -161,28 +142,34 @@ impl Sack {
     fn sack1_send(&mut self, c: &mut Core, now: Time, out: &mut Vec<Packet>) {
         let cwnd = c.window().floor() as i64;
         let below = self.runs.nth_highest(1).unwrap_or(c.snd_una);
-        let mut scan = (self.holes_from.max(c.snd_una) - c.snd_una) as usize;
+        let mut scan = self.scan_start(c);
         while self.agent_pipe < cwnd {
-            let mut next = None;
-            while scan < c.sb.len() && c.snd_una + (scan as u32) < below {
-                let seq = c.snd_una + scan as u32;
-                scan += 1;
-                if c.sb[scan - 1] & (SACKED | RETX) == 0 {
-                    next = Some(seq);
-                    break;
-                }
-            }
-            match next {
-                Some(seq) => self.retransmit(c, now, seq, out),
-                None => {
-                    if !c.send_new(now, out) {
-                        break;
-                    }
-                }
+            if !self.send_next(c, now, &mut scan, below, out) {
+                break;
             }
             self.agent_pipe += 1;
         }
         self.holes_from = c.snd_una + scan as u32;
+    }
+
+    /// Where the search for holes resumes: the scoreboard index of `holes_from`.
+    fn scan_start(&self, c: &Core) -> usize {
+        (self.holes_from.max(c.snd_una) - c.snd_una) as usize
+    }
+
+    /// Send one packet in recovery: the first un-SACKed, not yet retransmitted packet below
+    /// `below` from scoreboard index `scan` on (a hole; `scan` moves past it), else new data.
+    /// False if there is neither.
+    fn send_next(&mut self, c: &mut Core, now: Time, scan: &mut usize, below: u32, out: &mut Vec<Packet>) -> bool {
+        while *scan < c.sb.len() && c.snd_una + (*scan as u32) < below {
+            let i = *scan;
+            *scan += 1;
+            if c.sb[i] & (SACKED | RETX) == 0 {
+                self.retransmit(c, now, c.snd_una + i as u32, out);
+                return true;
+            }
+        }
+        c.send_new(now, out)
     }
 }
 
@@ -279,7 +266,7 @@ impl DupAck for Sack {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{test_params as params, Mode, Recovery, TcpSender, SACKED};
+    use super::super::{test_ack, test_params as params, test_sender, Mode, Recovery, TcpSender, SACKED};
     use super::{lost_below_scan, pipe_scan};
     use crate::net::packet::{Packet, MAX_SACK_BLOCKS};
     use crate::sim::{secs, Rng, Time};
@@ -310,28 +297,16 @@ mod tests {
 
     /// A sender of window `w` with `ns2_agent` as asked, that has sent 0..w.
     fn sent_window(w: f64, ns2_agent: bool) -> TcpSender {
-        let p = crate::registry::validate_window("tcp", &Map::new()).unwrap();
-        let mut ctl = crate::registry::build_window(&p, w, f64::INFINITY).unwrap();
-        if ns2_agent {
-            ctl.ns2_window_rules();
-        }
-        let p = super::super::TcpParams { ns2_agent, limited_transmit: false, ..params(w) };
-        let mut s = TcpSender::new(0, p, Recovery::Sack, ctl, Rng::new(1));
+        let mut s = test_sender(Recovery::Sack, w, ns2_agent, false);
         let mut out = Vec::new();
         s.start(0, &mut out);
         assert_eq!(out.len(), w as usize);
         s
     }
 
-    /// The duplicate ACK of 0 SACKing `block` (at most one block, as the tests need); returns
-    /// what the sender sent.
+    /// The duplicate ACK of 0 SACKing `block`; returns what the sender sent.
     fn dupack(s: &mut TcpSender, t: f64, block: (u32, u32)) -> Vec<u32> {
-        let mut a = Packet::ack(0, 0, 40, secs(t - 0.1));
-        a.sack[0] = block;
-        a.nsack = 1;
-        let mut out = Vec::new();
-        s.on_ack(secs(t), &a, &mut out);
-        out.iter().map(|p| p.seq).collect()
+        test_ack(s, t, 0, Some(block))
     }
 
     /// ns-2's Sack1 (`ns2_agent`) retransmits any hole below the highest SACKed packet, where
