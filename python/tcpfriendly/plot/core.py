@@ -305,21 +305,23 @@ def default_bin(interval: float) -> float:
     return DEFAULT_BIN_S if abs(k * interval - DEFAULT_BIN_S) < 1e-9 else k * interval
 
 
-def rate_bin(raw: Mapping[str, Any]) -> float:
+def rate_bin(raw: Mapping[str, Any], ts: Any = None) -> float:
     """The bin the rate figure of this run's result uses when none is given: `default_bin` of
     its sampling interval (the scenario's, or the series' own spacing for a result that does
-    not state it); jin2001's 0.2 s without a time series."""
-    try:
-        ts = _series(raw, "flows", "rate")
-    except NoTimeSeries:
-        return DEFAULT_BIN_S
+    not state it); jin2001's 0.2 s without a time series. ``ts``: the flows' series, if the
+    caller has built it already."""
+    if ts is None:
+        try:
+            ts = _series(raw, "flows", "rate")
+        except NoTimeSeries:
+            return DEFAULT_BIN_S
     return default_bin(_interval(raw, ts))
 
 
 def _rate(raw, by, flows, t0, t1, bin_s=None, **_):
     ts = _series(raw, "flows", "rate")
     if bin_s is None:
-        bin_s = rate_bin(raw)
+        bin_s = rate_bin(raw, ts)
     if isinstance(bin_s, bool) or not isinstance(bin_s, (int, float)) or not math.isfinite(bin_s) or bin_s <= 0:
         raise ScenarioError.at("bin_s", f"must be a positive number of seconds, got {bin_s!r}")
     duration = (raw.get("scenario") or {}).get("duration")
