@@ -15,6 +15,11 @@ pub(super) trait DupAck {
     /// transmit sends the next packet of a go-back-N. ns-2's Sack1 does neither.
     const TCP_AGENT: bool = true;
 
+    /// With ns-2's agent rules, duplicate ACKs at the recovery point of the last *fast
+    /// recovery* cannot start another one either (ns-2's Reno and NewReno: `highest_ack_ >
+    /// recover_` always; its Sack1 asks it only after a timeout). See `may_fast_retransmit`.
+    const CAREFUL_AFTER_RECOVERY: bool = false;
+
     /// An ACK carries SACK blocks (before its cumulative acknowledgement is applied); only
     /// SACK recovery reads them. Returns whether they SACKed a packet not SACKed before.
     #[inline]
@@ -84,6 +89,7 @@ fn enter_recovery<M: DupAck>(m: &mut M, c: &mut Core, now: Time, out: &mut Vec<P
     c.timed = None;
     c.in_recovery = true;
     c.recover = c.snd_max;
+    c.recover_by_timeout = false;
     m.enter(c, now, out);
     c.restart_timer(now);
 }
@@ -93,6 +99,30 @@ fn enter_recovery<M: DupAck>(m: &mut M, c: &mut Core, now: Time, out: &mut Vec<P
 #[inline(always)]
 fn agent_rules<M: DupAck>(c: &Core) -> bool {
     M::TCP_AGENT && c.p.ns2_agent
+}
+
+/// Whether `dupthresh` duplicate ACKs may start a fast retransmit: not for a loss below the
+/// recovery point `recover` (snd_max when the last recovery or timeout started), which belongs
+/// to the loss event already handled. The engine's default lets the duplicate ACKs of a
+/// cumulative ACK *at* the recovery point start one (what ns-2 calls the Less Careful variant;
+/// its code notes that RFC 2582 recommends the Careful one). ns-2's agents (`bugFix_ 1`,
+/// `lessCareful_ 0`) need the ACK to be above it
+/// (`highest_ack_ > recover_`, in packet numbers: snd_una > recover): always in Reno and
+/// NewReno (Reno's `allow_fast_retransmit` exception holds only until the first new ACK, which
+/// ends its recovery), after a timeout only in Sack1 (which clears `recover_` when fast
+/// recovery ends). So with `ns2_agent`, a Reno or NewReno sender whose first packet sent after
+/// the fast retransmit is lost waits for the timeout, as ns-2's does.
+#[inline(always)]
+///
+/// ns-2's `recover_` starts at 0, a packet number: its first fast retransmit needs packet 0
+/// acknowledged (Sack1's and NewReno's `bugfix_ss_` let it repair packet 1), so a sender that
+/// loses its very first packet times out there.
+fn may_fast_retransmit<M: DupAck>(c: &Core) -> bool {
+    if c.p.ns2_agent {
+        c.snd_una > c.recover || (!M::CAREFUL_AFTER_RECOVERY && !c.recover_by_timeout && c.snd_una > 0)
+    } else {
+        c.snd_una >= c.recover
+    }
 }
 
 /// RFC 3042: one new packet per early duplicate ACK, within cwnd + dupacks.
@@ -173,7 +203,7 @@ pub(super) fn on_ack<M: DupAck>(m: &mut M, c: &mut Core, now: Time, pkt: &Packet
         c.dupacks += 1;
         if c.in_recovery {
             m.on_dupack_in_recovery();
-        } else if c.dupacks >= c.p.dupthresh && c.snd_una >= c.recover {
+        } else if c.dupacks >= c.p.dupthresh && may_fast_retransmit::<M>(c) {
             enter_recovery(m, c, now, out);
             return;
         } else if c.p.limited_transmit && c.dupacks < c.p.dupthresh {
@@ -219,14 +249,50 @@ mod tests {
         ] {
             let mut s = sender(recovery, 8.0, ns2);
             s.start(0, &mut Vec::new());
+            ack(&mut s, 0.1, 1); // packet 0 (ns-2 fast-retransmits nothing before it is acked)
             for (i, t) in [0.2, 0.21, 0.22].into_iter().enumerate() {
-                // Packet 0 lost: three duplicate ACKs (SACKing 1, 2, 3), fast retransmit.
-                test_ack(&mut s, t, 0, Some((1, 2 + i as u32)));
+                // Packet 1 lost: three duplicate ACKs (SACKing 2, 3, 4), fast retransmit.
+                test_ack(&mut s, t, 1, Some((2, 3 + i as u32)));
             }
-            assert_eq!(s.cwnd(), 4.0, "{recovery:?} in recovery");
-            ack(&mut s, 0.3, 10); // limited transmit sent 8 and 9
-            let want = if grown { 4.25 } else { 4.0 };
+            assert_eq!(s.cwnd(), 4.5, "{recovery:?} in recovery");
+            ack(&mut s, 0.3, 12); // the window of 9 sent 0-8, limited transmit 9 and 10, then 11
+            let want = if grown { 4.5 + 1.0 / 4.5 } else { 4.5 };
             assert_eq!(s.cwnd(), want, "{recovery:?}, ns2_agent = {ns2}");
+        }
+    }
+
+    /// ns-2's Reno and NewReno (`lessCareful_ 0`) start no fast retransmit from duplicate ACKs
+    /// at the recovery point of the last fast recovery (Sack1 only after a timeout): the first
+    /// packet sent after the fast retransmit, lost, waits for the timer.
+    #[test]
+    fn ns2_newreno_starts_no_fast_retransmit_at_the_recovery_point() {
+        for (recovery, ns2, again) in [
+            (Recovery::NewReno, true, false),
+            (Recovery::NewReno, false, true),
+            (Recovery::Reno, true, false),
+            (Recovery::Reno, false, true),
+        ] {
+            let mut s = sender(recovery, 8.0, ns2);
+            s.start(0, &mut Vec::new());
+            assert_eq!(ack(&mut s, 0.1, 1), vec![8, 9]);
+            // 1 lost: 2..9 arrive; limited transmit, then the fast retransmit of 1 (the
+            // recovery point r is snd_max then), and the inflated window sends r and more.
+            let mut sent = Vec::new();
+            for i in 0..8 {
+                sent.extend(ack(&mut s, 0.2 + 0.01 * i as f64, 1));
+            }
+            let r = s.c.recover;
+            assert!(sent.contains(&1) && sent.contains(&r), "{recovery:?}: {sent:?}");
+            // The retransmission arrives: every packet below the recovery point is acked.
+            ack(&mut s, 0.4, r);
+            assert_eq!(s.c.stats.fast_retransmits, 1);
+            // r was lost: the packets after it bring duplicate ACKs of r.
+            let mut dup = Vec::new();
+            for i in 0..3 {
+                dup.extend(ack(&mut s, 0.5 + 0.01 * i as f64, r));
+            }
+            assert_eq!(dup.contains(&r), again, "{recovery:?}, ns2_agent = {ns2}: {dup:?}");
+            assert_eq!(s.c.stats.fast_retransmits, 1 + again as u64, "{recovery:?}, ns2_agent = {ns2}");
         }
     }
 

@@ -32,6 +32,8 @@ impl NewReno {
 }
 
 impl DupAck for NewReno {
+    const CAREFUL_AFTER_RECOVERY: bool = true;
+
     #[inline]
     fn inflation(&self) -> f64 {
         self.reno.inflate

@@ -22,6 +22,8 @@ impl Reno {
 }
 
 impl DupAck for Reno {
+    const CAREFUL_AFTER_RECOVERY: bool = true;
+
     #[inline]
     fn inflation(&self) -> f64 {
         self.inflate

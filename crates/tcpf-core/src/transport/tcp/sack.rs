@@ -295,18 +295,21 @@ mod tests {
         a
     }
 
-    /// A sender of window `w` with `ns2_agent` as asked, that has sent 0..w.
+    /// A sender of window `w` with `ns2_agent` as asked, that has sent 0..w and had 0
+    /// acknowledged (ns-2 fast-retransmits nothing before), which sent w and w + 1: 1..w + 2
+    /// are outstanding.
     fn sent_window(w: f64, ns2_agent: bool) -> TcpSender {
         let mut s = test_sender(Recovery::Sack, w, ns2_agent, false);
         let mut out = Vec::new();
         s.start(0, &mut out);
         assert_eq!(out.len(), w as usize);
+        assert_eq!(test_ack(&mut s, 0.5, 1, None), vec![w as u32, w as u32 + 1]);
         s
     }
 
-    /// The duplicate ACK of 0 SACKing `block`; returns what the sender sent.
+    /// The duplicate ACK of 1 SACKing `block`; returns what the sender sent.
     fn dupack(s: &mut TcpSender, t: f64, block: (u32, u32)) -> Vec<u32> {
-        test_ack(s, t, 0, Some(block))
+        test_ack(s, t, 1, Some(block))
     }
 
     /// ns-2's Sack1 (`ns2_agent`) retransmits any hole below the highest SACKed packet, where
@@ -314,36 +317,36 @@ mod tests {
     /// outstanding less the duplicate ACKs and loses one per ACK.
     #[test]
     fn ns2_sack1_retransmits_any_hole_below_the_highest_sacked_packet() {
-        // 0..10 sent, 0 and 5 lost.
-        for (ns2, want) in [(true, vec![5]), (false, vec![10])] {
-            let mut s = sent_window(10.0, ns2);
-            assert!(dupack(&mut s, 1.0, (1, 2)).is_empty());
-            assert!(dupack(&mut s, 1.01, (1, 3)).is_empty());
-            assert_eq!(dupack(&mut s, 1.02, (1, 4)), vec![0], "fast retransmit (ns2_agent = {ns2})");
+        // 0..11 sent, 0 acknowledged, 1 and 6 lost.
+        for (ns2, want) in [(true, vec![6]), (false, vec![11])] {
+            let mut s = sent_window(9.0, ns2);
+            assert!(dupack(&mut s, 1.0, (2, 3)).is_empty());
+            assert!(dupack(&mut s, 1.01, (2, 4)).is_empty());
+            assert_eq!(dupack(&mut s, 1.02, (2, 5)), vec![1], "fast retransmit (ns2_agent = {ns2})");
             assert_eq!(s.cwnd(), 5.0);
             if let Mode::Sack(m) = &s.mode {
                 if ns2 {
                     assert_eq!(m.agent_pipe, 7, "10 outstanding less 3 duplicate ACKs");
                 }
             }
-            assert!(dupack(&mut s, 1.03, (1, 5)).is_empty());
-            assert!(dupack(&mut s, 1.04, (6, 7)).is_empty());
-            // 6 and 7 SACKed above 5: a hole for ns-2, not yet lost for RFC 6675 (new data).
-            assert_eq!(dupack(&mut s, 1.05, (6, 8)), want, "ns2_agent = {ns2}");
+            assert!(dupack(&mut s, 1.03, (2, 6)).is_empty());
+            assert!(dupack(&mut s, 1.04, (7, 8)).is_empty());
+            // 7 and 8 SACKed above 6: a hole for ns-2, not yet lost for RFC 6675 (new data).
+            assert_eq!(dupack(&mut s, 1.05, (7, 9)), want, "ns2_agent = {ns2}");
         }
     }
 
     /// ns-2's Sack1 counts a duplicate ACK only when its SACK blocks add information.
     #[test]
     fn ns2_sack1_counts_only_duplicate_acks_that_sack_something_new() {
-        for (ns2, want) in [(true, vec![]), (false, vec![0])] {
-            let mut s = sent_window(10.0, ns2);
-            dupack(&mut s, 1.0, (1, 2));
-            dupack(&mut s, 1.01, (1, 3));
+        for (ns2, want) in [(true, vec![]), (false, vec![1])] {
+            let mut s = sent_window(9.0, ns2);
+            dupack(&mut s, 1.0, (2, 3));
+            dupack(&mut s, 1.01, (2, 4));
             // The same information again (a duplicated packet, say).
-            assert_eq!(dupack(&mut s, 1.02, (1, 3)), want, "ns2_agent = {ns2}");
+            assert_eq!(dupack(&mut s, 1.02, (2, 4)), want, "ns2_agent = {ns2}");
             if ns2 {
-                assert_eq!(dupack(&mut s, 1.03, (1, 4)), vec![0], "the third counted one");
+                assert_eq!(dupack(&mut s, 1.03, (2, 5)), vec![1], "the third counted one");
             }
         }
     }
