@@ -112,11 +112,11 @@ fn agent_rules<M: DupAck>(c: &Core) -> bool {
 /// ends its recovery), after a timeout only in Sack1 (which clears `recover_` when fast
 /// recovery ends). So with `ns2_agent`, a Reno or NewReno sender whose first packet sent after
 /// the fast retransmit is lost waits for the timeout, as ns-2's does.
-#[inline(always)]
 ///
 /// ns-2's `recover_` starts at 0, a packet number: its first fast retransmit needs packet 0
-/// acknowledged (Sack1's and NewReno's `bugfix_ss_` let it repair packet 1), so a sender that
-/// loses its very first packet times out there.
+/// acknowledged (`bugfix_ss_` lets it repair packet 1), so a sender that loses its very first
+/// packet times out there.
+#[inline(always)]
 fn may_fast_retransmit<M: DupAck>(c: &Core) -> bool {
     if c.p.ns2_agent {
         c.snd_una > c.recover || (!M::CAREFUL_AFTER_RECOVERY && !c.recover_by_timeout && c.snd_una > 0)
