@@ -237,6 +237,15 @@ mod tests {
         test_ack(s, t, n, None)
     }
 
+    /// A sender of window 8 that has sent 0..8 and had packet 0 acknowledged (ns-2
+    /// fast-retransmits nothing before), which sent 8 and 9.
+    fn past_packet_0(recovery: Recovery, ns2: bool) -> TcpSender {
+        let mut s = sender(recovery, 8.0, ns2);
+        s.start(0, &mut Vec::new());
+        assert_eq!(ack(&mut s, 0.1, 1), vec![8, 9]);
+        s
+    }
+
     /// ns-2's Reno and NewReno open the window on the ACK that ends fast recovery
     /// (`recv_newack_helper` calls `opencwnd`); RFC 5681 and ns-2's Sack1 leave it at ssthresh.
     #[test]
@@ -247,15 +256,13 @@ mod tests {
             (Recovery::Sack, true, false),
             (Recovery::Reno, false, false),
         ] {
-            let mut s = sender(recovery, 8.0, ns2);
-            s.start(0, &mut Vec::new());
-            ack(&mut s, 0.1, 1); // packet 0 (ns-2 fast-retransmits nothing before it is acked)
+            let mut s = past_packet_0(recovery, ns2);
             for (i, t) in [0.2, 0.21, 0.22].into_iter().enumerate() {
                 // Packet 1 lost: three duplicate ACKs (SACKing 2, 3, 4), fast retransmit.
                 test_ack(&mut s, t, 1, Some((2, 3 + i as u32)));
             }
             assert_eq!(s.cwnd(), 4.5, "{recovery:?} in recovery");
-            ack(&mut s, 0.3, 12); // the window of 9 sent 0-8, limited transmit 9 and 10, then 11
+            ack(&mut s, 0.3, 12); // 0-9 sent, limited transmit 10 and 11: all acknowledged
             let want = if grown { 4.5 + 1.0 / 4.5 } else { 4.5 };
             assert_eq!(s.cwnd(), want, "{recovery:?}, ns2_agent = {ns2}");
         }
@@ -272,9 +279,7 @@ mod tests {
             (Recovery::Reno, true, false),
             (Recovery::Reno, false, true),
         ] {
-            let mut s = sender(recovery, 8.0, ns2);
-            s.start(0, &mut Vec::new());
-            assert_eq!(ack(&mut s, 0.1, 1), vec![8, 9]);
+            let mut s = past_packet_0(recovery, ns2);
             // 1 lost: 2..9 arrive; limited transmit, then the fast retransmit of 1 (the
             // recovery point r is snd_max then), and the inflated window sends r and more.
             let mut sent = Vec::new();
