@@ -15,11 +15,6 @@ pub(super) trait DupAck {
     /// transmit sends the next packet of a go-back-N. ns-2's Sack1 does neither.
     const TCP_AGENT: bool = true;
 
-    /// With ns-2's agent rules, duplicate ACKs at the recovery point of the last *fast
-    /// recovery* cannot start another one either (ns-2's Reno and NewReno: `highest_ack_ >
-    /// recover_` always; its Sack1 asks it only after a timeout). See `may_fast_retransmit`.
-    const CAREFUL_AFTER_RECOVERY: bool = false;
-
     /// An ACK carries SACK blocks (before its cumulative acknowledgement is applied); only
     /// SACK recovery reads them. Returns whether they SACKed a packet not SACKed before.
     #[inline]
@@ -89,7 +84,6 @@ fn enter_recovery<M: DupAck>(m: &mut M, c: &mut Core, now: Time, out: &mut Vec<P
     c.timed = None;
     c.in_recovery = true;
     c.recover = c.snd_max;
-    c.recover_by_timeout = false;
     m.enter(c, now, out);
     c.restart_timer(now);
 }
@@ -107,19 +101,18 @@ fn agent_rules<M: DupAck>(c: &Core) -> bool {
 /// cumulative ACK *at* the recovery point start one (what ns-2 calls the Less Careful variant;
 /// its code notes that RFC 2582 recommends the Careful one). ns-2's agents (`bugFix_ 1`,
 /// `lessCareful_ 0`) need the ACK to be above it
-/// (`highest_ack_ > recover_`, in packet numbers: snd_una > recover): always in Reno and
-/// NewReno (Reno's `allow_fast_retransmit` exception holds only until the first new ACK, which
-/// ends its recovery), after a timeout only in Sack1 (which clears `recover_` when fast
-/// recovery ends). So with `ns2_agent`, a Reno or NewReno sender whose first packet sent after
-/// the fast retransmit is lost waits for the timeout, as ns-2's does.
-///
-/// ns-2's `recover_` starts at 0, a packet number: its first fast retransmit needs packet 0
-/// acknowledged (`bugfix_ss_` lets it repair packet 1), so a sender that loses its very first
-/// packet times out there.
+/// (`highest_ack_ > recover_`, in packet numbers: snd_una > recover). Reno's
+/// `allow_fast_retransmit` exception holds only until the first new ACK, which ends its
+/// recovery; Sack1 clears `recover_` when fast recovery ends (so does the engine's, `sack.rs`),
+/// so there the test bites only after a timeout. So with `ns2_agent`, a Reno or NewReno sender
+/// whose first packet sent after the fast retransmit is lost waits for the timeout, as ns-2's
+/// does. `recover` starts at 0: the first fast retransmit needs packet 0 acknowledged (ns-2's
+/// `recover_` starts at 0 too, and `bugfix_ss_` lets it repair packet 1), so a sender that
+/// loses its very first packet times out there.
 #[inline(always)]
-fn may_fast_retransmit<M: DupAck>(c: &Core) -> bool {
+fn may_fast_retransmit(c: &Core) -> bool {
     if c.p.ns2_agent {
-        c.snd_una > c.recover || (!M::CAREFUL_AFTER_RECOVERY && !c.recover_by_timeout && c.snd_una > 0)
+        c.snd_una > c.recover
     } else {
         c.snd_una >= c.recover
     }
@@ -203,7 +196,7 @@ pub(super) fn on_ack<M: DupAck>(m: &mut M, c: &mut Core, now: Time, pkt: &Packet
         c.dupacks += 1;
         if c.in_recovery {
             m.on_dupack_in_recovery();
-        } else if c.dupacks >= c.p.dupthresh && may_fast_retransmit::<M>(c) {
+        } else if c.dupacks >= c.p.dupthresh && may_fast_retransmit(c) {
             enter_recovery(m, c, now, out);
             return;
         } else if c.p.limited_transmit && c.dupacks < c.p.dupthresh {

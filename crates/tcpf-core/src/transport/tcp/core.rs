@@ -21,11 +21,9 @@ pub(super) struct Core {
     pub dupacks: u32,
     pub in_recovery: bool,
     /// snd_max when the last recovery (or timeout) started: a later fast retransmit for a
-    /// packet below it belongs to the same loss event.
+    /// packet below it belongs to the same loss event. (0 once a SACK recovery under
+    /// `ns2_agent` has ended, as ns-2's Sack1 clears its `recover_`.)
     pub recover: u32,
-    /// `recover` was set by a timeout (not by entering fast recovery): with ns-2's agent rules
-    /// only an ACK above it then allows a fast retransmit, in every mode.
-    pub recover_by_timeout: bool,
     /// snd_max at the last window reduction (loss, ECN or timeout).
     pub reduced_upto: u32,
     /// Flags of packets [snd_una, snd_max).
@@ -66,7 +64,6 @@ impl Core {
             dupacks: 0,
             in_recovery: false,
             recover: 0,
-            recover_by_timeout: false,
             reduced_upto: 0,
             sb: VecDeque::new(),
             rtt,

@@ -331,7 +331,6 @@ impl TcpSender {
         c.pinned = None;
         c.dupacks = 0;
         c.recover = c.snd_max;
-        c.recover_by_timeout = true;
         c.reduced_upto = c.snd_max;
         c.timed = None;
         c.rto_deadline = None;

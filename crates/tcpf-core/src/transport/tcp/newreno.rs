@@ -32,8 +32,6 @@ impl NewReno {
 }
 
 impl DupAck for NewReno {
-    const CAREFUL_AFTER_RECOVERY: bool = true;
-
     #[inline]
     fn inflation(&self) -> f64 {
         self.reno.inflate

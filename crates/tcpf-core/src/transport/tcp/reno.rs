@@ -22,8 +22,6 @@ impl Reno {
 }
 
 impl DupAck for Reno {
-    const CAREFUL_AFTER_RECOVERY: bool = true;
-
     #[inline]
     fn inflation(&self) -> f64 {
         self.inflate

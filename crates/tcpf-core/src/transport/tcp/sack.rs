@@ -245,6 +245,11 @@ impl DupAck for Sack {
     fn on_new_ack(&mut self, c: &mut Core, _now: Time, _acked: u32, partial: bool, _out: &mut Vec<Packet>) {
         if !partial {
             c.in_recovery = false;
+            if c.p.ns2_agent {
+                // ns-2's Sack1 clears `recover_` when fast recovery ends: the next fast
+                // retransmit needs only packet 0 acknowledged (classic::may_fast_retransmit).
+                c.recover = 0;
+            }
         }
         // ns-2 (`partial_ack_` false): every ACK in recovery takes one from `pipe_`, a partial
         // one a second.
