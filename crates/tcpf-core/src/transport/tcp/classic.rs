@@ -219,7 +219,7 @@ pub(super) fn on_timeout<M: DupAck>(m: &mut M, c: &mut Core, now: Time, out: &mu
 
 #[cfg(test)]
 mod tests {
-    use super::super::{test_ack, test_sender, Recovery, TcpSender};
+    use super::super::{test_ack, test_sender, test_sender_past_packet_0, Recovery, TcpSender};
     use crate::sim::secs;
 
     fn sender(recovery: Recovery, window: f64, ns2_agent: bool) -> TcpSender {
@@ -230,13 +230,9 @@ mod tests {
         test_ack(s, t, n, None)
     }
 
-    /// A sender of window 8 that has sent 0..8 and had packet 0 acknowledged (ns-2
-    /// fast-retransmits nothing before), which sent 8 and 9.
+    /// A sender of window 8 with limited transmit that has sent 0..10, packet 0 acknowledged.
     fn past_packet_0(recovery: Recovery, ns2: bool) -> TcpSender {
-        let mut s = sender(recovery, 8.0, ns2);
-        s.start(0, &mut Vec::new());
-        assert_eq!(ack(&mut s, 0.1, 1), vec![8, 9]);
-        s
+        test_sender_past_packet_0(recovery, 8.0, ns2, true)
     }
 
     /// ns-2's Reno and NewReno open the window on the ACK that ends fast recovery

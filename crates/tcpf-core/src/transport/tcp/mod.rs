@@ -355,6 +355,19 @@ pub(crate) fn test_sender(recovery: Recovery, window: f64, ns2_agent: bool, limi
     TcpSender::new(0, p, recovery, ctl, crate::sim::Rng::new(1))
 }
 
+/// A [`test_sender`] of initial window `window` that has sent 0..window and had packet 0
+/// acknowledged (ns-2 fast-retransmits nothing before it), which sent window and window + 1.
+#[cfg(test)]
+pub(crate) fn test_sender_past_packet_0(recovery: Recovery, window: f64, ns2_agent: bool, limited_transmit: bool) -> TcpSender {
+    let mut s = test_sender(recovery, window, ns2_agent, limited_transmit);
+    let mut out = Vec::new();
+    s.start(0, &mut out);
+    assert_eq!(out.len(), window as usize);
+    let w = window as u32;
+    assert_eq!(test_ack(&mut s, 0.1, 1, None), vec![w, w + 1]);
+    s
+}
+
 /// Give `s` at `t` seconds the ACK of `n` with at most one SACK block; returns the sequence
 /// numbers it sent.
 #[cfg(test)]

@@ -271,7 +271,7 @@ impl DupAck for Sack {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{test_ack, test_params as params, test_sender, Mode, Recovery, TcpSender, SACKED};
+    use super::super::{test_ack, test_params as params, test_sender_past_packet_0, Mode, Recovery, TcpSender, SACKED};
     use super::{lost_below_scan, pipe_scan};
     use crate::net::packet::{Packet, MAX_SACK_BLOCKS};
     use crate::sim::{secs, Rng, Time};
@@ -300,16 +300,10 @@ mod tests {
         a
     }
 
-    /// A sender of window `w` with `ns2_agent` as asked, that has sent 0..w and had 0
-    /// acknowledged (ns-2 fast-retransmits nothing before), which sent w and w + 1: 1..w + 2
-    /// are outstanding.
+    /// A SACK sender of window `w` without limited transmit, past packet 0: 1..w + 2 are
+    /// outstanding.
     fn sent_window(w: f64, ns2_agent: bool) -> TcpSender {
-        let mut s = test_sender(Recovery::Sack, w, ns2_agent, false);
-        let mut out = Vec::new();
-        s.start(0, &mut out);
-        assert_eq!(out.len(), w as usize);
-        assert_eq!(test_ack(&mut s, 0.5, 1, None), vec![w as u32, w as u32 + 1]);
-        s
+        test_sender_past_packet_0(Recovery::Sack, w, ns2_agent, false)
     }
 
     /// The duplicate ACK of 1 SACKing `block`; returns what the sender sent.
