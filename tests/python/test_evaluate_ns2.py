@@ -148,3 +148,16 @@ def test_a_not_run_part_of_an_evaluation_propagates_through_expressions():
                  "gaimd.tally.X", "not gaimd.grades['S1'] == 'X' or True"):
         v = evaluate_expr(text, names)
         assert isinstance(v, NotRun) and "no such loss model" in v.reason, text
+
+
+@needs_ns2
+def test_reproduce_in_ns2_marks_a_claim_on_a_not_run_evaluation_not_run(tmp_path):
+    """jin2001 Table 5 runs through tcpf evaluate's impulse response, which ns-2 cannot run; its
+    Fig. 19 claims name a measured number no published value lists (v0_cwnd_cov_steady), which
+    stopped `tcpf reproduce all --simulator ns2` with "unknown name" instead of being not run."""
+    (r,) = reproduce("jin2001", ["table5-impulse"], quick=True, out=str(tmp_path / "r"), workers=1,
+                     simulator="ns2")
+    fig19 = [c for c in r.claims if c.claim.claim.startswith("Fig. 19")]
+    assert len(fig19) == 4 and all("cwnd_cov_steady" in c.claim.ours for c in fig19)
+    assert len(r.claims) == 23 and all(c.unavailable is not None for c in r.claims)
+    assert all(c.verdict.startswith("not run: ns-2 cannot run jin2001/impulse") for c in fig19)

@@ -18,6 +18,7 @@ API), two ways:
 from __future__ import annotations
 
 import math
+import re
 from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Tuple
 
 from ..errors import ScenarioError
@@ -390,11 +391,14 @@ def _published_values(ex: Experiment, opts) -> Tuple[Dict[str, Any], Dict[str, A
     names: Dict[str, Any] = {}
     claims: List[Claim] = []
     by_alg: Dict[str, Dict[str, float]] = {}
+    not_run: Dict[int, NotRun] = {}
     for i, v in enumerate(pub.get("values") or []):
         alg = str(v["algorithm"])
         params = dict(v.get("params") or {})
         label = str(v.get("label") or _label(alg, params))
         got = measured(alg, params)
+        if isinstance(got, NotRun):
+            not_run[i] = got
         # every measured number of the algorithm is a name too (v<i>_<metric>), so a claim may
         # use a metric the published values do not list (Fig. 19's cwnd_cov_steady)
         for metric, x in ({} if isinstance(got, NotRun) else got).items():
@@ -432,4 +436,10 @@ def _published_values(ex: Experiment, opts) -> Tuple[Dict[str, Any], Dict[str, A
                             value=True, ours=name, rule={"equals": True},
                             reason=ex.evaluate.get("reason", "")))
     ex.claims = claims + [c for c in ex.claims]
+    # a claim of the experiment's own may name any measured number of a value (v<i>_<metric>):
+    # when that value's evaluation did not run (in ns-2), neither did the claim
+    for c in ex.claims:
+        for m in re.finditer(r"\bv(\d+)_[A-Za-z_]\w*", str(c.ours)):
+            if int(m.group(1)) in not_run and m.group(0) not in names:
+                names[m.group(0)] = not_run[int(m.group(1))]
     return names, {}, seeds
