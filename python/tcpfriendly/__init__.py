@@ -13,13 +13,13 @@ kept fraction (yang2000, ns-2's ``decrease_num_``). Outputs always show the cano
 """
 
 from .controller import Controller
-from .errors import ScenarioError, ScenarioFileError
+from .errors import InputError, ScenarioError, ScenarioFileError
 from .results import Result, run
 from .scenario import Scenario, algorithms, expand, normalize
 from .version import __version__
 
 __all__ = [
-    "Scenario", "Result", "Controller", "ScenarioError", "ScenarioFileError",
+    "Scenario", "Result", "Controller", "InputError", "ScenarioError", "ScenarioFileError",
     "run", "normalize", "expand", "algorithms", "Sweep", "__version__",
 ]
 

@@ -4,20 +4,20 @@ from __future__ import annotations
 
 from typing import Optional
 
-__all__ = ["ScenarioError", "ScenarioFileError"]
+__all__ = ["InputError", "ScenarioError", "ScenarioFileError"]
 
 def one_line(message: object) -> str:
     """Collapse a message onto a single line (CLI errors are always one line)."""
     return " ".join(str(message).split())
 
 
-class ScenarioError(ValueError):
-    """A scenario (or an argument of `run`) is invalid.
+class InputError(ValueError):
+    """Bad input that names its field: the base of :class:`ScenarioError` and
+    ``tcpfriendly.models.ModelError``.
 
-    The message names the offending field first, e.g.
-    ``flows[1].params.keep: must be in (0, 1), got 1.5``; the field path is also
-    available as :attr:`field` (``None`` when the error is not about one field) and the
-    rest as :attr:`message`. Errors from the engine carry both as structured data.
+    The message names the offending field first (``field: what is wrong``); the field is also
+    available as :attr:`field` (``None`` when the error is not about one field) and the rest as
+    :attr:`message`.
     """
 
     def __init__(self, message: str, field: Optional[str] = None):
@@ -26,6 +26,16 @@ class ScenarioError(ValueError):
         self.field = field or None
         prefix = f"{field}: " if field else ""
         self.message = message[len(prefix):] if prefix and message.startswith(prefix) else message
+
+
+class ScenarioError(InputError):
+    """A scenario (or an argument of `run`) is invalid.
+
+    The message names the offending field first, e.g.
+    ``flows[1].params.keep: must be in (0, 1), got 1.5``; the field path is also
+    available as :attr:`field` (``None`` when the error is not about one field) and the
+    rest as :attr:`message`. Errors from the engine carry both as structured data.
+    """
 
     @classmethod
     def at(cls, field: Optional[str], message: str) -> "ScenarioError":

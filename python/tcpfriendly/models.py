@@ -23,7 +23,7 @@ import json
 import math
 from typing import Any, Dict, Iterable, List, Optional, Sequence
 
-from .errors import one_line
+from .errors import InputError
 
 __all__ = [
     "ModelError", "call", "call_defined", "DEFINED", "summary", "names",
@@ -33,16 +33,9 @@ __all__ = [
 ]
 
 
-class ModelError(ValueError):
+class ModelError(InputError):
     """An invalid model parameter. ``field`` is the parameter's name (``"beta"``, ``"W1"``...),
     ``message`` what is wrong with it (the engine passes both as structured data)."""
-
-    def __init__(self, message: str, field: Optional[str] = None):
-        message = one_line(message)
-        super().__init__(message)
-        self.field = field or None
-        prefix = f"{field}: " if field else ""
-        self.message = message[len(prefix):] if prefix and message.startswith(prefix) else message
 
 
 def _core():
