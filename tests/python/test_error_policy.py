@@ -204,6 +204,25 @@ BASE = {"duration": 1, "bottleneck": {"rate": "1Mbps", "delay": "10ms"},
         "flows": [{"count": 1, "algorithm": "tcp"}]}
 
 
+def test_one_base_class_names_the_field_of_a_scenario_or_a_model():
+    # ScenarioError and ModelError share tf.InputError (one definition of a field's error),
+    # and a positive time states the range it refuses: a negative duration or tick used to be
+    # told "must be a time in [0, 1e7] s", a range that admits the zero it then refused
+    from tcpfriendly import models
+    with pytest.raises(tf.InputError) as e:
+        models.friendly_alpha(beta=2)
+    assert type(e.value) is models.ModelError and not isinstance(e.value, tf.ScenarioError)
+    assert (e.value.field, e.value.message) == ("beta", "must be in (0, 1); got 2")
+    for d in (0, -1):
+        with pytest.raises(tf.InputError) as e:
+            tf.run(dict(BASE, duration=d))
+        assert type(e.value) is tf.ScenarioError and e.value.field == "duration"
+        assert e.value.message == f"must be a positive time in (0, 1e7] s (the simulated time); got {d}"
+    r, _ = tcpf("model", "friendly-alpha", "--beta", "2")
+    assert one_error_line(r).startswith("error: --beta: must be in (0, 1)")
+
+
+
 @pytest.mark.parametrize("call, field", [
     # each raised a bare TypeError or AttributeError ("'list' object has no attribute 'items'")
     (lambda: tf.run([1]), "scenario"),

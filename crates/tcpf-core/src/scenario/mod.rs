@@ -134,8 +134,7 @@ impl Scenario {
         let top = Table::new("", v)?;
         top.only(TOP_KEYS)?;
         let duration = top.need("duration", "the simulated time in seconds, in (0, 1e7]", |v| {
-            let d = units::seconds(v)?;
-            if d > 0.0 && d <= 1e7 { Ok(d) } else { Err(format!("must be in (0, 1e7] seconds; got {}", show_num(d))) }
+            units::positive_seconds(v, "the simulated time")
         })?;
         let seed = top.integer("seed", Some(1), 0, u64::MAX >> 11, "random seed")?;
         let packet_size = packet_size(&top, Some(1000))?;
@@ -666,13 +665,13 @@ fn tcp_table(v: Option<&Value>) -> Result<TcpTable, ScenarioError> {
     t.only(&["initial_window", "tick", "min_rto", "initial_rto", "max_rto", "max_backoff", "delayed_ack", "delack_timeout", "ack_size", "header_size", "dupthresh", "limited_transmit", "precise_reduce", "ns2_agent"])?;
     let tcp = TcpTable {
         initial_window: t.integer("initial_window", Some(2), 1, 1000, "packets")? as u32,
-        tick: t.with("tick", Some(0.01), |v| positive_seconds(v, "RTO clock granularity"))?,
+        tick: t.with("tick", Some(0.01), |v| units::positive_seconds(v, "RTO clock granularity"))?,
         min_rto: t.with("min_rto", Some(0.2), units::seconds)?,
-        initial_rto: t.with("initial_rto", Some(3.0), |v| positive_seconds(v, "RTO before the first RTT sample"))?,
-        max_rto: t.with("max_rto", Some(60.0), |v| positive_seconds(v, "RTO ceiling"))?,
+        initial_rto: t.with("initial_rto", Some(3.0), |v| units::positive_seconds(v, "RTO before the first RTT sample"))?,
+        max_rto: t.with("max_rto", Some(60.0), |v| units::positive_seconds(v, "RTO ceiling"))?,
         max_backoff: t.integer("max_backoff", Some(64), 1, 1 << 20, "largest RTO multiplier")? as u32,
         delayed_ack: t.boolean("delayed_ack", false)?,
-        delack_timeout: t.with("delack_timeout", Some(0.1), |v| positive_seconds(v, "delayed-ACK timer"))?,
+        delack_timeout: t.with("delack_timeout", Some(0.1), |v| units::positive_seconds(v, "delayed-ACK timer"))?,
         ack_size: t.integer("ack_size", Some(40), 1, 65_535, "bytes")? as u32,
         header_size: t.integer("header_size", Some(40), 0, 65_535, "TCP/IP header bytes added to each data packet on the wire (ns-2's tcpip_base_hdr_size_)")? as u32,
         dupthresh: t.integer("dupthresh", Some(3), 1, 1000, "duplicate ACKs that trigger fast retransmit")? as u32,
@@ -719,19 +718,14 @@ fn check_timeseries_rows(iv: f64, duration: f64, flows: u64, links: u64) -> Resu
     Ok(())
 }
 
-fn positive_seconds(v: &Value, what: &str) -> Result<f64, String> {
-    let t = units::seconds(v)?;
-    if t > 0.0 { Ok(t) } else { Err(format!("must be a positive time ({what}); got {}", show_num(t))) }
-}
-
 fn interval(field: &str, v: &Value, duration: f64) -> Result<f64, ScenarioError> {
     let iv = match v {
         Value::Object(_) => {
             let t = Table::new(field, v)?;
             t.only(&["interval"])?;
-            t.with("interval", None, |v| positive_seconds(v, "sampling interval"))?
+            t.with("interval", None, |v| units::positive_seconds(v, "sampling interval"))?
         }
-        _ => positive_seconds(v, "sampling interval").map_err(|m| ScenarioError { field: field.into(), message: m })?,
+        _ => units::positive_seconds(v, "sampling interval").map_err(|m| ScenarioError { field: field.into(), message: m })?,
     };
     if duration / iv > 1e7 {
         return err(field, format!("interval {} s gives more than 1e7 samples over {} s", show_num(iv), show_num(duration)));

@@ -194,7 +194,7 @@ fn loss_spec(t: &Table, extra: &[&str]) -> Result<LossSpec, ScenarioError> {
             };
             let interval = match t.get("interval") {
                 None => None,
-                Some(_) => Some(t.with("interval", None, units::seconds)?),
+                Some(_) => Some(t.with("interval", None, |v| units::positive_seconds(v, "the time between losses"))?),
             };
             if packets.is_some() == interval.is_some() {
                 return err(t.field("model"), "periodic loss needs exactly one of packets (every N packets) or interval (every T seconds)");
@@ -203,10 +203,9 @@ fn loss_spec(t: &Table, extra: &[&str]) -> Result<LossSpec, ScenarioError> {
         }
         "general_exponential" => {
             allow(&["mean", "cv"])?;
-            let mean = t.need("mean", "the mean time between losses, such as \"2s\"", units::seconds)?;
-            if mean <= 0.0 {
-                return err(t.field("mean"), format!("must be a positive time; got {}", show_num(mean)));
-            }
+            let mean = t.need("mean", "the mean time between losses, such as \"2s\"", |v| {
+                units::positive_seconds(v, "the mean time between losses")
+            })?;
             LossSpec::GeneralExponential { mean, cv: t.number("cv", Some(1.0), 0.0, 10.0, "coefficient of variation of the time between losses")? }
         }
         "gilbert_elliott" => {

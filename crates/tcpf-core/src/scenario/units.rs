@@ -122,6 +122,19 @@ pub fn seconds(v: &Value) -> Result<f64, String> {
     Ok(t)
 }
 
+/// A duration that must be positive: as `seconds`, in (0, 1e7]. `what` says what it is; the
+/// message states the same range for a zero, a negative or a too large value.
+pub fn positive_seconds(v: &Value, what: &str) -> Result<f64, String> {
+    match seconds(v) {
+        Ok(t) if t > 0.0 => Ok(t),
+        Ok(_) => Err(format!("must be a positive time in (0, 1e7] s ({what}); got {}", show(v))),
+        Err(m) if m.starts_with("must be a time in") => {
+            Err(format!("must be a positive time in (0, 1e7] s ({what}); got {}", show(v)))
+        }
+        Err(m) => Err(m),
+    }
+}
+
 /// A time or a range of times: "5ms", 0.005, "1ms..10ms", [0.001, 0.01].
 pub fn seconds_range(v: &Value) -> Result<(f64, f64), String> {
     let (lo, hi) = match v {
@@ -261,6 +274,27 @@ mod tests {
         assert!(seconds_range(&json!([0, 1e12])).is_err());
     }
 
+    /// A time that must be positive states (0, 1e7] for a zero, a negative and a too large
+    /// value alike (a negative one used to be told "[0, 1e7]", which admits the zero it refuses).
+    #[test]
+    fn positive_times_state_their_range() {
+        assert_eq!(positive_seconds(&json!("20ms"), "x"), Ok(0.02));
+        assert_eq!(positive_seconds(&json!(1e7), "x"), Ok(1e7));
+        for bad in [json!(0), json!(-1), json!("-5ms"), json!(2e7), json!("0s")] {
+            assert_eq!(positive_seconds(&bad, "the simulated time").unwrap_err(),
+                       format!("must be a positive time in (0, 1e7] s (the simulated time); got {}", show(&bad)));
+        }
+        assert!(positive_seconds(&json!("5 parsecs"), "x").unwrap_err().starts_with("unknown time unit"));
+        let e = |v: serde_json::Value| crate::api::normalize(&v.to_string()).unwrap_err().to_string();
+        let net = json!({"rate": "5Mbps", "delay": "1ms"});
+        for d in [json!(0), json!(-1)] {
+            assert_eq!(e(json!({"duration": d, "bottleneck": net, "flows": [{"algorithm": "tcp"}]})),
+                       format!("duration: must be a positive time in (0, 1e7] s (the simulated time); got {}", show(&d)));
+        }
+        assert!(e(json!({"duration": 5, "tcp": {"tick": -1}, "bottleneck": net, "flows": [{"algorithm": "tcp"}]}))
+            .starts_with("tcp.tick: must be a positive time in (0, 1e7] s (RTO clock granularity); got -1"));
+    }
+
     /// Regression (issue 17, item 5): out-of-range times and rates are validation errors naming
     /// the field, where they used to run with an overflowed clock.
     #[test]
@@ -271,7 +305,7 @@ mod tests {
         assert_eq!(e(tcp(json!({"algorithm": "tcp", "access_rate": 1e-300}), json!("20ms"))), "flows[0].access_rate: must be a rate in [1 b/s, 1e12 b/s] (\"1bps\" to \"1000Gbps\"); got 1e-300");
         assert!(e(tcp(json!({"algorithm": "tcp", "stop": 2e7}), json!("20ms"))).starts_with("flows[0].stop: must be a time in [0, 1e7] s"));
         assert!(e(tcp(json!({"algorithm": "cbr", "rate": "1Mbps", "on": 1, "off": 1e9}), json!("20ms"))).starts_with("flows[0].off: must be a time in [0, 1e7] s"));
-        assert!(e(json!({"duration": 5, "tcp": {"max_rto": 1e300}, "bottleneck": {"rate": "5Mbps", "delay": "1ms"}, "flows": [{"algorithm": "tcp"}]})).starts_with("tcp.max_rto: must be a time in [0, 1e7] s"));
+        assert!(e(json!({"duration": 5, "tcp": {"max_rto": 1e300}, "bottleneck": {"rate": "5Mbps", "delay": "1ms"}, "flows": [{"algorithm": "tcp"}]})).starts_with("tcp.max_rto: must be a positive time in (0, 1e7] s (RTO ceiling)"));
         assert!(e(json!({"duration": 5, "links": [{"from": "a", "to": "b", "rate": "1e15bps", "delay": "1ms"}], "flows": [{"algorithm": "tcp", "path": ["a", "b"]}]})).starts_with("links[0].rate: must be a rate in [1 b/s, 1e12 b/s]"));
     }
 
