@@ -75,14 +75,21 @@ fn red_json(r: &RedParams, expanded: bool) -> Value {
 
 pub const QUEUE_KEYS: &[&str] = &["queue", "limit", "ecn", "red", "loss"];
 
+/// The smallest queue limit, packets: one being sent and one waiting.
+pub const MIN_LIMIT: u32 = 2;
+
 impl QueueDraft {
     pub(crate) fn parse(t: &Table) -> Result<QueueDraft, ScenarioError> {
         let kind = t.string("queue", "droptail", &["droptail", "red"])?;
         let limit = match t.get("limit") {
             None => None,
             Some(_) => Some(t.with("limit", None, |v| match units::size(v)? {
-                units::Size::Packets(p) if p.is_finite() && p >= 1.0 && p.fract() == 0.0 => Ok(units::Size::Packets(p)),
-                units::Size::Packets(p) => Err(format!("must be a whole number of packets >= 1; got {}", show_num(p))),
+                units::Size::Packets(p) if p.is_finite() && p >= MIN_LIMIT as f64 && p <= u32::MAX as f64 && p.fract() == 0.0 => {
+                    Ok(units::Size::Packets(p))
+                }
+                units::Size::Packets(p) => {
+                    Err(format!("must be a whole number of packets in [{MIN_LIMIT}, {}]; got {}", u32::MAX, show_num(p)))
+                }
                 units::Size::Bdp(x) if x.is_finite() && x > 0.0 => Ok(units::Size::Bdp(x)),
                 units::Size::Bdp(x) => Err(format!("must be a positive multiple of the BDP; got {}", show_num(x))),
             })?),
@@ -110,7 +117,17 @@ impl QueueDraft {
             Some(units::Size::Packets(p)) => p,
             Some(units::Size::Bdp(x)) => x * bdp_pkts,
         };
-        let limit = (limit.round() as u32).max(2);
+        if let Some(units::Size::Bdp(x)) = self.limit {
+            if limit.round() > u32::MAX as f64 {
+                return err(
+                    format!("{}.limit", self.path),
+                    format!("{} BDP is {} packets here (BDP {} packets), above the largest limit, {}", show_num(x), show_num(limit.round()), show_num(bdp_pkts), u32::MAX),
+                );
+            }
+        }
+        // A limit from the BDP is at least MIN_LIMIT packets (docs/scenario.md); an explicit
+        // one was checked in `parse`. A default on a huge BDP saturates at u32::MAX.
+        let limit = (limit.round() as u32).max(MIN_LIMIT);
         let spec = if self.kind == "red" {
             let params = red_params(&format!("{}.red", self.path), self.red.as_ref(), limit as f64, self.ecn, packet_size)?;
             QueueSpec::Red { limit, params }

@@ -497,6 +497,30 @@ fn messages_show_extreme_numbers_and_sizes_readably() {
     assert!(e.len() < 200, "{e}");
 }
 
+/// A queue limit is kept as given or refused, never changed: an explicit limit of 1 packet used
+/// to become 2 and 1e300 packets 4294967295, both silently (the echoed scenario showed it).
+#[test]
+fn a_queue_limit_is_kept_or_refused_never_changed() {
+    let limit_of = |l: Value| {
+        let mut s = base();
+        s["bottleneck"]["limit"] = l;
+        Scenario::from_value(&s).map(|s| s.normalized()["bottleneck"]["limit"].clone()).map_err(|e| e.to_string())
+    };
+    assert_eq!(limit_of(json!(2)), Ok(json!(2)));
+    assert_eq!(limit_of(json!(4294967295u64)), Ok(json!(4294967295u64)));
+    for bad in [json!(1), json!(1.5), json!(4294967296u64), json!(1e300), json!(0)] {
+        assert_eq!(
+            limit_of(bad.clone()),
+            Err(format!("bottleneck.limit: must be a whole number of packets in [2, 4294967295]; got {}", crate::scenario::show_num(bad.as_f64().unwrap())))
+        );
+    }
+    // a multiple of the BDP: a tiny one is raised to the smallest limit (docs/scenario.md), a
+    // huge one refused with the packets it comes to
+    assert_eq!(limit_of(json!("0.0001bdp")), Ok(json!(2)));
+    let e = limit_of(json!("1e9bdp")).unwrap_err();
+    assert!(e.starts_with("bottleneck.limit: 1000000000 BDP is ") && e.ends_with("above the largest limit, 4294967295"), "{e}");
+}
+
 /// A formula whose constant part is not a finite number is refused at validation, naming the
 /// flow group's parameter; it used to be accepted and stop the run.
 #[test]
