@@ -99,9 +99,29 @@ pub fn bytes(v: &Value, lo: u64, hi: u64) -> Result<u64, String> {
     }
 }
 
-/// A duration in seconds: a number, or a string with s/ms/us/ns.
+/// A duration in seconds: a number, or a string with s/ms/us/ns, in [0, 1e7].
 pub fn seconds(v: &Value) -> Result<f64, String> {
-    let t = match v {
+    let t = time_value(v)?;
+    if !(t.is_finite() && (0.0..=MAX_SECONDS).contains(&t)) {
+        return Err(format!("must be a time in [0, 1e7] s; got {}", show(v)));
+    }
+    Ok(t)
+}
+
+/// A duration that must be positive: as `seconds`, in (0, 1e7]. `what` says what it is; the
+/// message states the same range for a zero, a negative or a too large value.
+pub fn positive_seconds(v: &Value, what: &str) -> Result<f64, String> {
+    let t = time_value(v)?;
+    if !(t.is_finite() && t > 0.0 && t <= MAX_SECONDS) {
+        return Err(format!("must be a positive time in (0, 1e7] s ({what}); got {}", show(v)));
+    }
+    Ok(t)
+}
+
+/// The number of seconds a time states (any sign, possibly not finite): a number, or a string
+/// with s/ms/us/ns.
+fn time_value(v: &Value) -> Result<f64, String> {
+    Ok(match v {
         Value::Number(n) => n.as_f64().unwrap_or(f64::NAN),
         Value::String(s) => {
             let (x, unit) = split_number(s).ok_or_else(|| format!("cannot read '{s}' as a time (e.g. \"50ms\")"))?;
@@ -115,24 +135,7 @@ pub fn seconds(v: &Value) -> Result<f64, String> {
             x * mult
         }
         other => return Err(format!("must be a time such as \"50ms\" or a number of seconds; got {other}")),
-    };
-    if !(t.is_finite() && (0.0..=MAX_SECONDS).contains(&t)) {
-        return Err(format!("must be a time in [0, 1e7] s; got {}", show(v)));
-    }
-    Ok(t)
-}
-
-/// A duration that must be positive: as `seconds`, in (0, 1e7]. `what` says what it is; the
-/// message states the same range for a zero, a negative or a too large value.
-pub fn positive_seconds(v: &Value, what: &str) -> Result<f64, String> {
-    match seconds(v) {
-        Ok(t) if t > 0.0 => Ok(t),
-        Ok(_) => Err(format!("must be a positive time in (0, 1e7] s ({what}); got {}", show(v))),
-        Err(m) if m.starts_with("must be a time in") => {
-            Err(format!("must be a positive time in (0, 1e7] s ({what}); got {}", show(v)))
-        }
-        Err(m) => Err(m),
-    }
+    })
 }
 
 /// A time or a range of times: "5ms", 0.005, "1ms..10ms", [0.001, 0.01].
