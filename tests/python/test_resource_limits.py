@@ -74,7 +74,8 @@ def tcpf(*args, timeout=120):
         out.seek(0)
         err.seek(0)
         if os.path.exists(report):
-            maxrss_kb, cpu = open(report).read().split()
+            with open(report) as f:
+                maxrss_kb, cpu = f.read().split()
             rss, cpu = int(maxrss_kb) * 1024, float(cpu)
         else:  # the launcher itself was killed (the watchdog): nothing measured
             rss, cpu = 0, float("nan")

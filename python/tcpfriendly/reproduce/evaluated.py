@@ -18,11 +18,10 @@ API), two ways:
 from __future__ import annotations
 
 import math
-import re
 from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Tuple
 
 from ..errors import ScenarioError
-from .expr import NotRun, Series
+from .expr import NotRun, Series, expr_names
 from .rules import Graded
 from .spec import Claim, Experiment
 
@@ -439,7 +438,8 @@ def _published_values(ex: Experiment, opts) -> Tuple[Dict[str, Any], Dict[str, A
     # a claim of the experiment's own may name any measured number of a value (v<i>_<metric>):
     # when that value's evaluation did not run (in ns-2), neither did the claim
     for c in ex.claims:
-        for m in re.finditer(r"\bv(\d+)_[A-Za-z_]\w*", str(c.ours)):
-            if int(m.group(1)) in not_run and m.group(0) not in names:
-                names[m.group(0)] = not_run[int(m.group(1))]
+        for n in expr_names(c.ours):
+            i, _, metric = n[1:].partition("_")
+            if n not in names and n[:1] == "v" and i.isdigit() and metric and int(i) in not_run:
+                names[n] = not_run[int(i)]
     return names, {}, seeds
