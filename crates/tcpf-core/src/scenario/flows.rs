@@ -198,6 +198,9 @@ fn group_route(t: &Table, path: &str, graph: Option<&GraphDef>, dumbbell_rate: f
                 (Some(other), None, None) => return err(t.field("path"), format!("must be a list of router names; got {other}")),
                 (None, Some(a), Some(b)) => {
                     let (a, b) = (name_of("from", a)?, name_of("to", b)?);
+                    if a == b {
+                        return err(t.field("to"), format!("must be another router than from ('{}'): a flow crosses at least one link", g.nodes[a]));
+                    }
                     g.shortest_path(a, b).ok_or(ScenarioError { field: t.field("to"), message: format!("no route from '{}' to '{}'", g.nodes[a], g.nodes[b]) })?
                 }
                 (None, None, None) => return err(path.to_string(), "needs path = [routers...] or from/to with a general topology"),

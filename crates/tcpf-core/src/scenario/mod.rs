@@ -205,14 +205,15 @@ impl Scenario {
             }
             (None, Some(def)) => {
                 let mut queues = vec![];
+                let rtts = graph_rtts(&def, &groups);
                 for (i, l) in def.links.iter().enumerate() {
-                    let fwd_bdp = graph_bdp(&def, &groups, i, false, packet_size);
+                    let fwd_bdp = graph_bdp(&def, &rtts, i, false, packet_size);
                     let fwd = l.queue.resolve(fwd_bdp, packet_size)?;
                     check_loss_groups(&format!("links[{i}].loss"), &fwd, ngroups)?;
                     let rev = if l.duplex {
                         let mut q = l.queue.clone();
                         q.loss = None; // a link's loss model applies in its from → to direction
-                        Some(q.resolve(graph_bdp(&def, &groups, i, true, packet_size), packet_size)?)
+                        Some(q.resolve(graph_bdp(&def, &rtts, i, true, packet_size), packet_size)?)
                     } else {
                         None
                     };
@@ -631,22 +632,42 @@ fn dumbbell_bdp(groups: &[Group], rate: f64, delay: f64, packet_size: u32) -> f6
     rate * rtt / (8.0 * packet_size as f64)
 }
 
-/// BDP (packets) of graph link `li` in one direction: its rate × the mean round-trip
-/// propagation delay of the TCP flows whose data cross it that way (of those crossing it the
-/// other way if none; twice its own delay if no flow crosses it).
-fn graph_bdp(def: &GraphDef, groups: &[Group], li: usize, reversed: bool, packet_size: u32) -> f64 {
-    let crosses = |p: &[usize], rev: bool| p.windows(2).any(|w| def.edge(w[0], w[1]) == Some((li, rev)));
-    let path_delay = |p: &[usize]| p.windows(2).map(|w| def.links[def.edge(w[0], w[1]).unwrap().0].delay).sum::<f64>();
-    let mean = |rev: bool| {
-        let mut rtts = vec![];
-        for g in groups.iter().filter(|g| matches!(g.kind, GroupKind::Tcp { .. } | GroupKind::Rate { .. })) {
-            if let RouteDef::Path(p) = &g.route {
-                if crosses(p, rev) {
-                    rtts.extend((0..g.count).map(|k| edge_rtt(g, k) + 2.0 * path_delay(p)));
+/// For each graph link and direction ([link][reversed?]), the sum and the number of the
+/// round-trip propagation delays of the TCP and rate-based flows whose data cross it that way,
+/// summed in group order, then flow order (as `Iterator::sum` over that list would: the same
+/// start and order, so the same value). One pass over the paths for all links: asked per
+/// link, it was links × paths × path length.
+fn graph_rtts(def: &GraphDef, groups: &[Group]) -> Vec<[(f64, u64); 2]> {
+    let zero = std::iter::empty::<f64>().sum::<f64>();
+    let mut acc = vec![[(zero, 0u64); 2]; def.links.len()];
+    // The last group counted at each link and direction: a path that crosses one twice counts once.
+    let mut seen = vec![[usize::MAX; 2]; def.links.len()];
+    for (gi, g) in groups.iter().enumerate().filter(|(_, g)| matches!(g.kind, GroupKind::Tcp { .. } | GroupKind::Rate { .. })) {
+        if let RouteDef::Path(p) = &g.route {
+            let hops: Vec<(usize, bool)> = p.windows(2).map(|w| def.edge(w[0], w[1]).expect("validated path")).collect();
+            let path_delay = hops.iter().map(|&(li, _)| def.links[li].delay).sum::<f64>();
+            for &(li, rev) in &hops {
+                if std::mem::replace(&mut seen[li][rev as usize], gi) == gi {
+                    continue;
+                }
+                let a = &mut acc[li][rev as usize];
+                for k in 0..g.count {
+                    a.0 += edge_rtt(g, k) + 2.0 * path_delay;
+                    a.1 += 1;
                 }
             }
         }
-        if rtts.is_empty() { None } else { Some(rtts.iter().sum::<f64>() / rtts.len() as f64) }
+    }
+    acc
+}
+
+/// BDP (packets) of graph link `li` in one direction: its rate × the mean round-trip
+/// propagation delay of the TCP flows whose data cross it that way (of those crossing it the
+/// other way if none; twice its own delay if no flow crosses it). `rtts` is [`graph_rtts`].
+fn graph_bdp(def: &GraphDef, rtts: &[[(f64, u64); 2]], li: usize, reversed: bool, packet_size: u32) -> f64 {
+    let mean = |rev: bool| {
+        let (sum, n) = rtts[li][rev as usize];
+        if n == 0 { None } else { Some(sum / n as f64) }
     };
     let l = &def.links[li];
     let rtt = mean(reversed).or_else(|| mean(!reversed)).unwrap_or(2.0 * l.delay);

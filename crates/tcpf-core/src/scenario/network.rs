@@ -9,6 +9,8 @@ use crate::net::loss::{LossSpec, Phase};
 use crate::net::queue::{QueueSpec, RedParams};
 use crate::error::show_num;
 use serde_json::{json, Map, Value};
+use std::cmp::{Ordering, Reverse};
+use std::collections::{BinaryHeap, HashMap, HashSet};
 
 /// Bottleneck queue defaults (jin2001 Table 4): DropTail 1.5·BDP; RED 2.5·BDP with
 /// min_th 0.15·limit, max_th 0.5·limit, q_weight 0.002, max_p 0.1, gentle, wait.
@@ -321,10 +323,19 @@ pub struct GraphLinkDef {
 pub struct GraphDef {
     pub nodes: Vec<String>,
     pub links: Vec<GraphLinkDef>,
+    /// Lookups built once (a graph may have many thousands of nodes and links): each node's
+    /// index by name, each directed pair's link, each node's outgoing directed links.
+    node_index: HashMap<String, usize>,
+    edges: HashMap<(usize, usize), (usize, bool)>,
+    out: Vec<Vec<(usize, usize, bool)>>,
 }
 
 pub fn graph(nodes_v: Option<&Value>, links_v: &Value) -> Result<GraphDef, ScenarioError> {
     let mut nodes: Vec<String> = vec![];
+    // Lookups by name and by pair are hashed: a scenario may hold many thousands of nodes and
+    // links, and scanning the earlier ones for each new one was quadratic (66 000 links took
+    // nearly 5 minutes to be refused).
+    let mut node_index: HashMap<String, usize> = HashMap::new();
     let declared = nodes_v.is_some();
     if let Some(v) = nodes_v {
         let arr = v.as_array().ok_or(ScenarioError { field: "nodes".into(), message: "must be a list of [[nodes]] tables (name = ...)".into() })?;
@@ -337,9 +348,10 @@ pub fn graph(nodes_v: Option<&Value>, links_v: &Value) -> Result<GraphDef, Scena
                     t.need("name", "the node's name (letters, digits, _ and -)", identifier)?
                 }
             };
-            if nodes.contains(&name) {
+            if node_index.contains_key(&name) {
                 return err(format!("nodes[{i}].name"), format!("'{name}' is declared twice"));
             }
+            node_index.insert(name.clone(), nodes.len());
             nodes.push(name);
         }
     }
@@ -348,6 +360,9 @@ pub fn graph(nodes_v: Option<&Value>, links_v: &Value) -> Result<GraphDef, Scena
         return err("links", "needs at least one link");
     }
     let mut links: Vec<GraphLinkDef> = vec![];
+    let mut names = LinkNames::default();
+    // Directed pairs the earlier links join (both ways for a duplex link).
+    let mut pairs: HashSet<(usize, usize)> = HashSet::new();
     for (i, l) in arr.iter().enumerate() {
         let path = format!("links[{i}]");
         let t = Table::new(&path, l)?;
@@ -356,10 +371,11 @@ pub fn graph(nodes_v: Option<&Value>, links_v: &Value) -> Result<GraphDef, Scena
         t.only(&keys)?;
         let mut node = |key: &str| -> Result<usize, ScenarioError> {
             let name = t.with(key, None, identifier)?;
-            match nodes.iter().position(|n| *n == name) {
-                Some(i) => Ok(i),
+            match node_index.get(&name) {
+                Some(&i) => Ok(i),
                 None if declared => err(t.field(key), format!("unknown node '{name}' (declared: {})", nodes.join(", "))),
                 None => {
+                    node_index.insert(name.clone(), nodes.len());
                     nodes.push(name);
                     Ok(nodes.len() - 1)
                 }
@@ -372,10 +388,15 @@ pub fn graph(nodes_v: Option<&Value>, links_v: &Value) -> Result<GraphDef, Scena
         }
         let name = t.with("name", Some(format!("{}-{}", nodes[from], nodes[to])), identifier)?;
         let duplex = t.boolean("duplex", true)?;
-        check_link_name(&links, &name, duplex).map_err(|m| ScenarioError { field: t.field("name"), message: m })?;
-        if links.iter().any(|x| (x.from, x.to) == (from, to) || (x.duplex && (x.to, x.from) == (from, to))) {
+        names.check(&links, &name, duplex).map_err(|m| ScenarioError { field: t.field("name"), message: m })?;
+        if pairs.contains(&(from, to)) {
             return err(path, format!("a link from '{}' to '{}' already exists", nodes[from], nodes[to]));
         }
+        pairs.insert((from, to));
+        if duplex {
+            pairs.insert((to, from));
+        }
+        names.add(links.len(), &name, duplex);
         links.push(GraphLinkDef {
             name,
             from,
@@ -386,7 +407,7 @@ pub fn graph(nodes_v: Option<&Value>, links_v: &Value) -> Result<GraphDef, Scena
             queue: QueueDraft::parse(&t)?,
         });
     }
-    Ok(GraphDef { nodes, links })
+    Ok(GraphDef::new(nodes, node_index, links))
 }
 
 /// The longest node or link name (see [`identifier`]).
@@ -409,80 +430,87 @@ pub(crate) fn identifier(v: &Value) -> Result<String, String> {
     }
 }
 
-/// A new link's name (and, if `duplex`, its reverse direction's `<name>_reverse`) must differ
-/// from every name the earlier links report, reverse directions included.
-fn check_link_name(links: &[GraphLinkDef], name: &str, duplex: bool) -> Result<(), String> {
-    let reverse = format!("{name}_reverse");
-    for x in links {
-        let x_reverse = x.duplex.then(|| format!("{}_reverse", x.name));
-        if x.name == name {
-            return Err(format!("'{name}' is used by another link"));
-        }
-        if x_reverse.as_deref() == Some(name) {
-            return Err(format!("'{name}' is the name of the reverse direction of link '{}'", x.name));
-        }
-        if duplex && x.name == reverse {
-            return Err(format!("the reverse direction of '{name}' would be named '{reverse}', which is used by another link"));
+/// The names the earlier links report: each link's name, and `<name>_reverse` for a duplex
+/// link's reverse direction, with the index of the link that has it.
+#[derive(Default)]
+struct LinkNames {
+    name: HashMap<String, usize>,
+    reverse: HashMap<String, usize>,
+}
+
+impl LinkNames {
+    /// A new link's name (and, if `duplex`, its reverse direction's `<name>_reverse`) must
+    /// differ from every name the earlier links report, reverse directions included. Of
+    /// several clashes the one with the earliest link is reported (a link can clash in one
+    /// way only).
+    fn check(&self, links: &[GraphLinkDef], name: &str, duplex: bool) -> Result<(), String> {
+        let reverse = format!("{name}_reverse");
+        let same = self.name.get(name).map(|&i| (i, 0));
+        let is_reverse = self.reverse.get(name).map(|&i| (i, 1));
+        let would_be = if duplex { self.name.get(&reverse).map(|&i| (i, 2)) } else { None };
+        match [same, is_reverse, would_be].into_iter().flatten().min() {
+            None => Ok(()),
+            Some((_, 0)) => Err(format!("'{name}' is used by another link")),
+            Some((i, 1)) => Err(format!("'{name}' is the name of the reverse direction of link '{}'", links[i].name)),
+            Some(_) => Err(format!("the reverse direction of '{name}' would be named '{reverse}', which is used by another link")),
         }
     }
-    Ok(())
+
+    fn add(&mut self, index: usize, name: &str, duplex: bool) {
+        self.name.insert(name.to_string(), index);
+        if duplex {
+            self.reverse.insert(format!("{name}_reverse"), index);
+        }
+    }
 }
 
 impl GraphDef {
-    /// The directed links as (graph link index, reversed?) leaving each node.
-    fn out_edges(&self) -> Vec<Vec<(usize, usize, bool)>> {
-        let mut out = vec![vec![]; self.nodes.len()];
-        for (i, l) in self.links.iter().enumerate() {
+    fn new(nodes: Vec<String>, node_index: HashMap<String, usize>, links: Vec<GraphLinkDef>) -> Self {
+        // The directed links leaving each node, in link order; and each directed pair's link
+        // (a pair has at most one: `graph` refuses a second link between the same nodes).
+        let mut out = vec![vec![]; nodes.len()];
+        let mut edges = HashMap::new();
+        for (i, l) in links.iter().enumerate() {
             out[l.from].push((l.to, i, false));
+            edges.entry((l.from, l.to)).or_insert((i, false));
             if l.duplex {
                 out[l.to].push((l.from, i, true));
+                edges.entry((l.to, l.from)).or_insert((i, true));
             }
         }
-        out
+        GraphDef { nodes, links, node_index, edges, out }
     }
 
     /// The directed link from `a` to `b`, if any: (graph link index, reversed?).
     pub fn edge(&self, a: usize, b: usize) -> Option<(usize, bool)> {
-        self.links.iter().enumerate().find_map(|(i, l)| {
-            if l.from == a && l.to == b {
-                Some((i, false))
-            } else if l.duplex && l.from == b && l.to == a {
-                Some((i, true))
-            } else {
-                None
-            }
-        })
+        self.edges.get(&(a, b)).copied()
     }
 
     pub fn node(&self, name: &str) -> Option<usize> {
-        self.nodes.iter().position(|n| n == name)
+        self.node_index.get(name).copied()
     }
 
     /// Fewest hops from `a` to `b`, ties broken by propagation delay, then by link order.
+    /// (Dijkstra on (hops, delay): of the nodes not yet settled, the one with the smallest
+    /// (hops, delay), and of equal ones the lowest index, is settled next; a node's cost is
+    /// replaced only by a strictly smaller one, found along the links in their order.)
     pub fn shortest_path(&self, a: usize, b: usize) -> Option<Vec<usize>> {
-        let out = self.out_edges();
         let n = self.nodes.len();
         let mut best: Vec<Option<(usize, f64)>> = vec![None; n];
         let mut prev = vec![usize::MAX; n];
         let mut done = vec![false; n];
         best[a] = Some((0, 0.0));
-        loop {
-            let mut u = None;
-            for i in 0..n {
-                if !done[i] {
-                    if let Some(c) = best[i] {
-                        if u.is_none_or(|(_, cu): (usize, (usize, f64))| c.0 < cu.0 || (c.0 == cu.0 && c.1 < cu.1)) {
-                            u = Some((i, c));
-                        }
-                    }
-                }
+        let mut heap = BinaryHeap::new();
+        heap.push(Reverse(Cost(0, 0.0, a)));
+        while let Some(Reverse(Cost(hops, delay, u))) = heap.pop() {
+            if done[u] || best[u] != Some((hops, delay)) {
+                continue; // settled, or a cost since replaced by a smaller one
             }
-            let Some((u, (hops, delay))) = u else { break };
             done[u] = true;
             if u == b {
                 break;
             }
-            for &(v, li, _) in &out[u] {
+            for &(v, li, _) in &self.out[u] {
                 let c = (hops + 1, delay + self.links[li].delay);
                 let better = match best[v] {
                     None => true,
@@ -491,6 +519,7 @@ impl GraphDef {
                 if !done[v] && better {
                     best[v] = Some(c);
                     prev[v] = u;
+                    heap.push(Reverse(Cost(c.0, c.1, v)));
                 }
             }
         }
@@ -501,5 +530,24 @@ impl GraphDef {
         }
         path.reverse();
         Some(path)
+    }
+}
+
+/// A node's cost in [`GraphDef::shortest_path`]: hops, propagation delay (a sum of finite
+/// delays, never NaN), then the node's index.
+#[derive(Clone, Copy, PartialEq)]
+struct Cost(usize, f64, usize);
+
+impl Eq for Cost {}
+
+impl Ord for Cost {
+    fn cmp(&self, o: &Self) -> Ordering {
+        self.0.cmp(&o.0).then(self.1.total_cmp(&o.1)).then(self.2.cmp(&o.2))
+    }
+}
+
+impl PartialOrd for Cost {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
     }
 }

@@ -583,3 +583,179 @@ fn only_tcp_flows_on_an_ecn_path_are_ecn_capable() {
     assert!(s.expanded()["flows"].as_array().unwrap().iter().all(|f| f["ecn"] == json!(false)));
     assert!(s.warnings().is_empty());
 }
+
+/// A small deterministic generator for the random graphs below.
+struct Lcg(u64);
+
+impl Lcg {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (self.0 >> 33) % n
+    }
+}
+
+/// The route rule as first written (settle the unsettled node of least (hops, delay), the
+/// lowest index among equals, by scanning them all): the oracle for the heap version.
+fn shortest_path_by_scan(def: &GraphDef, a: usize, b: usize) -> Option<Vec<usize>> {
+    let n = def.nodes.len();
+    let mut out = vec![vec![]; n];
+    for (i, l) in def.links.iter().enumerate() {
+        out[l.from].push((l.to, i));
+        if l.duplex {
+            out[l.to].push((l.from, i));
+        }
+    }
+    let mut best: Vec<Option<(usize, f64)>> = vec![None; n];
+    let mut prev = vec![usize::MAX; n];
+    let mut done = vec![false; n];
+    best[a] = Some((0, 0.0));
+    loop {
+        let mut u: Option<(usize, (usize, f64))> = None;
+        for i in 0..n {
+            if let (false, Some(c)) = (done[i], best[i]) {
+                if u.is_none_or(|(_, cu)| c.0 < cu.0 || (c.0 == cu.0 && c.1 < cu.1)) {
+                    u = Some((i, c));
+                }
+            }
+        }
+        let Some((u, (hops, delay))) = u else { break };
+        done[u] = true;
+        if u == b {
+            break;
+        }
+        for &(v, li) in &out[u] {
+            let c = (hops + 1, delay + def.links[li].delay);
+            if !done[v] && best[v].is_none_or(|o| c.0 < o.0 || (c.0 == o.0 && c.1 < o.1)) {
+                best[v] = Some(c);
+                prev[v] = u;
+            }
+        }
+    }
+    best[b]?;
+    let mut path = vec![b];
+    while *path.last().unwrap() != a {
+        path.push(prev[*path.last().unwrap()]);
+    }
+    path.reverse();
+    Some(path)
+}
+
+/// The BDP rule as first written (per link, the list of the crossing flows' round trips):
+/// the oracle for `graph_rtts` + `graph_bdp`.
+fn graph_bdp_by_lists(def: &GraphDef, groups: &[Group], li: usize, reversed: bool, packet_size: u32) -> f64 {
+    let edge = |a: usize, b: usize| {
+        def.links.iter().enumerate().find_map(|(i, l)| {
+            if (l.from, l.to) == (a, b) {
+                Some((i, false))
+            } else if l.duplex && (l.from, l.to) == (b, a) {
+                Some((i, true))
+            } else {
+                None
+            }
+        })
+    };
+    let crosses = |p: &[usize], rev: bool| p.windows(2).any(|w| edge(w[0], w[1]) == Some((li, rev)));
+    let path_delay = |p: &[usize]| p.windows(2).map(|w| def.links[edge(w[0], w[1]).unwrap().0].delay).sum::<f64>();
+    let mean = |rev: bool| {
+        let mut rtts = vec![];
+        for g in groups.iter().filter(|g| matches!(g.kind, GroupKind::Tcp { .. } | GroupKind::Rate { .. })) {
+            if let RouteDef::Path(p) = &g.route {
+                if crosses(p, rev) {
+                    rtts.extend((0..g.count).map(|k| edge_rtt(g, k) + 2.0 * path_delay(p)));
+                }
+            }
+        }
+        if rtts.is_empty() { None } else { Some(rtts.iter().sum::<f64>() / rtts.len() as f64) }
+    };
+    let l = &def.links[li];
+    let rtt = mean(reversed).or_else(|| mean(!reversed)).unwrap_or(2.0 * l.delay);
+    l.rate * rtt / (8.0 * packet_size as f64)
+}
+
+#[test]
+fn graph_routes_and_bdps_match_the_first_rules_on_random_graphs() {
+    let mut r = Lcg(11);
+    let mut checked = (0, 0);
+    for case in 0..600 {
+        let n = 3 + r.below(12) as usize;
+        let mut links = vec![];
+        let mut pairs = std::collections::HashSet::new();
+        for _ in 0..(n + r.below(2 * n as u64) as usize) {
+            let (a, b) = (r.below(n as u64) as usize, r.below(n as u64) as usize);
+            let duplex = r.below(6) != 0;
+            if a == b || pairs.contains(&(a, b)) || (duplex && pairs.contains(&(b, a))) {
+                continue;
+            }
+            pairs.insert((a, b));
+            if duplex {
+                pairs.insert((b, a));
+            }
+            // delays from a small set, so that equal hop counts often tie on delay too
+            let delay = ["0ms", "1ms", "2ms", "3ms"][r.below(4) as usize];
+            links.push(json!({"from": format!("r{a}"), "to": format!("r{b}"), "rate": "10Mbps", "delay": delay, "duplex": duplex}));
+        }
+        if links.is_empty() {
+            continue;
+        }
+        let flows: Vec<Value> = (0..1 + r.below(4))
+            .map(|_| {
+                let (a, b) = (r.below(n as u64), r.below(n as u64));
+                let kind = if r.below(5) == 0 { "cbr" } else { "tcp" };
+                let mut f = json!({"count": 1 + r.below(3), "algorithm": kind, "from": format!("r{a}"), "to": format!("r{b}"),
+                                   "access_delay": format!("{}ms..{}ms", r.below(3), 3 + r.below(5))});
+                if kind == "cbr" {
+                    f["rate"] = json!("1Mbps");
+                }
+                f
+            })
+            .collect();
+        let v = json!({"duration": 1, "seed": case, "links": links, "flows": flows});
+        let Ok(s) = Scenario::from_value(&v) else { continue };
+        let Net::Graph { def, queues } = &s.net else { panic!() };
+        for (gi, g) in s.groups.iter().enumerate() {
+            let RouteDef::Path(p) = &g.route else { panic!() };
+            let (a, b) = (def.node(v["flows"][gi]["from"].as_str().unwrap()).unwrap(), def.node(v["flows"][gi]["to"].as_str().unwrap()).unwrap());
+            assert_eq!(Some(p.clone()), shortest_path_by_scan(def, a, b), "case {case}, group {gi}");
+            checked.0 += 1;
+        }
+        for (li, (fwd, rev)) in queues.iter().enumerate() {
+            let want = graph_bdp_by_lists(def, &s.groups, li, false, s.packet_size);
+            assert_eq!(fwd.bdp_pkts.to_bits(), want.to_bits(), "case {case}, link {li}");
+            if let Some(rev) = rev {
+                let want = graph_bdp_by_lists(def, &s.groups, li, true, s.packet_size);
+                assert_eq!(rev.bdp_pkts.to_bits(), want.to_bits(), "case {case}, link {li} reversed");
+            }
+            checked.1 += 1;
+        }
+    }
+    // most random cases are valid scenarios
+    assert!(checked.0 > 400 && checked.1 > 2000, "{checked:?}");
+}
+
+#[test]
+fn graph_link_names_and_pairs_clash_with_the_earliest_link() {
+    let with = |links: Value| {
+        let v = json!({"duration": 1, "links": links, "flows": [{"algorithm": "cbr", "rate": "1Mbps", "path": ["a", "b"]}]});
+        Scenario::from_value(&v).map(|_| ()).map_err(|e| format!("{}: {}", e.field, e.message))
+    };
+    let l = |from: &str, to: &str, name: &str, duplex: bool| json!({"from": from, "to": to, "name": name, "duplex": duplex, "rate": "1Mbps", "delay": "1ms"});
+    assert_eq!(with(json!([l("a", "b", "x", true), l("b", "c", "x", true)])), Err("links[1].name: 'x' is used by another link".into()));
+    assert_eq!(with(json!([l("a", "b", "x", true), l("b", "c", "x_reverse", false)])),
+               Err("links[1].name: 'x_reverse' is the name of the reverse direction of link 'x'".into()));
+    assert_eq!(with(json!([l("a", "b", "x_reverse", false), l("b", "c", "x", true)])),
+               Err("links[1].name: the reverse direction of 'x' would be named 'x_reverse', which is used by another link".into()));
+    // not duplex: its reverse direction has no name to clash
+    assert_eq!(with(json!([l("a", "b", "x_reverse", false), l("b", "c", "x", false)])), Ok(()));
+    // two clashes: the earlier link's is reported
+    assert_eq!(with(json!([l("a", "b", "y_reverse", false), l("b", "c", "y", true), l("c", "d", "y", true)])),
+               Err("links[1].name: the reverse direction of 'y' would be named 'y_reverse', which is used by another link".into()));
+    assert_eq!(with(json!([l("a", "b", "p", true), l("a", "c", "q_reverse", false), l("c", "d", "q", false), l("b", "d", "q_reverse_reverse", false)])), Ok(()));
+    assert_eq!(with(json!([l("a", "b", "p", true), l("b", "c", "p_reverse_reverse", false), l("c", "d", "p_reverse", true)])),
+               Err("links[2].name: 'p_reverse' is the name of the reverse direction of link 'p'".into()));
+    // a second link between the same routers, either way round when the first is duplex
+    assert_eq!(with(json!([l("a", "b", "x", true), l("b", "a", "y", false)])), Err("links[1]: a link from 'b' to 'a' already exists".into()));
+    assert_eq!(with(json!([l("a", "b", "x", false), l("b", "a", "y", false)])), Ok(()));
+    // (as first written: only a pair an earlier link joins is refused, not the new link's own reverse)
+    assert_eq!(with(json!([l("a", "b", "x", false), l("b", "a", "y", true)])), Ok(()));
+}
+
