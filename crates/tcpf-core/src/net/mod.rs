@@ -8,7 +8,7 @@ pub mod topology;
 
 pub use link::{Link, LinkStats, Pipes};
 pub use loss::{LossAttach, LossModel, LossSpec};
-pub use packet::{Ext, Packet, PacketKind, Wire};
+pub use packet::{Ext, Packet, PacketKind, Wire, MAX_ROUTE_LINKS};
 pub use queue::{Admission, Discipline, QueueSpec, RedParams};
 pub use topology::{Dumbbell, DumbbellFlow, Topology};
 

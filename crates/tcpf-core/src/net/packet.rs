@@ -86,6 +86,9 @@ pub struct Wire {
     ecn: u8,
 }
 
+/// The most links a route may have: a packet counts its hops in 16 bits.
+pub const MAX_ROUTE_LINKS: usize = u16::MAX as usize;
+
 /// What a [`Wire`] leaves out: the aux word and the SACK blocks.
 #[derive(Clone, Copy, Debug)]
 pub struct Ext {

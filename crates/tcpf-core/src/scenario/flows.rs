@@ -6,6 +6,7 @@ use super::table::{err, Table};
 use super::units;
 use crate::error::show_num;
 use super::ScenarioError;
+use crate::net::MAX_ROUTE_LINKS;
 use crate::cc::{ParamError, Params};
 use crate::registry::{self, Entry, Kind};
 use crate::sim::Rng;
@@ -206,6 +207,12 @@ fn group_route(t: &Table, path: &str, graph: Option<&GraphDef>, dumbbell_rate: f
                 (None, None, None) => return err(path.to_string(), "needs path = [routers...] or from/to with a general topology"),
                 _ => return err(path.to_string(), "give either path or from and to, not both"),
             };
+            // With the flow's two access links, the route must fit a packet's hop count.
+            let max = MAX_ROUTE_LINKS - 2;
+            if nodes.len() - 1 > max {
+                let key = if t.get("path").is_some() { "path" } else { "to" };
+                return err(t.field(key), format!("a route crosses at most {max} links between routers (with the flow's two access links, {MAX_ROUTE_LINKS}); this one crosses {}", nodes.len() - 1));
+            }
             if reverse {
                 nodes.reverse();
                 for w in nodes.windows(2) {

@@ -759,3 +759,29 @@ fn graph_link_names_and_pairs_clash_with_the_earliest_link() {
     assert_eq!(with(json!([l("a", "b", "x", false), l("b", "a", "y", true)])), Ok(()));
 }
 
+#[test]
+fn long_chains_resolve_and_a_route_longer_than_a_hop_count_is_refused() {
+    let chain = |n: usize, to: usize| {
+        let links: Vec<Value> = (0..n).map(|i| json!({"from": format!("n{i}"), "to": format!("n{}", i + 1), "rate": "1Gbps", "delay": "1us"})).collect();
+        json!({"duration": 1, "links": links, "flows": [{"count": 2, "from": "n0", "to": format!("n{to}"), "access_delay": 0, "receiver_delay": 0}]})
+    };
+    // 20 000 routers: the route, the BDPs and the name checks each took minutes when every
+    // lookup scanned the links (the BDPs were links x path length x links)
+    let s = Scenario::from_value(&chain(20_000, 20_000)).unwrap();
+    let Net::Graph { queues, .. } = &s.net else { panic!() };
+    let RouteDef::Path(p) = &s.groups[0].route else { panic!() };
+    assert_eq!(p.len(), 20_001);
+    // every link carries both flows: RTT 2 x 20 000 us (access links of 0 ms)
+    assert!((queues[7].0.bdp_pkts - 1e9 * 0.04 / 8000.0).abs() < 1e-6, "{}", queues[7].0.bdp_pkts);
+    assert_eq!(s.to_config().flows[1].route.fwd.len(), 20_002);
+    let max = crate::net::MAX_ROUTE_LINKS - 2;
+    Scenario::from_value(&chain(max, max)).unwrap();
+    let e = error_of(chain(max + 1, max + 1));
+    assert_eq!(e.field, "flows[0].to");
+    assert_eq!(e.message, format!("a route crosses at most {max} links between routers (with the flow's two access links, 65535); this one crosses {}", max + 1));
+    // a shorter route on the same long graph is fine
+    Scenario::from_value(&chain(max + 1, 5)).unwrap();
+    // from and to the same router: refused (it panicked: a route of no link)
+    let e = error_of(chain(3, 0));
+    assert_eq!((e.field.as_str(), e.message.as_str()), ("flows[0].to", "must be another router than from ('n0'): a flow crosses at least one link"));
+}
