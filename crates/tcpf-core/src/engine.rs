@@ -5,7 +5,7 @@ use crate::error::{show_bytes, FieldError, RunError};
 pub use crate::config::{FlowKind, FlowSpec, SimConfig};
 use crate::metrics::{FlowResult, LinkResult, LossLog, RunResult, TimeSeries};
 use crate::net::topology::LinkSpec;
-use crate::net::{Ext, Link, LinkStats, LossModel, Packet, PacketKind, Pipes, Wire};
+use crate::net::{Ext, Link, LinkStats, LossModel, Packet, PacketKind, Pipes, Wire, MAX_ROUTE_LINKS};
 use crate::sim::{to_secs, EventQueue, Rng, Time};
 use crate::transport::tcp::TcpStats;
 use crate::registry;
@@ -118,8 +118,6 @@ impl Endpoint {
 
 struct FlowState {
     ep: Endpoint,
-    fwd: Box<[u32]>,
-    rev: Box<[u32]>,
     rto: Armed,
     delack: Armed,
     /// Rate-based flows: pacing, sender timer, receiver timer.
@@ -229,6 +227,40 @@ fn trace_hop(t: &mut Tracer, links: &[Link], staged: Option<Ext>, l: u32, hop: u
     t.hop(l, hop, at, &wire.join(ext), admitted);
 }
 
+/// Every flow's forward and reverse route (link indices) in one array, the reverse right after
+/// the forward, with a small index: a packet's next link is found in a few dense kilobytes
+/// instead of through a pointer held in the flow's state (with thousands of flows, two
+/// dependent cache misses per hop: the state's line, then the route's allocation).
+#[derive(Default)]
+struct Routes {
+    hops: Vec<u32>,
+    /// Flow i: its forward route starts at `at[i].0` and has `at[i].1` links, its reverse
+    /// route follows with `at[i].2`.
+    at: Vec<(u32, u16, u16)>,
+}
+
+impl Routes {
+    fn push(&mut self, fwd: &[u32], rev: &[u32]) -> Result<(), String> {
+        let long = |r: &[u32]| r.len() > MAX_ROUTE_LINKS;
+        if long(fwd) || long(rev) {
+            return Err(format!("a route has at most {MAX_ROUTE_LINKS} links; got {}", fwd.len().max(rev.len())));
+        }
+        let start = u32::try_from(self.hops.len()).map_err(|_| "the routes have more than 2^32 links in all".to_string())?;
+        self.at.push((start, fwd.len() as u16, rev.len() as u16));
+        self.hops.extend_from_slice(fwd);
+        self.hops.extend_from_slice(rev);
+        Ok(())
+    }
+
+    /// Flow `flow`'s reverse route if `ack`, else its forward route.
+    #[inline(always)]
+    fn get(&self, flow: u32, ack: bool) -> &[u32] {
+        let (start, nf, nr) = self.at[flow as usize];
+        let (from, n) = if ack { (start as usize + nf as usize, nr) } else { (start as usize, nf) };
+        &self.hops[from..from + n as usize]
+    }
+}
+
 /// Links from which the run loop prefetches pipe heads: with fewer, the pipes' chunks and
 /// the links stay in the cache and the hints only cost instructions.
 const PREFETCH_LINKS: usize = 512;
@@ -241,6 +273,8 @@ pub struct Simulation {
     /// The packets in the links' propagation pipes.
     pipes: Pipes,
     flows: Vec<FlowState>,
+    /// Every flow's two routes (link indices), packed.
+    routes: Routes,
     /// Links entered only from one other link (and never first on a path): a packet admitted
     /// upstream is admitted here at once, at its arrival time, without an event in between.
     fold: Vec<bool>,
@@ -289,6 +323,7 @@ impl Simulation {
         links.shrink_to_fit();
         let mut q = EventQueue::new();
         let mut flows = Vec::with_capacity(cfg.flows.len());
+        let mut routes = Routes::default();
         for (i, f) in cfg.flows.iter().enumerate() {
             let id = i as u32;
             let ep = match &f.kind {
@@ -316,10 +351,9 @@ impl Simulation {
                     Endpoint::Udp { src: UdpSource::new(id, *size, pattern.clone(), Rng::stream(cfg.seed, "udp", i as u64)), sent: 0, received: 0 }
                 }
             };
+            routes.push(&f.route.fwd, &f.route.rev).map_err(|e| format!("flow {id}: {e}"))?;
             flows.push(FlowState {
                 ep,
-                fwd: f.route.fwd.clone().into_boxed_slice(),
-                rev: f.route.rev.clone().into_boxed_slice(),
                 rto: Armed::default(),
                 delack: Armed::default(),
                 rate: [Armed::default(); 3],
@@ -343,7 +377,7 @@ impl Simulation {
         let nl = links.len();
         let fold = foldable(&cfg.topology.links, &cfg.flows);
         let trace = cfg.trace.as_ref().map(|spec| Box::new(tracer(&cfg, spec)));
-        Ok(Simulation { cfg, q, links, pipes: Pipes::new(), flows, fold, out: Vec::with_capacity(64), ext: None, ts, ts_link_bytes: vec![0; nl], ts_link_drops: vec![0; nl], ts_link_marks: vec![0; nl], snaps: [None, None], failed: None, guard: 0, trace, prefetch: nl >= PREFETCH_LINKS })
+        Ok(Simulation { cfg, q, links, pipes: Pipes::new(), flows, routes, fold, out: Vec::with_capacity(64), ext: None, ts, ts_link_bytes: vec![0; nl], ts_link_drops: vec![0; nl], ts_link_marks: vec![0; nl], snaps: [None, None], failed: None, guard: 0, trace, prefetch: nl >= PREFETCH_LINKS })
     }
 
     /// Run to the end and collect the results; a controller fault stops the run with an error
@@ -500,8 +534,7 @@ impl Simulation {
     /// `FROM_ENDPOINT`) until it goes into the next pipe, is dropped or delivered.
     #[inline]
     fn forward_wire(&mut self, now: Time, mut wire: Wire, from: u32) {
-        let fs = &self.flows[wire.flow() as usize];
-        let route: &[u32] = if wire.is_ack() { &fs.rev } else { &fs.fwd };
+        let route = self.routes.get(wire.flow(), wire.is_ack());
         let mut hop = wire.hop() as usize;
         if hop == route.len() {
             let ext = take_ext(&mut self.links, &mut self.ext, &wire, from);
