@@ -228,3 +228,61 @@ def test_sync_frac_counts_reductions_shared_with_another_flow_within_one_sample(
     late = dict(flow(2, 1.0), samples={"cwnd": list(range(1, 31)) + [1]})  # at 30 only
     assert metrics.cwnd_sync_frac([late], [late, alone]) == 0.0
     assert math.isnan(metrics.cwnd_sync_frac([dict(flow(0, 1.0))], flows))
+
+
+def _sync_frac_by_definition(group, all_flows):
+    """cwnd_sync_frac as first written: each flow's reductions against the union of every
+    other flow's, rebuilt for each group (the oracle of the counted version)."""
+    flows = [f for f in all_flows if (f.get("samples") or {}).get("cwnd")]
+    if not flows or not all((f.get("samples") or {}).get("cwnd") for f in group):
+        return math.nan
+    red = {id(f): set(metrics.reduction_indices(f["samples"]["cwnd"])) for f in flows}
+    hit = n = 0
+    for f in group:
+        others = set().union(*(red[id(g)] for g in flows if g is not f)) if len(flows) > 1 else set()
+        for i in red[id(f)]:
+            n += 1
+            hit += bool({i - 1, i, i + 1} & others)
+    return hit / n if n else math.nan
+
+
+def test_metrics_relating_a_group_to_the_run_are_those_of_their_definitions_on_many_groups():
+    # share, fraction and cwnd_sync_frac look the rest of the run up once (RunFlows); 300
+    # groups of random flows, two directions, missing goodputs and windows, duplicated samples
+    rng = np.random.default_rng(5)
+    flows = []
+    for g in range(300):
+        for _ in range(int(rng.integers(1, 5))):
+            f = {"id": len(flows), "group": g, "direction": "reverse" if g % 7 == 3 else None,
+                 "goodput_bps": None if rng.random() < 0.05 else float(rng.uniform(0, 1e6))}
+            if rng.random() < 0.9:
+                f["samples"] = {"cwnd": [float(x) for x in rng.integers(1, 6, size=40)]}
+            flows.append(f)
+    got = metrics.group_metrics(flows, names=["share", "fraction", "cwnd_sync_frac"])
+    checked = 0
+    for g, fs in metrics.by_group(flows).items():
+        d = metrics.direction(fs[0])
+        same_dir = metrics.goodputs(f for f in flows if metrics.direction(f) == d)
+        want_share = metrics.mean(metrics.goodputs(fs)) / metrics.mean(same_dir)
+        want_fraction = math.fsum(metrics.groups._known(metrics.goodputs(fs))) / math.fsum(metrics.groups._known(same_dir))
+        for name, want in (("share", want_share), ("fraction", want_fraction),
+                           ("cwnd_sync_frac", _sync_frac_by_definition(fs, flows))):
+            v = got[g][name]
+            assert (math.isnan(v) and math.isnan(want)) or v == want, (g, name, v, want)
+            checked += not math.isnan(v)
+        # the per-flow share (a sweep's per-flow rows), from a list and from a RunFlows
+        for f in fs:
+            want = metrics.mean(metrics.goodputs([f])) / metrics.mean(same_dir)
+            for run in (flows, metrics.RunFlows(flows)):
+                v = metrics.flow_metrics(f, run, names=["share"])["share"]
+                assert (math.isnan(v) and math.isnan(want)) or v == want, (f, v, want)
+    assert checked > 500
+    # a group that is not part of the run (the definition crashed on it) is set against
+    # every flow of the run; a flow listed twice is still one flow
+    # (reductions at 2, where the random windows have some, and at 47, past their 40 samples)
+    outside = [{"id": -1, "group": 0, "samples": {"cwnd": [1.0, 2.0, 1.0] + [2.0] * 44 + [1.0]}}]
+    run = [f for f in flows if f.get("samples")][:6]
+    assert metrics.cwnd_sync_frac(outside, run) == _sync_frac_by_definition(outside, run + outside)
+    assert metrics.cwnd_sync_frac(outside, run) == 0.5
+    twice = run[:3] + run[:1]
+    assert metrics.cwnd_sync_frac(run[:1], twice) == _sync_frac_by_definition(run[:1], twice)

@@ -21,7 +21,7 @@ computed with an older definition (a sweep's cached run files) are not mixed wit
 """
 
 from . import groups
-from .groups import (FLOW_METRICS, GROUP_METRICS, INT_METRICS, LINK_METRICS, VERSION, by_group, flow_metrics, link_metrics, cov, direction, fraction,
+from .groups import (FLOW_METRICS, GROUP_METRICS, INT_METRICS, LINK_METRICS, VERSION, RunFlows, run_flows, by_group, flow_metrics, link_metrics, cov, direction, fraction,
                      goodputs, group_metrics, jain, loss_event_rate, mean, rate_cov, cwnd_cov, window_samples, share,
                      aimd_law, formula_rate_pps, formula_ratio_cov, window_epochs, concave_fraction,
                      cwnd_concave_frac, reduction_indices, cwnd_sync_frac,

@@ -17,11 +17,12 @@ UDP source) are handled as each docstring says; a value that cannot be defined i
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+from collections import Counter
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
 __all__ = [
     "FLOW_METRICS", "GROUP_METRICS", "INT_METRICS", "LINK_METRICS", "VERSION", "by_group", "flow_metrics",
-    "group_metrics", "goodputs", "link_metrics",
+    "group_metrics", "goodputs", "link_metrics", "RunFlows", "run_flows",
     "mean", "jain", "cov", "share", "fraction", "loss_event_rate", "total", "t975",
     "window_samples", "rate_cov", "cwnd_cov", "cwnd_jain_samples",
     "aimd_law", "formula_rate_pps", "formula_ratio_cov", "window_epochs", "concave_fraction",
@@ -103,13 +104,62 @@ def goodputs(flows: Iterable[Flow]) -> List[float]:
     return [NAN if f.get("goodput_bps") is None else float(f["goodput_bps"]) for f in flows]
 
 
+class RunFlows(list):
+    """Every flow of a run (a list, in result order) with the lookups that relate one group
+    or flow to the rest of the run made once: the goodputs of each direction (:func:`share`,
+    :func:`fraction`) and the flows of each group (the pair metrics take the next group's
+    first flow). :func:`group_metrics` and the sweeps' per-flow rows pass the run's flows as
+    one, so each such metric costs its group's size, not the run's: scanning the run for every
+    group took 11 minutes for 5 000 groups of 20 flows. Not to be changed once looked up."""
+
+    def __init__(self, flows: Iterable[Flow] = ()) -> None:
+        super().__init__(flows)
+        self._goodputs: Dict[str, Tuple[float, float]] = {}
+        self._groups: Optional[Dict[int, List[Flow]]] = None
+        self._reductions: Optional[Tuple[List[Flow], Dict[int, Set[int]], Counter]] = None
+
+    def direction_goodput(self, d: str) -> Tuple[float, float]:
+        """The mean (:func:`mean`) and the sum (``math.fsum`` of the known values) of the
+        goodputs (:func:`goodputs`) of the flows in direction ``d``."""
+        if d not in self._goodputs:
+            v = goodputs(f for f in self if direction(f) == d)
+            self._goodputs[d] = (mean(v), math.fsum(_known(v)))
+        return self._goodputs[d]
+
+    def cwnd_reductions(self) -> Tuple[List[Flow], Dict[int, Set[int]], Counter]:
+        """The flows with window samples, the sample indices where each starts a reduction
+        (:func:`reduction_indices`, by ``id`` of the flow), and how many of them start one at
+        each index (:func:`cwnd_sync_frac`)."""
+        if self._reductions is None:
+            flows = [f for f in self if _samples(f, "cwnd")]
+            red = {id(f): set(reduction_indices(_samples(f, "cwnd"))) for f in flows}
+            count: Counter = Counter()
+            for r in red.values():  # once per flow, even if listed twice
+                count.update(r)
+            self._reductions = (flows, red, count)
+        return self._reductions
+
+    def group(self, g: int) -> List[Flow]:
+        """The flows whose ``group`` is ``g``, in result order."""
+        if self._groups is None:
+            self._groups = {}
+            for f in self:
+                if f.get("group") is not None:
+                    self._groups.setdefault(int(f["group"]), []).append(f)
+        return self._groups.get(g, [])
+
+
+def run_flows(flows: Iterable[Flow]) -> RunFlows:
+    """``flows`` as a :class:`RunFlows` (itself if it is one)."""
+    return flows if isinstance(flows, RunFlows) else RunFlows(flows)
+
+
 def share(group: Sequence[Flow], all_flows: Sequence[Flow]) -> float:
     """Normalised goodput of a group: the group's mean per-flow goodput divided by the mean
     per-flow goodput of all flows in the same direction (yang2000 Figs. 13–20 normalise rates
     "so the fair share is 1"; >1 is more than a fair share).  Depends on the
     group's size only through its flows' goodputs, unlike :func:`fraction`."""
-    d = direction(group[0])
-    base = mean(goodputs(f for f in all_flows if direction(f) == d))
+    base = run_flows(all_flows).direction_goodput(direction(group[0]))[0]
     return mean(goodputs(group)) / base if base > 0 else NAN
 
 
@@ -117,8 +167,7 @@ def fraction(group: Sequence[Flow], all_flows: Sequence[Flow]) -> float:
     """The group's fraction of its direction's goodput: Σ goodput of the group / Σ goodput of
     all flows in the same direction (between 0 and 1; two equal-sized fair groups get 0.5
     each).  ``fraction = share · n_group / n_direction``."""
-    d = direction(group[0])
-    base = math.fsum(_known(goodputs(f for f in all_flows if direction(f) == d)))
+    base = run_flows(all_flows).direction_goodput(direction(group[0]))[1]
     return math.fsum(_known(goodputs(group))) / base if base > 0 else NAN
 
 
@@ -360,16 +409,17 @@ def cwnd_sync_frac(group: Sequence[Flow], all_flows: Sequence[Flow]) -> float:
     which at least one *other* flow of the run (any group) starts a reduction within one
     sampling interval (the same, the previous or the next sample): choose the time series'
     interval near one RTT. NaN without samples or without a reduction."""
-    flows = [f for f in all_flows if _samples(f, "cwnd")]
+    flows, red, count = run_flows(all_flows).cwnd_reductions()
     if not flows or not all(_samples(f, "cwnd") for f in group):
         return NAN
-    red = {id(f): set(reduction_indices(_samples(f, "cwnd"))) for f in flows}
     hit = n = 0
     for f in group:
-        others = set().union(*(red[id(g)] for g in flows if g is not f)) if len(flows) > 1 else set()
-        for i in red[id(f)]:
+        own = red.get(id(f))  # None when f is not one of all_flows
+        mine = own if own is not None else set(reduction_indices(_samples(f, "cwnd")))
+        for i in mine:
             n += 1
-            hit += bool({i - 1, i, i + 1} & others)
+            # another flow starts a reduction at j if more flows do than f itself
+            hit += len(flows) > 1 and any(count[j] > (own is not None and j in own) for j in (i - 1, i, i + 1))
     return hit / n if n else NAN
 def _r2(xs: Sequence[float], ys: Sequence[float]) -> float:
     """Coefficient of determination of the least-squares line y = a + b·x (1 − SS_res/SS_tot);
@@ -492,7 +542,7 @@ FLOW_METRICS: Dict[str, Tuple[Callable[[Flow, Sequence[Flow]], Any], str]] = {
 def flow_metrics(flow: Flow, all_flows: Sequence[Flow] = (), names: Optional[Sequence[str]] = None) -> Dict[str, Any]:
     """``{metric: value}`` of one flow (all of :data:`FLOW_METRICS`, or ``names``); ``all_flows``:
     every flow of its run, for ``share`` (default: the flow alone)."""
-    every = list(all_flows) or [flow]
+    every = run_flows(all_flows) or RunFlows([flow])
     return {m: FLOW_METRICS[m][0](flow, every) for m in (names if names is not None else FLOW_METRICS)}
 
 
@@ -527,7 +577,10 @@ def _pair(key: str) -> Callable[[Sequence[Flow], Sequence[Flow]], float]:
     def fn(g: Sequence[Flow], a: Sequence[Flow]) -> float:
         from .transients import pair_convergence
 
-        return float(pair_convergence(g, a)[key])
+        # its second flow is the next group's first: only that group's flows are handed
+        # over (looked up once per run), which pair_convergence picks it from as from all
+        g0 = g[0].get("group") if g else None
+        return float(pair_convergence(g, run_flows(a).group(int(g0) + 1) if g0 is not None else [])[key])
     return fn
 
 
@@ -624,9 +677,9 @@ def group_metrics(flows: Sequence[Flow], names: Optional[Sequence[str]] = None,
     """``{group: {metric: value}}`` for every group of a run's flows (all metrics of
     :data:`GROUP_METRICS`, or ``names``).  ``series``: :func:`window_samples` of the run, for
     the time-resolved metrics (``rate_cov``, ``cwnd_cov``, ``cwnd_jain_*``; NaN without it)."""
-    flows = list(flows)
+    flows = RunFlows(flows)
     if series:
-        flows = [dict(f, samples=series.get(int(f.get("id", -1)))) for f in flows]
+        flows = RunFlows(dict(f, samples=series.get(int(f.get("id", -1)))) for f in flows)
     names = list(GROUP_METRICS) if names is None else list(names)
     fns: List[Callable[[Sequence[Flow], Sequence[Flow]], Any]] = [GROUP_METRICS[n][0] for n in names]
     return {g: {n: fn(fs, flows) for n, fn in zip(names, fns)} for g, fs in by_group(flows).items()}

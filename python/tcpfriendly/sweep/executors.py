@@ -55,10 +55,11 @@ def flow_rows(flows: List[Mapping[str, Any]], key: str, seed: int) -> List[Dict[
     """One row per flow of a run (result order): the identity columns of its group's row,
     ``flow`` (its id) and :func:`tcpfriendly.metrics.flow_metrics`."""
     rows = []
+    every = _metrics.RunFlows(flows)
     for f in flows:
         row = _identity(key, seed, int(f.get("group", 0)), f)
         row["flow"] = int(f.get("id", len(rows)))
-        row.update(_typed(_metrics.flow_metrics(f, flows)))
+        row.update(_typed(_metrics.flow_metrics(f, every)))
         rows.append(row)
     return rows
 
