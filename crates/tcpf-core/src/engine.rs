@@ -324,6 +324,8 @@ impl Simulation {
         let mut q = EventQueue::new();
         let mut flows = Vec::with_capacity(cfg.flows.len());
         let mut routes = Routes::default();
+        // The start-up events, in the order they are numbered (ties in time fire in it).
+        let mut initial = Vec::with_capacity(cfg.flows.len() + 3);
         for (i, f) in cfg.flows.iter().enumerate() {
             let id = i as u32;
             let ep = match &f.kind {
@@ -359,21 +361,22 @@ impl Simulation {
                 rate: [Armed::default(); 3],
                 ts_delivered: 0,
             });
-            q.schedule(f.start, Ev::Start(id));
+            initial.push((f.start, Ev::Start(id)));
             if let Some(stop) = f.stop {
-                q.schedule(stop, Ev::Stop(id));
+                initial.push((stop, Ev::Stop(id)));
             }
         }
         if meas.from > 0 {
-            q.schedule(meas.from, Ev::Measure(0));
+            initial.push((meas.from, Ev::Measure(0)));
         }
         if meas.to < cfg.duration {
-            q.schedule(meas.to, Ev::Measure(1));
+            initial.push((meas.to, Ev::Measure(1)));
         }
         let ts = cfg.timeseries.map(|iv| {
-            q.schedule(iv, Ev::Sample);
+            initial.push((iv, Ev::Sample));
             TimeSeries::default()
         });
+        q.schedule_all(initial);
         let nl = links.len();
         let fold = foldable(&cfg.topology.links, &cfg.flows);
         let trace = cfg.trace.as_ref().map(|spec| Box::new(tracer(&cfg, spec)));
