@@ -30,6 +30,18 @@ pub fn show_bytes(b: u64) -> String {
     format!("{b} B")
 }
 
+/// Names a message offers to choose from (nodes, links), the first eight and how many there
+/// are when there are more: `a, b, c` or `n0, n1, ..., n7, ... (66001 in all)`, so that a
+/// graph of many thousands of routers does not make a message of hundreds of kilobytes.
+pub fn show_names<S: AsRef<str>>(names: &[S]) -> String {
+    const SHOWN: usize = 8;
+    let mut out = names.iter().take(SHOWN).map(|n| n.as_ref()).collect::<Vec<_>>().join(", ");
+    if names.len() > SHOWN {
+        out.push_str(&format!(", ... ({} in all)", names.len()));
+    }
+    out
+}
+
 /// A bad input value: the dotted path of the field (`flows[1].params.keep`, `beta`; empty when
 /// the error is about the input as a whole) and what is wrong with it, including the allowed
 /// range. Messages never name command-line options: a front end adds that context.

@@ -4,7 +4,7 @@
 use super::network::GraphDef;
 use super::table::{err, Table};
 use super::units;
-use crate::error::show_num;
+use crate::error::{show_names, show_num};
 use super::ScenarioError;
 use crate::net::MAX_ROUTE_LINKS;
 use crate::cc::{ParamError, Params};
@@ -178,7 +178,7 @@ fn group_route(t: &Table, path: &str, graph: Option<&GraphDef>, dumbbell_rate: f
         Some(g) => {
             let name_of = |key: &str, v: &Value| -> Result<usize, ScenarioError> {
                 let s = v.as_str().ok_or(ScenarioError { field: t.field(key), message: format!("must be a node name; got {v}") })?;
-                g.node(s).ok_or(ScenarioError { field: t.field(key), message: format!("unknown node '{s}' (nodes: {})", g.nodes.join(", ")) })
+                g.node(s).ok_or(ScenarioError { field: t.field(key), message: format!("unknown node '{s}' (nodes: {})", show_names(&g.nodes)) })
             };
             let mut nodes = match (t.get("path"), t.get("from"), t.get("to")) {
                 (Some(Value::Array(a)), None, None) => {

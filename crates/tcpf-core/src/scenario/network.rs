@@ -7,7 +7,7 @@ use super::units;
 use super::ScenarioError;
 use crate::net::loss::{LossSpec, Phase};
 use crate::net::queue::{QueueSpec, RedParams};
-use crate::error::show_num;
+use crate::error::{show_names, show_num};
 use serde_json::{json, Map, Value};
 use std::cmp::{Ordering, Reverse};
 use std::collections::{BinaryHeap, HashMap, HashSet};
@@ -373,7 +373,7 @@ pub fn graph(nodes_v: Option<&Value>, links_v: &Value) -> Result<GraphDef, Scena
             let name = t.with(key, None, identifier)?;
             match node_index.get(&name) {
                 Some(&i) => Ok(i),
-                None if declared => err(t.field(key), format!("unknown node '{name}' (declared: {})", nodes.join(", "))),
+                None if declared => err(t.field(key), format!("unknown node '{name}' (declared: {})", show_names(&nodes))),
                 None => {
                     node_index.insert(name.clone(), nodes.len());
                     nodes.push(name);

@@ -785,3 +785,25 @@ fn long_chains_resolve_and_a_route_longer_than_a_hop_count_is_refused() {
     let e = error_of(chain(3, 0));
     assert_eq!((e.field.as_str(), e.message.as_str()), ("flows[0].to", "must be another router than from ('n0'): a flow crosses at least one link"));
 }
+
+#[test]
+fn messages_about_names_show_eight_of_many() {
+    assert_eq!(crate::error::show_names(&["a", "b"]), "a, b");
+    let many: Vec<String> = (0..20_001).map(|i| format!("n{i}")).collect();
+    assert_eq!(crate::error::show_names(&many), "n0, n1, n2, n3, n4, n5, n6, n7, ... (20001 in all)");
+    // an unknown router among 20 001 declared ones, on a link and on a flow's path; an
+    // unknown link among 40 004 (both directions, and the flow's four access links) for the trace
+    let links: Vec<Value> = (0..20_000).map(|i| json!({"from": format!("n{i}"), "to": format!("n{}", i + 1), "rate": "1Gbps", "delay": "1us"})).collect();
+    let mut v = json!({"duration": 1, "nodes": many, "links": links, "flows": [{"path": ["n0", "n1"]}],
+                       "trace": {"links": ["n19998-n19999", "n0-n1_reverse"]}});
+    Scenario::from_value(&v).unwrap();
+    v["trace"]["links"][1] = json!("n0-n2");
+    let e = error_of(v.clone());
+    assert_eq!((e.field.as_str(), e.message.as_str()), ("trace.links[1]", "no link named 'n0-n2' (links: n0-n1, n0-n1_reverse, n1-n2, n1-n2_reverse, n2-n3, n2-n3_reverse, n3-n4, n3-n4_reverse, ... (40004 in all))"));
+    v["flows"][0]["path"] = json!(["n0", "x"]);
+    let e = error_of(v.clone());
+    assert_eq!(e.message, "unknown node 'x' (nodes: n0, n1, n2, n3, n4, n5, n6, n7, ... (20001 in all))");
+    v["links"][5]["to"] = json!("y");
+    let e = error_of(v);
+    assert_eq!((e.field.as_str(), e.message.as_str()), ("links[5].to", "unknown node 'y' (declared: n0, n1, n2, n3, n4, n5, n6, n7, ... (20001 in all))"));
+}

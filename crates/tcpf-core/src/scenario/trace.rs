@@ -5,6 +5,8 @@ use super::units;
 use super::ScenarioError;
 use crate::trace::{TraceFormat, TraceSpec};
 use serde_json::{json, Map, Value};
+use crate::error::show_names;
+use std::collections::HashMap;
 
 /// A validated `[trace]` table (link names checked against the topology by the caller).
 #[derive(Clone, Debug)]
@@ -72,14 +74,15 @@ impl TraceTable {
             None => None,
             Some(want) => {
                 let mut out = Vec::with_capacity(want.len());
+                // the first link of each name (names are unique: the scenario checks them)
+                let mut index: HashMap<&str, u32> = HashMap::with_capacity(names.len());
+                for (k, n) in names.iter().enumerate() {
+                    index.entry(n).or_insert(k as u32);
+                }
                 for (i, w) in want.iter().enumerate() {
-                    match names.iter().position(|n| n == w) {
-                        Some(k) => out.push(k as u32),
-                        None => {
-                            let shown: Vec<&str> = names.iter().take(8).copied().collect();
-                            let more = if names.len() > 8 { ", ..." } else { "" };
-                            return err(format!("trace.links[{i}]"), format!("no link named '{w}' (links: {}{more})", shown.join(", ")));
-                        }
+                    match index.get(w.as_str()) {
+                        Some(&k) => out.push(k),
+                        None => return err(format!("trace.links[{i}]"), format!("no link named '{w}' (links: {})", show_names(names))),
                     }
                 }
                 Some(out)
