@@ -204,7 +204,8 @@ impl UdpSource {
                     }
                     None => (0, rel),
                 };
-                let i = steps.iter().rposition(|s| secs(s.0) <= pos).unwrap_or(0);
+                // the last step begun (times increase: a binary search, not a scan per packet)
+                let i = steps.partition_point(|s| secs(s.0) <= pos).saturating_sub(1);
                 let rate = steps[i].1;
                 let boundary = match (steps.get(i + 1), repeat) {
                     (Some(s), _) => Some(self.start + cycle_start + secs(s.0)),
@@ -281,6 +282,35 @@ mod tests {
         let n = count(UdpSource::new(0, 1000, p, Rng::new(1)), 4.0);
         let expect = (2.0 * 14e6 + 2.0 * 9e6) / 8000.0;
         assert!((n as f64 - expect).abs() / expect < 0.002, "{n} vs {expect}");
+    }
+
+    #[test]
+    fn many_steps_send_at_the_rate_of_the_last_step_begun() {
+        // 2 000 random steps (some silent, some shorter than a packet's gap), repeated: every
+        // packet is sent at the times the step in force gives, the step found as the last one
+        // whose time has come (as a scan from the end would find it)
+        let mut rng = Rng::new(3);
+        let mut t = 0.0;
+        let steps: Vec<(f64, f64)> = (0..2000)
+            .map(|i| {
+                let s = (t, if rng.uniform() < 0.2 { 0.0 } else { 1e5 + 9e6 * rng.uniform() });
+                t += if i % 7 == 0 { 1e-5 } else { 0.002 * rng.uniform() + 1e-6 };
+                s
+            })
+            .collect();
+        let period = t + 0.01;
+        let p = UdpPattern::Steps { steps: steps.clone(), repeat: Some(period) };
+        let mut src = UdpSource::new(0, 1000, p, Rng::new(1));
+        let (mut out, mut now, mut sent) = (Vec::new(), Some(src.start(0)), 0usize);
+        while let Some(n) = now.filter(|&n| n < secs(2.5 * period)) {
+            let before = out.len();
+            now = src.fire(n, &mut out);
+            let pos = n % secs(period);
+            let i = steps.iter().rposition(|s| secs(s.0) <= pos).unwrap_or(0);
+            assert_eq!(out.len() - before, (steps[i].1 > 0.0) as usize, "at {n} ns, step {i}");
+            sent += out.len() - before;
+        }
+        assert!(sent > 1000, "{sent}");
     }
 
     #[test]
