@@ -10,7 +10,7 @@ use crate::net::queue::{QueueSpec, RedParams};
 use crate::error::{show_names, show_num};
 use serde_json::{json, Map, Value};
 use std::cmp::{Ordering, Reverse};
-use std::collections::{BinaryHeap, HashMap, HashSet};
+use std::collections::{BinaryHeap, HashMap};
 
 /// Bottleneck queue defaults (jin2001 Table 4): DropTail 1.5·BDP; RED 2.5·BDP with
 /// min_th 0.15·limit, max_th 0.5·limit, q_weight 0.002, max_p 0.1, gentle, wait.
@@ -361,8 +361,9 @@ pub fn graph(nodes_v: Option<&Value>, links_v: &Value) -> Result<GraphDef, Scena
     }
     let mut links: Vec<GraphLinkDef> = vec![];
     let mut names = LinkNames::default();
-    // Directed pairs the earlier links join (both ways for a duplex link).
-    let mut pairs: HashSet<(usize, usize)> = HashSet::new();
+    // The directed pairs the earlier links join (both ways for a duplex link): each pair's
+    // first link, the graph's `edge`.
+    let mut edges: HashMap<(usize, usize), (usize, bool)> = HashMap::new();
     for (i, l) in arr.iter().enumerate() {
         let path = format!("links[{i}]");
         let t = Table::new(&path, l)?;
@@ -389,12 +390,13 @@ pub fn graph(nodes_v: Option<&Value>, links_v: &Value) -> Result<GraphDef, Scena
         let name = t.with("name", Some(format!("{}-{}", nodes[from], nodes[to])), identifier)?;
         let duplex = t.boolean("duplex", true)?;
         names.check(&links, &name, duplex).map_err(|m| ScenarioError { field: t.field("name"), message: m })?;
-        if pairs.contains(&(from, to)) {
+        if edges.contains_key(&(from, to)) {
             return err(path, format!("a link from '{}' to '{}' already exists", nodes[from], nodes[to]));
         }
-        pairs.insert((from, to));
+        edges.insert((from, to), (links.len(), false));
         if duplex {
-            pairs.insert((to, from));
+            // (an earlier one-way link the other way keeps the pair)
+            edges.entry((to, from)).or_insert((links.len(), true));
         }
         names.add(links.len(), &name, duplex);
         links.push(GraphLinkDef {
@@ -407,7 +409,7 @@ pub fn graph(nodes_v: Option<&Value>, links_v: &Value) -> Result<GraphDef, Scena
             queue: QueueDraft::parse(&t)?,
         });
     }
-    Ok(GraphDef::new(nodes, node_index, links))
+    Ok(GraphDef::new(nodes, node_index, edges, links))
 }
 
 /// The longest node or link name (see [`identifier`]).
@@ -465,17 +467,13 @@ impl LinkNames {
 }
 
 impl GraphDef {
-    fn new(nodes: Vec<String>, node_index: HashMap<String, usize>, links: Vec<GraphLinkDef>) -> Self {
-        // The directed links leaving each node, in link order; and each directed pair's link
-        // (a pair has at most one: `graph` refuses a second link between the same nodes).
+    fn new(nodes: Vec<String>, node_index: HashMap<String, usize>, edges: HashMap<(usize, usize), (usize, bool)>, links: Vec<GraphLinkDef>) -> Self {
+        // The directed links leaving each node, in link order.
         let mut out = vec![vec![]; nodes.len()];
-        let mut edges = HashMap::new();
         for (i, l) in links.iter().enumerate() {
             out[l.from].push((l.to, i, false));
-            edges.entry((l.from, l.to)).or_insert((i, false));
             if l.duplex {
                 out[l.to].push((l.from, i, true));
-                edges.entry((l.to, l.from)).or_insert((i, true));
             }
         }
         GraphDef { nodes, links, node_index, edges, out }
