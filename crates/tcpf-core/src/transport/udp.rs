@@ -143,11 +143,17 @@ pub struct UdpSource {
     rng: Rng,
     /// Pareto: end of the current ON period.
     on_until: Time,
+    /// Steps: each step's time since the start (increasing), converted once.
+    step_at: Vec<Time>,
 }
 
 impl UdpSource {
     pub fn new(flow: u32, size: u32, pattern: UdpPattern, rng: Rng) -> Self {
-        UdpSource { flow, size, pattern, start: 0, stopped: false, seq: 0, rng, on_until: 0 }
+        let step_at = match &pattern {
+            UdpPattern::Steps { steps, .. } => steps.iter().map(|s| secs(s.0)).collect(),
+            _ => vec![],
+        };
+        UdpSource { flow, size, pattern, start: 0, stopped: false, seq: 0, rng, on_until: 0, step_at }
     }
 
     /// Start at `now`; returns when to fire first.
@@ -205,10 +211,10 @@ impl UdpSource {
                     None => (0, rel),
                 };
                 // the last step begun (times increase: a binary search, not a scan per packet)
-                let i = steps.partition_point(|s| secs(s.0) <= pos).saturating_sub(1);
+                let i = self.step_at.partition_point(|&t| t <= pos).saturating_sub(1);
                 let rate = steps[i].1;
-                let boundary = match (steps.get(i + 1), repeat) {
-                    (Some(s), _) => Some(self.start + cycle_start + secs(s.0)),
+                let boundary = match (self.step_at.get(i + 1), repeat) {
+                    (Some(&t), _) => Some(self.start + cycle_start + t),
                     (None, Some(p)) => Some(self.start + cycle_start + secs(*p)),
                     (None, None) => None,
                 };
