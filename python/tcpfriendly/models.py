@@ -360,12 +360,17 @@ def _figure(ncols: int = 1, nrows: int = 1, size=(6.4, 4.2)):
 
 
 def _save(fig, path: str) -> str:
+    """Write ``fig`` to ``path`` whole or not at all (an ``OutputError`` naming ``plot`` and
+    the file otherwise) and return the path written."""
     import matplotlib.pyplot as plt
 
+    from .outfiles import atomic_figure
+
     fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
-    return path
+    try:
+        return atomic_figure(fig, path, field="plot")
+    finally:
+        plt.close(fig)
 
 
 def _beta_label(r: Dict[str, Any]) -> str:

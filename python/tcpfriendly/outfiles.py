@@ -1,7 +1,10 @@
 """Safe output files: the one place where tcpfriendly writes results to disk.
 
-Every command that writes into a directory (``tcpf run --out``, ``tcpf sweep --out``, and any
-other that adopts this module) follows the same rules:
+Every command that writes into a directory (``tcpf run --out``, ``tcpf sweep --out``, ``tcpf
+plot``) follows the same rules; those whose directory is shared by all their invocations
+(``tcpf evaluate --out`` and its run cache, ``tcpf reproduce --out``) and those that write one
+file (``tcpf report``, ``tcpf ns2 export --out``, ``tcpf ns2 compare --bank --report``, ``tcpf
+model --plot``, ``tcpf sweep plot --out``) write each file by :func:`atomic_write` too:
 
 - **Atomic files.** A file is written to a fresh temporary name in the same directory
   (``.<name>.<pid>.<random>.tmp``, created exclusively), flushed to disk, then renamed over
@@ -37,7 +40,8 @@ from typing import IO, Any, Callable, Dict, Iterable, List, Optional
 
 from .errors import ScenarioError
 
-__all__ = ["MANIFEST", "OutputError", "OutDir", "claim", "claim_shared", "atomic_write", "identity_of",
+__all__ = ["MANIFEST", "OutputError", "OutDir", "claim", "claim_shared", "atomic_write", "atomic_text",
+           "atomic_figure", "check_file", "identity_of",
            "figure_file"]
 
 MANIFEST = ".tcpf-out.json"
@@ -135,12 +139,55 @@ def atomic_write(path: str, write: Callable[[IO[bytes]], None], *, force: bool =
     return path
 
 
+def atomic_text(path: "os.PathLike[str] | str", text: str, *, field: Optional[str] = "out") -> str:
+    """:func:`atomic_write` of ``text`` as UTF-8 (a report, a script, a table)."""
+    data = text.encode("utf-8")
+    return atomic_write(os.fspath(path), lambda f: f.write(data), field=field)
+
+
+def atomic_figure(fig: Any, path: "os.PathLike[str] | str", *, field: Optional[str] = "out",
+                  **savefig: Any) -> str:
+    """:func:`atomic_write` of a matplotlib figure, in the format its name ends in (``.png``,
+    ``.svg``, ``.pdf``, ...; a name without one gets ``.png``, as ``savefig`` gives it);
+    ``savefig`` are ``Figure.savefig``'s other arguments (dpi, metadata). Returns the path."""
+    path = os.fspath(path)
+    fmt = os.path.splitext(path)[1].lstrip(".").lower()
+    if not fmt:
+        fmt = "png"
+        path += ".png"
+    return atomic_write(path, lambda f: fig.savefig(f, format=fmt, **savefig), field=field)
+
+
+def check_file(path: "os.PathLike[str] | str", field: Optional[str], *, make_dirs: bool = False,
+               example: str = "report.md") -> str:
+    """Check the name of a file to be written, before anything is computed (a report written
+    after a bank of simulations, a figure): not empty, not a directory (the message suggests
+    ``example`` in it), device or FIFO, not a symbolic link (:func:`atomic_write` refuses to
+    write through one), and its directory exists (unless ``make_dirs``: the caller creates
+    it). Writes nothing; raises :class:`OutputError` naming ``field``; returns the name."""
+    name = os.fspath(path)
+    if not name:
+        raise OutputError.at(field, "must be a file name, got ''")
+    if os.path.islink(name):
+        raise OutputError.at(field, f"{name} is a symbolic link; refusing to write through it "
+                                    "(remove it, or choose another name)")
+    if os.path.isdir(name):
+        raise OutputError.at(field, f"{name} is a directory; give a file name such as "
+                                    f"{os.path.join(name, example)}")
+    if os.path.exists(name) and not os.path.isfile(name):
+        raise OutputError.at(field, f"cannot write {name}: it exists and is not a regular file "
+                                    "(a device, FIFO or socket); choose a file name")
+    directory = os.path.dirname(os.path.abspath(name))
+    if not make_dirs and not os.path.isdir(directory):
+        raise OutputError.at(field, f"directory {directory} does not exist")
+    return name
+
+
 def figure_file(path: "os.PathLike[str] | str", field: Optional[str],
                 formats: Iterable[str] = ("png", "svg", "pdf"), make_dirs: bool = False) -> str:
     """Check a figure's file name before anything is computed, and return its format: the
     name ends in one of ``formats`` (matplotlib would otherwise append ``.png`` to a name
-    without one, or refuse the format after the work), is not a directory, device or FIFO, and
-    its directory exists (unless ``make_dirs``: the caller creates it). Raises
+    without one, or refuse the format after the work), and :func:`check_file` holds. Raises
     :class:`OutputError` naming ``field``."""
     name = os.fspath(path)
     formats = tuple(formats)
@@ -148,15 +195,7 @@ def figure_file(path: "os.PathLike[str] | str", field: Optional[str],
     if ext not in formats:
         raise OutputError.at(field, f"the file name must end in {', '.join('.' + f for f in formats)}; "
                                     f"got {name or repr(name)}")
-    if os.path.isdir(name):
-        raise OutputError.at(field, f"{name} is a directory; give a file name such as "
-                                    f"{os.path.join(name, 'figure.' + formats[0])}")
-    if os.path.exists(name) and not os.path.isfile(name):
-        raise OutputError.at(field, f"cannot write {name}: it exists and is not a regular file "
-                                    "(a device, FIFO or socket); choose a file name")
-    directory = os.path.dirname(os.path.abspath(name))
-    if not make_dirs and not os.path.isdir(directory):
-        raise OutputError.at(field, f"directory {directory} does not exist")
+    check_file(name, field, make_dirs=make_dirs, example="figure." + formats[0])
     return ext
 
 

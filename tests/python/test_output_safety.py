@@ -204,3 +204,60 @@ def test_sweep_on_a_full_disk_names_the_file(sweep_dir):
             assert not name.endswith(".tmp"), name
             if name != MANIFEST:
                 assert os.path.getsize(os.path.join(root, name)) <= 600
+
+
+# ----- the other commands that write files ---------------------------------------------------------
+# `tcpf ns2 export --out`, `tcpf model ... --plot`, `tcpf reproduce --out` and `tcpf evaluate
+# --out` (and its run cache) write through tcpfriendly.outfiles too: on an I/O error exit 2
+# naming the file, and no truncated file or temporary left.
+OTHER_WRITERS = {
+    "ns2 export": (["ns2", "export", "examples/jin2001-red-32.toml", "--out", "{d}/x.tcl"],
+                   "--out", "x.tcl"),
+    "model --plot": (["model", "spectrum", "--k", "0", "--l", "1", "--beta", "0.5", "--wmax", "20",
+                      "--plot", "{d}/s.png"], "--plot", "s.png"),
+    "reproduce": (["reproduce", "jin2001", "--only", "table1-spectrum", "--out", "{d}/r"],
+                  "--out", "r/jin2001/jin2001-table1-spectrum.png"),
+    "evaluate": (["evaluate", "gaimd", "--quick", "--only", "s1", "--out", "{d}/ev"],
+                 "--out", "ev/evaluation-gaimd.json"),
+}
+
+
+@pytest.mark.parametrize("case", list(OTHER_WRITERS))
+def test_other_commands_on_a_full_disk_name_the_file(tmp_path, case):
+    args, field, name = OTHER_WRITERS[case]
+    limit = 2000  # each named file is larger; an evaluation's run-cache files are smaller
+    p = _run_limited([a.format(d=tmp_path) for a in args], limit, REPO)
+    assert p.returncode == 2, (p.stdout, p.stderr)
+    assert "Traceback" not in p.stderr
+    last = p.stderr.strip().splitlines()[-1]
+    assert last == f"error: {field}: cannot write {tmp_path / name}: File too large", last
+    for root, _dirs, files in os.walk(tmp_path):
+        for f in files:  # every file written is whole: none stopped at the limit, no temporary
+            assert not f.endswith(".tmp"), f
+            assert os.path.getsize(os.path.join(root, f)) < limit, f
+
+
+def test_reproduce_does_not_write_through_a_symlink(tcpf, tmp_path):
+    out = tmp_path / "r"
+    args = ("reproduce", "jin2001", "--only", "table1-spectrum", "--out", out)
+    assert tcpf(*args).returncode == 0
+    victim = tmp_path / "precious.txt"
+    victim.write_text("keep me\n")
+    md = out / "jin2001" / "REPRODUCTION.md"
+    md.unlink()
+    md.symlink_to(victim)
+    p = tcpf(*args)
+    assert p.returncode == 2, p.stderr
+    last = p.stderr.strip().splitlines()[-1]
+    assert last.startswith(f"error: --out: {md} is a symbolic link"), last
+    assert victim.read_text() == "keep me\n" and md.is_symlink()
+
+
+def test_bank_report_path_is_checked_before_any_run(tcpf, tmp_path):
+    # the report is written after the bank's simulations: a name that cannot be written is
+    # refused first (ns-2 is not needed to get there)
+    missing = tmp_path / "no-such-dir" / "REPORT.md"
+    p = tcpf("ns2", "compare", "--bank", "--only", "bernoulli-1pct", "--report", missing)
+    assert_one_line_error(p, 2, "--report: directory", str(missing.parent), "does not exist")
+    p = tcpf("ns2", "compare", "--bank", "--only", "bernoulli-1pct", "--report", tmp_path)
+    assert_one_line_error(p, 2, f"--report: {tmp_path} is a directory")

@@ -18,7 +18,7 @@ from typing import Any, Callable, Dict, List, Optional
 import typer
 
 from ..errors import ScenarioError
-from .errors import run_app
+from .errors import as_flags, run_app
 
 app = typer.Typer(
     name="model",
@@ -117,7 +117,8 @@ def _run(name: str, params: Dict[str, Any], as_json: bool, plot: Optional[str],
         raise ScenarioError(msg) from None
     flat = models.summary(result)
     if plot is not None:
-        models.plot(name, result, plot)
+        with as_flags({"plot": "--plot"}):
+            models.plot(name, result, plot)
     if as_json:
         sys.stdout.write(json.dumps(flat) + "\n")
         return

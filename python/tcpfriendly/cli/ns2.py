@@ -84,19 +84,21 @@ def export_command(
         help="Period of the Tcl sampler behind mean_cwnd/mean_srtt (0 turns it off)."),
 ) -> None:
     from .. import ns2
+    from ..outfiles import atomic_text, check_file
     from ..scenario import Scenario, check_seed
 
     check_seed(seed, "--seed")
     if sample is not None and sample < 0:
         raise ScenarioError(f"--sample: must be >= 0 seconds, got {sample:g}")
+    if out is not None:
+        check_file(out, "--out", example="scenario.tcl")
     with _ns2_algorithms():
         expanded = Scenario.from_toml(file).expand(seed)
     script = ns2.export_tcl(expanded, sample_interval_s=sample or None)
     if out is None:
         sys.stdout.write(script)
     else:
-        with open(out, "w", encoding="utf-8") as fh:
-            fh.write(script)
+        atomic_text(out, script, field="--out")  # whole or not at all, never through a link
 
 
 @app.command(
@@ -170,20 +172,23 @@ def compare_command(
             typer.echo(cmp.format_comparison(res))
         raise typer.Exit(0 if res["passed"] else 1)
 
+    from ..outfiles import atomic_text, check_file
+
     bank = cmp.load_bank(bank_file)
     if not bank.scenarios:
         raise ScenarioError.at("--bank-file", f"{bank.path} lists no [[scenarios]] to compare")
+    if report is None and not ci and not only and seeds is None:
+        report = os.path.join(os.path.dirname(os.path.abspath(bank.path)), "REPORT.md")
+    if report and report != "-":
+        check_file(report, "--report")  # now, not after the bank's minutes of simulation
     progress = None if as_json else (lambda msg: typer.echo(msg, err=True))
     result = cmp.run_bank(bank, ci_only=ci, seeds=seeds, workers=jobs, ns_binary=ns_binary,
                           only=only, progress=progress)
-    if report is None and not ci and not only and seeds is None:
-        report = os.path.join(os.path.dirname(os.path.abspath(bank.path)), "REPORT.md")
     if report and report != "-":
         command = "tcpf ns2 compare --bank" + (f" --bank-file {bank_file}" if bank_file else "") + \
             (" --ci" if ci else "") + "".join(f" --only {o}" for o in (only or [])) + \
             (f" --seeds {seeds}" if seeds else "")
-        with open(report, "w", encoding="utf-8") as fh:
-            fh.write(cmp.bank_markdown(result, command=command) + "\n")
+        atomic_text(report, cmp.bank_markdown(result, command=command) + "\n", field="--report")
     if as_json:
         typer.echo(json.dumps(cmp.json_safe(result), indent=2, allow_nan=False))
     else:

@@ -132,7 +132,7 @@ def run_args(args: argparse.Namespace, argv: Optional[List[str]] = None) -> int:
                                  dask=dask, quiet=args.json, on_result=on_result,
                                  simulator=args.simulator)
             wall[paper] = time.monotonic() - t0
-    write_outputs(results, args.out, command, wall)
+    write_outputs(results, args.out, command, wall, field="--out")
     rows = inventory_rows(results)
     if args.json:
         sys.stdout.write(json.dumps(results_json(results, rows), indent=1, ensure_ascii=False,

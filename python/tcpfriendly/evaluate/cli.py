@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -201,8 +202,8 @@ def run_args(a: argparse.Namespace) -> int:
     elif a.all:
         print(table4_text(evs))
     if a.all and a.out:
-        with open(f"{a.out}/table4.txt", "w", encoding="utf-8") as f:
-            f.write(table4_text(evs) + "\n")
-        with open(f"{a.out}/table4.md", "w", encoding="utf-8") as f:
-            f.write(table4_markdown(evs) + "\n")
+        from ..outfiles import atomic_text
+
+        atomic_text(os.path.join(a.out, "table4.txt"), table4_text(evs) + "\n", field="out")
+        atomic_text(os.path.join(a.out, "table4.md"), table4_markdown(evs) + "\n", field="out")
     return 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import io
 import json
 import math
 import os
@@ -246,42 +247,46 @@ def table4_markdown(evs: Sequence, paper: Dict[str, List[str]] = G.PAPER_TABLE4)
     return "\n".join(lines)
 
 
-def write_outputs(ev, out: str) -> List[str]:
-    """Write evaluation.json, grades.csv, one CSV per experiment table and the figures."""
-    os.makedirs(out, exist_ok=True)
-    written = []
-    p = os.path.join(out, f"evaluation-{ev.algorithm}.json")
-    with open(p, "w", encoding="utf-8") as f:
-        json.dump(ev.to_json(), f, indent=1, default=str, allow_nan=False)
-    written.append(p)
-    p = os.path.join(out, f"grades-{ev.algorithm}.csv")
-    with open(p, "w", newline="", encoding="utf-8") as f:
-        w = csv.writer(f)
-        w.writerow(["algorithm", "column", "grade", "number"])
-        for c in G.COLUMNS:
-            if c in ev.grades:
-                w.writerow([ev.algorithm, c, ev.grades[c], _cell_number(ev, c)])
-    written.append(p)
+def write_outputs(ev, out: str, field: Optional[str] = "out") -> List[str]:
+    """Write evaluation.json, grades.csv, one CSV per experiment table and the figures, each
+    file whole or not at all, never through a symbolic link (:mod:`tcpfriendly.outfiles`); a
+    failure is an ``OutputError`` naming the file and ``field``."""
+    from ..outfiles import OutputError, atomic_text
+
+    try:
+        os.makedirs(out, exist_ok=True)
+    except OSError as exc:
+        raise OutputError.at(field, f"cannot create {out}: {exc.strerror or exc}") from None
+
+    def put(name: str, text: str) -> str:
+        return atomic_text(os.path.join(out, name), text, field=field)
+
+    def csv_text(header: Sequence[str], rows: List[Sequence[Any]]) -> str:
+        buf = io.StringIO(newline="")
+        w = csv.writer(buf)
+        w.writerow(header)
+        w.writerows(rows)
+        return buf.getvalue()
+
+    written = [put(f"evaluation-{ev.algorithm}.json",
+                   json.dumps(ev.to_json(), indent=1, default=str, allow_nan=False))]
+    written.append(put(f"grades-{ev.algorithm}.csv", csv_text(
+        ["algorithm", "column", "grade", "number"],
+        [[ev.algorithm, c, ev.grades[c], _cell_number(ev, c)] for c in G.COLUMNS if c in ev.grades])))
     for key, m in ev.metrics.items():
         if "points" in m and m["points"]:
-            p = os.path.join(out, f"{key.replace('/', '-')}-{ev.algorithm}.csv")
-            with open(p, "w", newline="", encoding="utf-8") as f:
-                w = csv.DictWriter(f, fieldnames=list(m["points"][0]))
-                w.writeheader()
-                w.writerows(m["points"])
-            written.append(p)
-    written.extend(_figures(ev, out))
+            names = list(m["points"][0])
+            written.append(put(f"{key.replace('/', '-')}-{ev.algorithm}.csv", csv_text(
+                names, [[p.get(n, "") for n in names] for p in m["points"]])))
+    written.extend(_figures(ev, out, field))
     return written
 
 
-def _figures(ev, out: str) -> List[str]:
-    written = []
-    for name, fig in figures(ev):
-        for ext in ("png", "svg"):
-            p = os.path.join(out, f"{name}-{ev.algorithm}.{ext}")
-            fig.savefig(p, dpi=110)
-            written.append(p)
-    return written
+def _figures(ev, out: str, field: Optional[str] = "out") -> List[str]:
+    from ..outfiles import atomic_figure
+
+    return [atomic_figure(fig, os.path.join(out, f"{name}-{ev.algorithm}.{ext}"), field=field, dpi=110)
+            for name, fig in figures(ev) for ext in ("png", "svg")]
 
 
 def _subplots(figsize):

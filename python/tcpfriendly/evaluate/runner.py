@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from ..metrics import dynamics as dyn
-from ..outfiles import OutputError
+from ..outfiles import OutputError, atomic_write
 
 __all__ = ["Job", "execute", "run_job", "REDUCERS", "RunCache", "EvaluationFailed", "EvaluationInterrupted"]
 
@@ -396,18 +396,10 @@ class RunCache:
             return None
 
     def save(self, key: str, value: Dict[str, Any]) -> None:
-        os.makedirs(self.dir, exist_ok=True)
-        tmp = os.path.join(self.dir, f".{key}.{os.getpid()}.tmp")
-        try:
-            with open(tmp, "w", encoding="utf-8") as f:
-                json.dump(value, f)
-            os.replace(tmp, self.path(key))
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
+        """Cache one run's reduction, whole or not at all (a damaged or missing file is a run
+        to redo, so no fsync); a failure (a full disk) is an ``OutputError`` naming the file."""
+        data = json.dumps(value).encode("utf-8")
+        atomic_write(self.path(key), lambda f: f.write(data), field="out", sync=False)
 
 
 class EvaluationFailed(RuntimeError):

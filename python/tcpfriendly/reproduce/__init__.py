@@ -153,33 +153,35 @@ def results_json(results: List[ExperimentResult],
 
 
 def write_outputs(results: List[ExperimentResult], out: str, command: str,
-                  wall: Optional[Dict[str, float]] = None) -> List[str]:
+                  wall: Optional[Dict[str, float]] = None, field: Optional[str] = "out") -> List[str]:
     """Per paper: figures (PNG, SVG), ``REPRODUCTION.md``, ``results.json`` and
-    ``inventory.json`` (every inventory row's status and the counts) in ``out/<paper>/``."""
+    ``inventory.json`` (every inventory row's status and the counts) in ``out/<paper>/``.
+    Each file is written whole or not at all, never through a symbolic link
+    (:mod:`tcpfriendly.outfiles`); a failure is an ``OutputError`` naming the file and
+    ``field``."""
     import json
+
+    from ..outfiles import OutputError, atomic_text
 
     written: List[str] = []
     rows = inventory_rows(results)
     for paper, rs in _by_paper(results).items():
         d = os.path.join(out, paper)
-        os.makedirs(d, exist_ok=True)
-        figs = {r.experiment.id: write_figure(r, d) for r in rs}
+        try:
+            os.makedirs(d, exist_ok=True)
+        except OSError as exc:
+            raise OutputError.at(field, f"cannot create {d}: {exc.strerror or exc}") from None
+        figs = {r.experiment.id: write_figure(r, d, field=field) for r in rs}
         written += [p for ps in figs.values() for p in ps]
         total = (wall or {}).get(paper, sum(r.wall_s for r in rs))
         md = paper_markdown(paper, rs, total, rs[0].quick, command, figs, rows.get(paper))
-        p = os.path.join(d, "REPRODUCTION.md")
-        with open(p, "w", encoding="utf-8") as f:
-            f.write(md)
-        written.append(p)
-        p = os.path.join(d, "results.json")
-        with open(p, "w", encoding="utf-8") as f:
-            json.dump(results_json(rs, rows), f, indent=1, ensure_ascii=False, allow_nan=False)
-            f.write("\n")
-        written.append(p)
-        p = os.path.join(d, "inventory.json")
-        with open(p, "w", encoding="utf-8") as f:
-            json.dump(rows_json(paper, rows.get(paper, [])), f, indent=1, ensure_ascii=False,
-                      allow_nan=False)
-            f.write("\n")
-        written.append(p)
+        files = [
+            ("REPRODUCTION.md", md),
+            ("results.json", json.dumps(results_json(rs, rows), indent=1, ensure_ascii=False,
+                                        allow_nan=False) + "\n"),
+            ("inventory.json", json.dumps(rows_json(paper, rows.get(paper, [])), indent=1,
+                                          ensure_ascii=False, allow_nan=False) + "\n"),
+        ]
+        for name, text in files:
+            written.append(atomic_text(os.path.join(d, name), text, field=field))
     return written

@@ -283,16 +283,16 @@ def _flow_panel(ax, r: ExperimentResult, fspec: Mapping[str, Any], panel: Mappin
     ax.set_title(str(panel.get("title", "")), fontsize=10)
 
 
-def write_figure(r: ExperimentResult, out_dir: str) -> List[str]:
-    """The experiment's figure as PNG and SVG; [] without matplotlib or a figure."""
+def write_figure(r: ExperimentResult, out_dir: str, field: Optional[str] = "out") -> List[str]:
+    """The experiment's figure as PNG and SVG in ``out_dir`` (which exists), each file whole
+    or not at all (:func:`tcpfriendly.outfiles.atomic_figure`); [] without matplotlib or a
+    figure."""
+    from ..outfiles import atomic_figure
+
     fig = experiment_figure(r)
     if fig is None:
         return []
     ex = r.experiment
-    os.makedirs(out_dir, exist_ok=True)
-    paths = []
-    for ext in ("png", "svg"):
-        p = os.path.join(out_dir, f"{ex.paper}-{ex.id}.{ext}")
-        fig.savefig(p, dpi=110, metadata={"Date": None} if ext == "svg" else None)
-        paths.append(p)
-    return paths
+    return [atomic_figure(fig, os.path.join(out_dir, f"{ex.paper}-{ex.id}.{ext}"), field=field,
+                          dpi=110, metadata={"Date": None} if ext == "svg" else None)
+            for ext in ("png", "svg")]
