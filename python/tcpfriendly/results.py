@@ -68,6 +68,48 @@ def _csv_ready(df: pd.DataFrame) -> pd.DataFrame:
 MAX_RESULT_BYTES = 1024 * 1024 * 1024
 
 
+# The numbers of a flow's result that the metrics, tables and figures read (an integer id and
+# group, the rest numbers or null); other keys (algorithm, direction, params, ...) pass.
+_FLOW_NUMBERS = ("goodput_bps", "throughput_bps", "loss_event_rate", "mean_rtt_s", "mean_rto_s",
+                 "mean_rtt_sample_s", "mean_cwnd", "packets_sent", "packets_delivered",
+                 "retransmissions", "fast_retransmits", "loss_events", "timeouts", "ecn_reactions",
+                 "start_s")
+
+
+def check_result_shape(raw: Dict[str, Any], where: str, field: Optional[str]) -> None:
+    """Refuse a run result (read back from a file: ``tcpf report``, ``tcpf plot``) whose flows or
+    links are not what the engine writes, with a ScenarioError naming ``field``, the file
+    (``where``) and the entry: ``flows`` a list of objects with a whole-number ``id`` and
+    ``group`` and numbers (or null) where the engine writes numbers, ``links`` (if present) a
+    list of objects with a ``name``. A hand-edited file then fails here, in one line, not in
+    a metric's arithmetic."""
+    def is_number(v: Any) -> bool:
+        return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+    flows = raw.get("flows")
+    if not isinstance(flows, list):
+        raise ScenarioError.at(field, f"{where}: not a run result (no \"flows\" list)")
+    for i, f in enumerate(flows):
+        if not isinstance(f, dict):
+            raise ScenarioError.at(field, f"{where}: flows[{i}] is not an object")
+        for key in ("id", "group"):
+            v = f.get(key)
+            if not (isinstance(v, int) and not isinstance(v, bool) and v >= 0):
+                raise ScenarioError.at(field, f"{where}: flows[{i}].{key} must be a whole number >= 0, "
+                                              f"got {json.dumps(v)[:40]}")
+        for key in _FLOW_NUMBERS:
+            v = f.get(key)
+            if v is not None and not is_number(v):
+                raise ScenarioError.at(field, f"{where}: flows[{i}].{key} must be a number or null, "
+                                              f"got {json.dumps(v)[:40]}")
+    links = raw.get("links", [])
+    if not isinstance(links, list):
+        raise ScenarioError.at(field, f"{where}: \"links\" is not a list")
+    for i, lk in enumerate(links):
+        if not isinstance(lk, dict) or not isinstance(lk.get("name"), str):
+            raise ScenarioError.at(field, f"{where}: links[{i}] is not an object with a name")
+
+
 class Result:
     """The outcome of :func:`run`.
 

@@ -421,6 +421,31 @@ def test_report_errors_exit_2(tcpf, tmp_path, run_dir):
     assert p.returncode == 2 and "not valid JSON" in p.stderr
 
 
+@pytest.mark.parametrize("edit, message", [
+    (lambda d: d["flows"].__setitem__(0, [1, 2]), "flows[0] is not an object"),
+    (lambda d: d["flows"][0].__setitem__("id", "x"), 'flows[0].id must be a whole number >= 0, got "x"'),
+    (lambda d: d["flows"][1].__setitem__("group", -1), "flows[1].group must be a whole number >= 0, got -1"),
+    (lambda d: d["flows"][0].__setitem__("goodput_bps", "fast"),
+     'flows[0].goodput_bps must be a number or null, got "fast"'),
+    (lambda d: d["flows"][0].__setitem__("timeouts", True), "flows[0].timeouts must be a number or null, got true"),
+    (lambda d: d.__setitem__("links", [{"name": 3}]), "links[0] is not an object with a name"),
+])
+def test_a_malformed_result_is_refused_naming_the_entry(tcpf, tmp_path, run_dir, edit, message):
+    # a hand-edited result.json: one line naming the file and the entry, for report and plot
+    # alike (a flow that was a list was an internal error, exit 1; a string id, a bare
+    # "invalid literal for int()"; a string count was printed as it stood)
+    data = json.loads((run_dir / "result.json").read_text())
+    edit(data)
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(data))
+    for args, field in ((("report", bad, "-o", tmp_path / "r.html"), "PATH"),
+                        (("plot", bad, "--out", tmp_path / "p"), "RESULT")):
+        p = tcpf(*args)
+        assert p.returncode == 2 and p.stdout == "", (p.stdout, p.stderr)
+        assert p.stderr == f"error: {field}: {bad}: {message}\n", p.stderr
+    assert not (tmp_path / "r.html").exists() and not (tmp_path / "p").exists()
+
+
 # ----- notebooks ------------------------------------------------------------------------------
 def test_result_repr_html_has_tables_and_the_key_figure():
     r = tcpfriendly.run(tcpfriendly.Scenario.from_toml_string(SMALL_TOML), timeseries=0.1)

@@ -31,15 +31,13 @@ def detect(path: str) -> bool:
 
 
 def load(path: str):
-    from ..results import MAX_RESULT_BYTES, Result
+    from ..results import MAX_RESULT_BYTES, Result, check_result_shape
     from ..scenario import read_json_text
 
     p = _json_path(path)
     text, raw = read_json_text(p, "run result", "PATH", MAX_RESULT_BYTES)
-    result = Result(text, raw=raw)
-    if not isinstance(raw.get("flows"), list):  # (read_json_text returns an object)
-        raise ScenarioError.at("PATH", f"{p}: not a run result (no \"flows\" list)")
-    return result
+    check_result_shape(raw, p, "PATH")  # (read_json_text returns an object)
+    return Result(text, raw=raw)
 
 
 def figures(result, kinds=None) -> str:
