@@ -458,6 +458,29 @@ def test_result_repr_html_has_tables_and_the_key_figure():
     assert "per-flow goodput" in bare._repr_html_()
 
 
+@pytest.mark.parametrize("key, value, message", [
+    ("grades", [1, 2], "grades must be an object, got [1, 2]"),
+    ("grades", {"S1": 3}, "grades.S1 must be a string, got 3"),
+    ("numbers", {"S1": [1]}, "numbers.S1 must be an object, got [1]"),
+    ("algorithm", [1], "algorithm must be a string, got [1]"),
+    ("params", "a", 'params must be an object, got "a"'),
+    ("metrics", 5, "metrics must be an object, got 5"),
+    ("controller", 5, "controller must be a string, got 5"),
+    ("assumptions", [1], "assumptions must be an object, got [1]"),
+])
+def test_a_malformed_evaluation_is_refused_naming_the_entry(tcpf, evaluate_dir, tmp_path, key, value, message):
+    # a hand-edited evaluation-<alg>.json: each of these was "error: internal error:
+    # AttributeError/TypeError ...", exit 1; now one line naming the file and the entry
+    d = json.loads((evaluate_dir / "evaluation-gaimd.json").read_text())
+    d[key] = value
+    bad = tmp_path / "evaluation-gaimd.json"
+    bad.write_text(json.dumps(d))
+    p = tcpf("report", bad, "-o", tmp_path / "r.html")
+    assert p.returncode == 2 and p.stdout == "", (p.stdout, p.stderr)
+    assert p.stderr == f"error: PATH: {bad}: {message}\n", p.stderr
+    assert not (tmp_path / "r.html").exists()
+
+
 def test_evaluation_repr_html_has_verdicts_numbers_and_the_figure(evaluate_dir):
     import dataclasses
 

@@ -187,10 +187,36 @@ def _simulator_html(ev: Mapping[str, Any]) -> Tuple[str, str]:
     return " — simulated in <b>ns-2 2.35</b>", gone
 
 
+def check_shape(ev: Mapping[str, Any], where: str) -> None:
+    """Refuse an evaluation result (``evaluation-<alg>.json``) whose parts are not what ``tcpf
+    evaluate`` writes, in one line naming the file and the entry (a hand-edited file otherwise
+    fails inside the page's code): ``algorithm`` a string, ``params``, ``grades``, ``numbers``,
+    ``metrics``, ``seeds``, ``assumptions`` and ``not_run`` objects (or absent), each grade a
+    string, each entry of ``numbers`` an object, ``controller`` a string."""
+    def bad(what: str) -> ScenarioError:
+        return ScenarioError.at("PATH", f"{where}: {what}")
+
+    if not isinstance(ev.get("algorithm"), str):
+        raise bad(f"algorithm must be a string, got {json.dumps(ev.get('algorithm'))[:40]}")
+    for key in ("params", "grades", "numbers", "metrics", "seeds", "assumptions", "not_run"):
+        if ev.get(key) is not None and not isinstance(ev[key], dict):
+            raise bad(f"{key} must be an object, got {json.dumps(ev[key])[:40]}")
+    for col, grade in (ev.get("grades") or {}).items():
+        if not isinstance(grade, str):
+            raise bad(f"grades.{col} must be a string, got {json.dumps(grade)[:40]}")
+    for col, number in (ev.get("numbers") or {}).items():
+        if number is not None and not isinstance(number, dict):
+            raise bad(f"numbers.{col} must be an object, got {json.dumps(number)[:40]}")
+    if ev.get("controller") is not None and not isinstance(ev["controller"], str):
+        raise bad(f"controller must be a string, got {json.dumps(ev['controller'])[:40]}")
+
+
 def build(path: str) -> Page:
     evs = []
     for p in _files(path):
-        evs.append(read_json_object(p, "tcpf evaluate result", "PATH", MAX_RESULT_BYTES))
+        ev = read_json_object(p, "tcpf evaluate result", "PATH", MAX_RESULT_BYTES)
+        check_shape(ev, p)
+        evs.append(ev)
     sections = []
     commands = []
     for ev in evs:
