@@ -275,6 +275,30 @@ def test_big_sweep_report_stays_small_and_fast(sweep_dir, tmp_path):
     assert cpu < 20, cpu
 
 
+@pytest.mark.parametrize("key, value, message", [
+    ("axes", [1, [2]], "axes is not a list of names"),
+    ("points", 5, "points is not a list of objects"),
+    ("runs", [1], "runs is not a list of objects"),
+    ("spec", [1], "spec is not an object"),
+    ("controllers", [1], "controllers is not an object"),
+])
+def test_a_malformed_sweep_record_is_refused_by_report_and_plot(tcpf, sweep_dir, tmp_path, key, value, message):
+    # a hand-edited sweep.json: `tcpf report` gave "internal error: TypeError/AttributeError"
+    # (exit 1) where `tcpf sweep plot` checked the axes; both now read it through
+    # sweep.store.read_record, which checks each part
+    bad = tmp_path / "sw"
+    shutil.copytree(sweep_dir, bad)
+    record = json.loads((bad / "sweep.json").read_text())
+    record[key] = value
+    (bad / "sweep.json").write_text(json.dumps(record))
+    for args, field in ((("report", bad, "-o", tmp_path / "r.html"), "PATH"),
+                        (("sweep", "plot", bad, "--x", "seed", "--y", "share", "--out", tmp_path / "p.png"), "DIR")):
+        p = tcpf(*args)
+        assert p.returncode == 2 and p.stdout == "", (p.stdout, p.stderr)
+        assert p.stderr == f"error: {field}: {bad / 'sweep.json'}: not a sweep record ({message})\n", p.stderr
+    assert not (tmp_path / "r.html").exists() and not (tmp_path / "p.png").exists()
+
+
 # ----- an evaluation --------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def evaluate_dir(tmp_path_factory):
@@ -320,6 +344,28 @@ def reproduce_dir(tmp_path_factory):
     if r.returncode != 0:
         pytest.fail(f"tcpf reproduce failed: {r.stderr[-1000:]}")
     return d
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda d: d[0].__setitem__("claims", [1]), "[0].claims must be a list of objects"),
+    (lambda d: d[0].__setitem__("runs", [1]), "[0].runs must be an object, got [1]"),
+    (lambda d: d[0].__setitem__("assumptions", "x"), '[0].assumptions must be an object, got "x"'),
+    (lambda d: d[0].__setitem__("experiment", "../../etc/x"), '[0].experiment must be a name, got "../../etc/x"'),
+])
+def test_a_malformed_reproduction_is_refused_naming_the_entry(tcpf, reproduce_dir, tmp_path, edit, message):
+    # a hand-edited <paper>/results.json: the claims, runs or assumptions were "internal error:
+    # ..." (exit 1); an experiment name with a path in it named the SVG the page inlines
+    bad = tmp_path / "r"
+    shutil.copytree(reproduce_dir, bad)
+    paper = sorted(p.name for p in bad.iterdir() if (p / "results.json").is_file())[0]
+    path = bad / paper / "results.json"
+    data = json.loads(path.read_text())
+    edit(data)
+    path.write_text(json.dumps(data))
+    p = tcpf("report", bad, "-o", tmp_path / "r.html")
+    assert p.returncode == 2 and p.stdout == "", (p.stdout, p.stderr)
+    assert p.stderr == f"error: PATH: {path}: {message}\n", p.stderr
+    assert not (tmp_path / "r.html").exists()
 
 
 def _claims_table(text, paper, exp):

@@ -65,14 +65,35 @@ def detect(path: str) -> bool:
 
 
 def _load(d: str) -> List[Dict[str, Any]]:
+    """``d/results.json`` through the one bounded reader of input files, checked to be what
+    ``tcpf reproduce --out`` writes (a hand-edited file fails here, in one line naming the
+    file and the entry, not inside the page's code): a list of experiments, each with a
+    ``paper`` and ``experiment`` name (no path separator: they name the figure beside it), a
+    list of claim objects, and ``runs`` and ``assumptions`` objects (or none)."""
+    from ..results import MAX_RESULT_BYTES
+    from ..scenario import read_bounded
+
     p = os.path.join(d, "results.json")
     try:
-        with open(p, encoding="utf-8") as f:
-            data = json.load(f)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        data = json.loads(read_bounded(p, "reproduction results.json", "PATH", MAX_RESULT_BYTES).decode("utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
         raise ScenarioError.at("PATH", f"{p}: not a readable reproduction results.json ({exc})") from None
     if not isinstance(data, list) or not all(isinstance(x, dict) for x in data):
         raise ScenarioError.at("PATH", f"{p}: expected a list of experiments (tcpf reproduce --out writes one)")
+    for i, exp in enumerate(data):
+        def bad(what: str) -> ScenarioError:
+            return ScenarioError.at("PATH", f"{p}: [{i}].{what}")
+
+        for key in ("paper", "experiment"):
+            v = exp.get(key)
+            if not isinstance(v, str) or not v or "/" in v or "\\" in v or v in (".", ".."):
+                raise bad(f"{key} must be a name, got {json.dumps(v)[:40]}")
+        claims = exp.get("claims", [])
+        if not isinstance(claims, list) or not all(isinstance(c, dict) for c in claims):
+            raise bad("claims must be a list of objects")
+        for key in ("runs", "assumptions"):
+            if exp.get(key) is not None and not isinstance(exp[key], dict):
+                raise bad(f"{key} must be an object, got {json.dumps(exp[key])[:40]}")
     return data
 
 

@@ -425,11 +425,28 @@ def _write_spec(out: OutDir, sweep, points, runs) -> str:
 def read_record(directory: str, field: Optional[str] = "DIR") -> Dict[str, Any]:
     """``DIRECTORY/sweep.json`` (:func:`spec_record`'s object) through the one bounded JSON
     reader (scenario.read_json_object): a ScenarioError naming ``field`` and the file when it
-    cannot be read or is not a JSON object."""
+    cannot be read, is not a JSON object, or its parts are not what :func:`spec_record` writes
+    (``axes`` a list of names, ``points`` and ``runs`` lists of objects, ``spec`` and
+    ``controllers`` objects): a hand-edited record fails here, not inside a reader."""
     from ..results import MAX_RESULT_BYTES
     from ..scenario import read_json_object
-    return read_json_object(os.path.join(directory, "sweep.json"), "sweep record", field,
-                            MAX_RESULT_BYTES)
+    path = os.path.join(directory, "sweep.json")
+    record = read_json_object(path, "sweep record", field, MAX_RESULT_BYTES)
+
+    def bad(what: str) -> ScenarioError:
+        return ScenarioError.at(field, f"{path}: not a sweep record ({what})")
+
+    axes = record.get("axes", [])
+    if not isinstance(axes, list) or not all(isinstance(a, str) for a in axes):
+        raise bad("axes is not a list of names")
+    for key in ("points", "runs"):
+        items = record.get(key, [])
+        if not isinstance(items, list) or not all(isinstance(x, dict) for x in items):
+            raise bad(f"{key} is not a list of objects")
+    for key in ("spec", "controllers"):
+        if record.get(key) is not None and not isinstance(record[key], dict):
+            raise bad(f"{key} is not an object")
+    return record
 
 
 def legacy_identity(directory: str) -> Optional[str]:
