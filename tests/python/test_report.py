@@ -527,6 +527,20 @@ def test_a_malformed_evaluation_is_refused_naming_the_entry(tcpf, evaluate_dir, 
     assert not (tmp_path / "r.html").exists()
 
 
+def test_an_oversized_table4_text_is_refused_not_read_whole(tcpf, evaluate_dir, tmp_path):
+    # table4.txt beside the evaluations is inlined in the page: read through the bounded
+    # reader (it was read whole with f.read())
+    d = tmp_path / "ev"
+    shutil.copytree(evaluate_dir, d)
+    (d / "table4.txt").write_text("x" * (2 * 1024 * 1024))
+    p = tcpf("report", d, "-o", tmp_path / "r.html")
+    assert p.returncode == 2 and p.stdout == "", (p.stdout, p.stderr)
+    assert p.stderr == f"error: cannot read Table 4 text {d / 'table4.txt'}: larger than 1 MiB, the limit for a Table 4 text\n"
+    (d / "table4.txt").write_text("ours / paper\n")
+    p = tcpf("report", d, "-o", tmp_path / "r.html")
+    assert p.returncode == 0 and "ours / paper" in (tmp_path / "r.html").read_text(), p.stderr
+
+
 def test_evaluation_repr_html_has_verdicts_numbers_and_the_figure(evaluate_dir):
     import dataclasses
 

@@ -19,13 +19,14 @@ from typing import Any, Dict, List, Mapping, Tuple
 
 from ..errors import ScenarioError
 from ..results import MAX_RESULT_BYTES
-from ..scenario import read_json_object
+from ..scenario import read_bounded, read_json_object
 from . import html as H
 from .page import Page, Section
 
 NAME = "evaluate"
 #: SVG figures larger than this are linked by name instead of inlined.
 MAX_SVG_BYTES = 2_000_000
+MAX_TABLE4_BYTES = 1024 * 1024  # table4.txt beside the evaluations (a few kB as written)
 #: --only names of the experiment keys (evaluate/cli.py)
 _ONLY = {"tsao2007/s1-nonperiodic": "s1", "tsao2007/s2-low-multiplexing": "s2", "tsao2007/s3-two-state": "s3",
          "tsao2007/s4-bursty": "s4", "jin2001/impulse-response": "jin2001", "sastry2005/trough": "sastry2005"}
@@ -234,8 +235,9 @@ def build(path: str) -> Page:
         commands.append(_command(ev, path))
     table4 = os.path.join(path, "table4.txt") if os.path.isdir(path) else ""
     if table4 and os.path.isfile(table4):
-        with open(table4, encoding="utf-8") as f:
-            sections.insert(0, Section("table4", "Table 4 (ours / paper)", H.pre(f.read())))
+        # through the one bounded reader: `tcpf evaluate --all` writes a few kB
+        text = read_bounded(table4, "Table 4 text", "PATH", MAX_TABLE4_BYTES).decode("utf-8", "replace")
+        sections.insert(0, Section("table4", "Table 4 (ours / paper)", H.pre(text)))
     commands.append(f"tcpf report {shlex.quote(path)} -o report.html")
     title = "tcpf evaluate: " + ", ".join(str(e.get("algorithm")) for e in evs[:6]) + (" ..." if len(evs) > 6 else "")
     return Page(title=title, subtitle=f"{len(evs)} evaluation(s); tsao2007 verdicts, jin2001 and sastry2005 yardsticks",
