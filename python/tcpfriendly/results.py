@@ -77,12 +77,13 @@ _FLOW_NUMBERS = ("goodput_bps", "throughput_bps", "loss_event_rate", "mean_rtt_s
 
 
 def check_result_shape(raw: Dict[str, Any], where: str, field: Optional[str]) -> None:
-    """Refuse a run result (read back from a file: ``tcpf report``, ``tcpf plot``) whose flows or
-    links are not what the engine writes, with a ScenarioError naming ``field``, the file
-    (``where``) and the entry: ``flows`` a list of objects with a whole-number ``id`` and
-    ``group`` and numbers (or null) where the engine writes numbers, ``links`` (if present) a
-    list of objects with a ``name``. A hand-edited file then fails here, in one line, not in
-    a metric's arithmetic."""
+    """Refuse a run result (read back from a file: ``tcpf report``, ``tcpf plot``) whose parts
+    are not what the engine writes, with a ScenarioError naming ``field``, the file (``where``)
+    and the entry: ``flows`` a list of objects with a whole-number ``id`` and ``group`` and
+    numbers (or null) where the engine writes numbers, ``links`` (if present) a list of objects
+    with a ``name``, ``scenario`` an object, ``warnings`` strings, and ``timeseries`` (if any)
+    tables of equally long columns of numbers (or null; a link's name in ``link``). A
+    hand-edited file then fails here, in one line, not in a metric's arithmetic."""
     def is_number(v: Any) -> bool:
         return isinstance(v, (int, float)) and not isinstance(v, bool)
 
@@ -108,6 +109,37 @@ def check_result_shape(raw: Dict[str, Any], where: str, field: Optional[str]) ->
     for i, lk in enumerate(links):
         if not isinstance(lk, dict) or not isinstance(lk.get("name"), str):
             raise ScenarioError.at(field, f"{where}: links[{i}] is not an object with a name")
+    if not isinstance(raw.get("scenario"), dict):
+        raise ScenarioError.at(field, f"{where}: \"scenario\" is not an object")
+    warnings = raw.get("warnings", [])
+    if not isinstance(warnings, list) or not all(isinstance(w, str) for w in warnings):
+        raise ScenarioError.at(field, f"{where}: \"warnings\" is not a list of strings")
+    ts = raw.get("timeseries")
+    if ts is None:
+        return
+    if not isinstance(ts, dict):
+        raise ScenarioError.at(field, f"{where}: \"timeseries\" is not an object")
+    # each table: columns of one length; numbers (or null) but for the link's name
+    for table, key, text in (("flows", "flow", ()), ("links", "link", ("link",))):
+        cols = ts.get(table)
+        if cols is None:
+            continue
+        at = f"{where}: timeseries.{table}"
+        if not isinstance(cols, dict) or not all(isinstance(v, list) for v in cols.values()):
+            raise ScenarioError.at(field, f"{at} is not an object of columns (lists)")
+        for need in ("time", key):
+            if need not in cols:
+                raise ScenarioError.at(field, f"{at} has no column {need!r}")
+        n = len(cols["time"])
+        for name, values in cols.items():
+            if len(values) != n:
+                raise ScenarioError.at(field, f"{at}.{name} has {len(values)} values, time has {n}")
+            allowed = {str} if name in text else {int, float, type(None)}
+            if set(map(type, values)) <= allowed:  # (map and set at C speed: 2e6 rows allowed)
+                continue
+            j, v = next((j, v) for j, v in enumerate(values) if type(v) not in allowed)
+            kind = "a string" if name in text else "a number or null"
+            raise ScenarioError.at(field, f"{at}.{name}[{j}] must be {kind}, got {json.dumps(v)[:40]}")
 
 
 class Result:

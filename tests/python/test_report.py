@@ -475,12 +475,22 @@ def test_report_errors_exit_2(tcpf, tmp_path, run_dir):
      'flows[0].goodput_bps must be a number or null, got "fast"'),
     (lambda d: d["flows"][0].__setitem__("timeouts", True), "flows[0].timeouts must be a number or null, got true"),
     (lambda d: d.__setitem__("links", [{"name": 3}]), "links[0] is not an object with a name"),
+    (lambda d: d.__setitem__("scenario", 5), '"scenario" is not an object'),
+    (lambda d: d.__setitem__("warnings", 5), '"warnings" is not a list of strings'),
+    (lambda d: d.__setitem__("timeseries", 5), '"timeseries" is not an object'),
+    (lambda d: d["timeseries"]["flows"].__setitem__("cwnd", [1]),
+     "timeseries.flows.cwnd has 1 values, time has {n}"),
+    (lambda d: d["timeseries"]["flows"]["cwnd"].__setitem__(2, "x"),
+     'timeseries.flows.cwnd[2] must be a number or null, got "x"'),
+    (lambda d: d["timeseries"]["links"].pop("link"), "timeseries.links has no column 'link'"),
 ])
 def test_a_malformed_result_is_refused_naming_the_entry(tcpf, tmp_path, run_dir, edit, message):
     # a hand-edited result.json: one line naming the file and the entry, for report and plot
-    # alike (a flow that was a list was an internal error, exit 1; a string id, a bare
-    # "invalid literal for int()"; a string count was printed as it stood)
+    # alike (a flow that was a list, a scenario, warnings or time series of another shape were
+    # internal errors, exit 1; a string id, a bare "invalid literal for int()"; a string count
+    # was printed as it stood)
     data = json.loads((run_dir / "result.json").read_text())
+    message = message.format(n=len(data["timeseries"]["flows"]["time"]))
     edit(data)
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps(data))
