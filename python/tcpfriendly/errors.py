@@ -6,6 +6,14 @@ from typing import Optional
 
 __all__ = ["InputError", "ScenarioError", "ScenarioFileError"]
 
+def json_brief(value: object, limit: int = 40) -> str:
+    """A value read from a JSON file, as an error message shows it: its JSON text, cut to
+    ``limit`` characters ("got \"x\"", "got [1, 2]", "got null")."""
+    import json
+
+    return json.dumps(value, default=str)[:limit]
+
+
 def one_line(message: object) -> str:
     """Collapse a message onto a single line (CLI errors are always one line)."""
     return " ".join(str(message).split())

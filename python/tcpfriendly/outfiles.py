@@ -41,7 +41,7 @@ from typing import IO, Any, Callable, Dict, Iterable, List, Optional
 from .errors import ScenarioError
 
 __all__ = ["MANIFEST", "OutputError", "OutDir", "claim", "claim_shared", "atomic_write", "atomic_text",
-           "atomic_figure", "check_file", "identity_of",
+           "atomic_figure", "check_file", "make_dir", "identity_of",
            "figure_file"]
 
 MANIFEST = ".tcpf-out.json"
@@ -139,6 +139,17 @@ def atomic_write(path: str, write: Callable[[IO[bytes]], None], *, force: bool =
     return path
 
 
+def make_dir(path: "os.PathLike[str] | str", field: Optional[str], what: str = "") -> str:
+    """Create directory ``path`` (and its parents) if missing; an :class:`OutputError` naming
+    ``field`` and the directory ("cannot create <what><path>: <reason>") if it cannot be."""
+    path = os.fspath(path)
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as exc:
+        raise OutputError.at(field, f"cannot create {what}{path}: {_describe(exc)}") from None
+    return path
+
+
 def atomic_text(path: "os.PathLike[str] | str", text: str, *, field: Optional[str] = "out") -> str:
     """:func:`atomic_write` of ``text`` as UTF-8 (a report, a script, a table)."""
     data = text.encode("utf-8")
@@ -227,10 +238,7 @@ class OutDir:
     def _ensure(self) -> None:
         if self._made:
             return
-        try:
-            os.makedirs(self.path, exist_ok=True)
-        except OSError as exc:
-            raise OutputError.at(self.field, f"cannot create {self.path}: {_describe(exc)}") from None
+        make_dir(self.path, self.field)
         self._made = True
 
     def file(self, name: str) -> str:

@@ -11,7 +11,7 @@ if TYPE_CHECKING:  # annotations only: pandas is imported on first use (CLI star
     import pandas as pd
 
 from . import metrics
-from .errors import ScenarioError, ScenarioTypeError
+from .errors import ScenarioError, ScenarioTypeError, json_brief
 from .outfiles import OutDir, atomic_write, claim, identity_of
 # the text formatting of results (one home: tcpfriendly.formatting, shared with plot and report)
 from .formatting import (_algorithm_label, _fixed, _int, _link_label, _num, _params_label,  # noqa: F401
@@ -97,12 +97,12 @@ def check_result_shape(raw: Dict[str, Any], where: str, field: Optional[str]) ->
             v = f.get(key)
             if not (isinstance(v, int) and not isinstance(v, bool) and v >= 0):
                 raise ScenarioError.at(field, f"{where}: flows[{i}].{key} must be a whole number >= 0, "
-                                              f"got {json.dumps(v)[:40]}")
+                                              f"got {json_brief(v)}")
         for key in _FLOW_NUMBERS:
             v = f.get(key)
             if v is not None and not is_number(v):
                 raise ScenarioError.at(field, f"{where}: flows[{i}].{key} must be a number or null, "
-                                              f"got {json.dumps(v)[:40]}")
+                                              f"got {json_brief(v)}")
     links = raw.get("links", [])
     if not isinstance(links, list):
         raise ScenarioError.at(field, f"{where}: \"links\" is not a list")
@@ -139,7 +139,7 @@ def check_result_shape(raw: Dict[str, Any], where: str, field: Optional[str]) ->
                 continue
             j, v = next((j, v) for j, v in enumerate(values) if type(v) not in allowed)
             kind = "a string" if name in text else "a number or null"
-            raise ScenarioError.at(field, f"{at}.{name}[{j}] must be {kind}, got {json.dumps(v)[:40]}")
+            raise ScenarioError.at(field, f"{at}.{name}[{j}] must be {kind}, got {json_brief(v)}")
 
 
 class Result:

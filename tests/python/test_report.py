@@ -110,6 +110,12 @@ def _pre_after(text, heading):
     return htmllib.unescape(m.group(1))
 
 
+def _refused(p, line):
+    """A refused input: exit 2, nothing on stdout, exactly ``line`` on stderr."""
+    assert p.returncode == 2 and p.stdout == "", (p.stdout, p.stderr)
+    assert p.stderr == line + "\n", p.stderr
+
+
 # ----- a run ----------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory):
@@ -294,8 +300,7 @@ def test_a_malformed_sweep_record_is_refused_by_report_and_plot(tcpf, sweep_dir,
     for args, field in ((("report", bad, "-o", tmp_path / "r.html"), "PATH"),
                         (("sweep", "plot", bad, "--x", "seed", "--y", "share", "--out", tmp_path / "p.png"), "DIR")):
         p = tcpf(*args)
-        assert p.returncode == 2 and p.stdout == "", (p.stdout, p.stderr)
-        assert p.stderr == f"error: {field}: {bad / 'sweep.json'}: not a sweep record ({message})\n", p.stderr
+        _refused(p, f"error: {field}: {bad / 'sweep.json'}: not a sweep record ({message})")
     assert not (tmp_path / "r.html").exists() and not (tmp_path / "p.png").exists()
 
 
@@ -363,8 +368,7 @@ def test_a_malformed_reproduction_is_refused_naming_the_entry(tcpf, reproduce_di
     edit(data)
     path.write_text(json.dumps(data))
     p = tcpf("report", bad, "-o", tmp_path / "r.html")
-    assert p.returncode == 2 and p.stdout == "", (p.stdout, p.stderr)
-    assert p.stderr == f"error: PATH: {path}: {message}\n", p.stderr
+    _refused(p, f"error: PATH: {path}: {message}")
     assert not (tmp_path / "r.html").exists()
 
 
@@ -497,8 +501,7 @@ def test_a_malformed_result_is_refused_naming_the_entry(tcpf, tmp_path, run_dir,
     for args, field in ((("report", bad, "-o", tmp_path / "r.html"), "PATH"),
                         (("plot", bad, "--out", tmp_path / "p"), "RESULT")):
         p = tcpf(*args)
-        assert p.returncode == 2 and p.stdout == "", (p.stdout, p.stderr)
-        assert p.stderr == f"error: {field}: {bad}: {message}\n", p.stderr
+        _refused(p, f"error: {field}: {bad}: {message}")
     assert not (tmp_path / "r.html").exists() and not (tmp_path / "p").exists()
 
 
@@ -532,8 +535,7 @@ def test_a_malformed_evaluation_is_refused_naming_the_entry(tcpf, evaluate_dir, 
     bad = tmp_path / "evaluation-gaimd.json"
     bad.write_text(json.dumps(d))
     p = tcpf("report", bad, "-o", tmp_path / "r.html")
-    assert p.returncode == 2 and p.stdout == "", (p.stdout, p.stderr)
-    assert p.stderr == f"error: PATH: {bad}: {message}\n", p.stderr
+    _refused(p, f"error: PATH: {bad}: {message}")
     assert not (tmp_path / "r.html").exists()
 
 
@@ -544,8 +546,7 @@ def test_an_oversized_table4_text_is_refused_not_read_whole(tcpf, evaluate_dir, 
     shutil.copytree(evaluate_dir, d)
     (d / "table4.txt").write_text("x" * (2 * 1024 * 1024))
     p = tcpf("report", d, "-o", tmp_path / "r.html")
-    assert p.returncode == 2 and p.stdout == "", (p.stdout, p.stderr)
-    assert p.stderr == f"error: cannot read Table 4 text {d / 'table4.txt'}: larger than 1 MiB, the limit for a Table 4 text\n"
+    _refused(p, f"error: cannot read Table 4 text {d / 'table4.txt'}: larger than 1 MiB, the limit for a Table 4 text")
     (d / "table4.txt").write_text("ours / paper\n")
     p = tcpf("report", d, "-o", tmp_path / "r.html")
     assert p.returncode == 0 and "ours / paper" in (tmp_path / "r.html").read_text(), p.stderr

@@ -251,12 +251,9 @@ def write_outputs(ev, out: str, field: Optional[str] = "out") -> List[str]:
     """Write evaluation.json, grades.csv, one CSV per experiment table and the figures, each
     file whole or not at all, never through a symbolic link (:mod:`tcpfriendly.outfiles`); a
     failure is an ``OutputError`` naming the file and ``field``."""
-    from ..outfiles import OutputError, atomic_text
+    from ..outfiles import atomic_text, make_dir
 
-    try:
-        os.makedirs(out, exist_ok=True)
-    except OSError as exc:
-        raise OutputError.at(field, f"cannot create {out}: {exc.strerror or exc}") from None
+    make_dir(out, field)
 
     def put(name: str, text: str) -> str:
         return atomic_text(os.path.join(out, name), text, field=field)

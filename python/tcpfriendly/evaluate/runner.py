@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from ..metrics import dynamics as dyn
-from ..outfiles import OutputError, atomic_write
+from ..outfiles import atomic_write, make_dir
 
 __all__ = ["Job", "execute", "run_job", "REDUCERS", "RunCache", "EvaluationFailed", "EvaluationInterrupted"]
 
@@ -377,11 +377,7 @@ class RunCache:
         self.dir = os.path.join(out, "runs")
         # made now, before any run: a directory that cannot hold the cache (a file named
         # runs, no permission) is refused up front, not after every simulation has run
-        try:
-            os.makedirs(self.dir, exist_ok=True)
-        except OSError as exc:
-            raise OutputError.at("out", f"cannot create the run cache {self.dir}: "
-                                        f"{exc.strerror or type(exc).__name__}") from None
+        make_dir(self.dir, "out", what="the run cache ")
 
     def path(self, key: str) -> str:
         return os.path.join(self.dir, key + ".json")

@@ -17,7 +17,7 @@ import shlex
 from types import SimpleNamespace
 from typing import Any, Dict, List, Mapping, Tuple
 
-from ..errors import ScenarioError
+from ..errors import ScenarioError, json_brief
 from ..results import MAX_RESULT_BYTES
 from ..scenario import read_bounded, read_json_object
 from . import html as H
@@ -198,18 +198,18 @@ def check_shape(ev: Mapping[str, Any], where: str) -> None:
         return ScenarioError.at("PATH", f"{where}: {what}")
 
     if not isinstance(ev.get("algorithm"), str):
-        raise bad(f"algorithm must be a string, got {json.dumps(ev.get('algorithm'))[:40]}")
+        raise bad(f"algorithm must be a string, got {json_brief(ev.get('algorithm'))}")
     for key in ("params", "grades", "numbers", "metrics", "seeds", "assumptions", "not_run"):
         if ev.get(key) is not None and not isinstance(ev[key], dict):
-            raise bad(f"{key} must be an object, got {json.dumps(ev[key])[:40]}")
+            raise bad(f"{key} must be an object, got {json_brief(ev[key])}")
     for col, grade in (ev.get("grades") or {}).items():
         if not isinstance(grade, str):
-            raise bad(f"grades.{col} must be a string, got {json.dumps(grade)[:40]}")
+            raise bad(f"grades.{col} must be a string, got {json_brief(grade)}")
     for col, number in (ev.get("numbers") or {}).items():
         if number is not None and not isinstance(number, dict):
-            raise bad(f"numbers.{col} must be an object, got {json.dumps(number)[:40]}")
+            raise bad(f"numbers.{col} must be an object, got {json_brief(number)}")
     if ev.get("controller") is not None and not isinstance(ev["controller"], str):
-        raise bad(f"controller must be a string, got {json.dumps(ev['controller'])[:40]}")
+        raise bad(f"controller must be a string, got {json_brief(ev['controller'])}")
 
 
 def build(path: str) -> Page:

@@ -20,7 +20,7 @@ import re
 import shlex
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from ..errors import ScenarioError
+from ..errors import ScenarioError, json_brief
 from . import html as H
 from .page import Page, Section
 
@@ -87,13 +87,13 @@ def _load(d: str) -> List[Dict[str, Any]]:
         for key in ("paper", "experiment"):
             v = exp.get(key)
             if not isinstance(v, str) or not v or "/" in v or "\\" in v or v in (".", ".."):
-                raise bad(f"{key} must be a name, got {json.dumps(v)[:40]}")
+                raise bad(f"{key} must be a name, got {json_brief(v)}")
         claims = exp.get("claims", [])
         if not isinstance(claims, list) or not all(isinstance(c, dict) for c in claims):
             raise bad("claims must be a list of objects")
         for key in ("runs", "assumptions"):
             if exp.get(key) is not None and not isinstance(exp[key], dict):
-                raise bad(f"{key} must be an object, got {json.dumps(exp[key])[:40]}")
+                raise bad(f"{key} must be an object, got {json_brief(exp[key])}")
     return data
 
 

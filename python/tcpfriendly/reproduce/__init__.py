@@ -161,16 +161,12 @@ def write_outputs(results: List[ExperimentResult], out: str, command: str,
     ``field``."""
     import json
 
-    from ..outfiles import OutputError, atomic_text
+    from ..outfiles import atomic_text, make_dir
 
     written: List[str] = []
     rows = inventory_rows(results)
     for paper, rs in _by_paper(results).items():
-        d = os.path.join(out, paper)
-        try:
-            os.makedirs(d, exist_ok=True)
-        except OSError as exc:
-            raise OutputError.at(field, f"cannot create {d}: {exc.strerror or exc}") from None
+        d = make_dir(os.path.join(out, paper), field)
         figs = {r.experiment.id: write_figure(r, d, field=field) for r in rs}
         written += [p for ps in figs.values() for p in ps]
         total = (wall or {}).get(paper, sum(r.wall_s for r in rs))

@@ -316,17 +316,15 @@ def _pyplot(out):
 def _save(plt, fig, out):
     """Write ``fig`` to ``out`` (if given) whole or not at all (an ``OutputError`` naming
     ``out`` and the file otherwise), creating its directory."""
-    from ..outfiles import OutputError, atomic_figure
+    from ..outfiles import atomic_figure, make_dir
 
     fig.tight_layout()
     if out is not None:
         directory = os.path.dirname(os.fspath(out))
         try:
             if directory:
-                os.makedirs(directory, exist_ok=True)
+                make_dir(directory, "out")
             atomic_figure(fig, out, field="out", dpi=120)
-        except OSError as exc:
-            raise OutputError.at("out", f"cannot create {directory}: {exc.strerror or exc}") from None
         finally:
             plt.close(fig)
     return fig

@@ -10,7 +10,7 @@ import time
 from typing import Any, Dict, List, Optional, Tuple
 
 from ..errors import ScenarioError, ScenarioFileError
-from ..outfiles import OutDir, OutputError, atomic_write, stale_temp_pid
+from ..outfiles import OutDir, atomic_write, make_dir, stale_temp_pid
 from .core import _INT_METRICS, FLOW_METRICS, Run, spec_identity
 
 _ID_FIELDS = ("run", "seed", "group", "algorithm", "recovery", "params", "direction")
@@ -104,11 +104,7 @@ class RunStore:
         self._index: Optional[Dict[str, List[Tuple[str, Any]]]] = None
         self._batches: Dict[str, Any] = {}  # path -> its Table (or None: unreadable)
         if create:
-            try:
-                os.makedirs(self.dir, exist_ok=True)
-            except OSError as exc:
-                raise OutputError.at("out", f"cannot create {self.dir}: "
-                                            f"{exc.strerror or exc}") from None
+            make_dir(self.dir, "out")
             self._clean_stale()
 
     def _clean_stale(self) -> None:
