@@ -18,7 +18,8 @@ the two give identical results), or with `--engine python` a
 Python interpreter calling `tcpfriendly.run` (its CPU time then includes start-up and imports).
 ns-2's child is `ns` on the exported script (start-up, Tcl, route computation, simulation),
 without the Tcl cwnd/RTT sampler; it is killed after `--timeout` seconds and reported as
-"did not finish". Sides alternate (A B A B ...) for `--reps` repetitions and medians are printed.
+"did not finish". Sides alternate (A B A B ...) for `--reps` repetitions, the workloads are
+interleaved too (each repetition runs every workload), and medians are printed.
 ns-3, when installed (Debian's libns3-dev: pkg-config's ns3-core and a C++ compiler), is a third
 side: benchmarks/ns3/dumbbell.cc, built once against it (target/ns3/), runs the same expanded
 scenario, read as a file of numbers (NewReno + SACK with classic recovery, RED queue discs, no
@@ -50,7 +51,7 @@ import sys
 import tempfile
 import threading
 import time
-from typing import Any, Dict, List, NoReturn, Optional
+from typing import Any, Dict, List, NoReturn, Optional, Tuple
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -350,6 +351,12 @@ def ns3_side(workload: str, binary: str, timeout: float) -> Dict[str, Any]:
 # Report
 
 
+def run_order(reps: int, plans: List[Dict[str, Any]]) -> List[Tuple[int, Dict[str, Any], str]]:
+    """The order of the runs: (repetition, workload plan, side), repetition by repetition,
+    each workload in turn and, within a workload, each of its sides in turn."""
+    return [(rep, plan, side) for rep in range(reps) for plan in plans for side in plan["sides"]]
+
+
 def summarize(runs: List[Dict[str, Any]]) -> Dict[str, Any]:
     """Medians over the repetitions, plus cost per delivered packet."""
     if not runs:
@@ -563,10 +570,14 @@ def main(argv: Optional[list] = None) -> int:
         report["ns2_error"] = ("--no-ns2" if args.no_ns2
                                else f"ns-2 binary {args.ns!r} not found (apt-get install ns2)")
 
+    # Every workload's scenario (and the reference simulators' inputs) first, then the runs:
+    # repetition by repetition, each workload's sides in turn (A B A B ... within a workload,
+    # and the workloads interleaved too), so that a drift of the host's speed hits every side
+    # and every workload alike: the scaled workloads' cost relative to the reference is then a
+    # ratio of runs made at the same time, not minutes apart.
+    plans: List[Dict[str, Any]] = []
     for flows, dur, rate in workloads:
         sc = scenario_dict(dur, flows, args.seed, rate)
-        name = f"{flows} flows, {rate / 1e6:g} Mbps, {dur:g} s"
-        print(f"vs_ns2: {name} ...", file=log, flush=True)
         sides: Dict[str, List[Dict[str, Any]]] = {"tcpfriendly": []}
         if args.baseline:
             sides["baseline"] = []
@@ -579,25 +590,31 @@ def main(argv: Optional[list] = None) -> int:
         if have_ns3:
             sides["ns3"] = []
             workload = ns3_workload(expanded)
-        for rep in range(reps):
-            for side in list(sides):
-                # a reference simulator once killed (or failed) is not run again
-                if side in ("ns2", "ns3") and any(r.get("did_not_finish") or "error" in r for r in sides[side]):
-                    continue
-                if side == "ns2":
-                    r = ns2_side(script, args.ns, timeout)
-                elif side == "ns3":
-                    if rep >= args.ns3_reps:
-                        continue
-                    r = ns3_side(workload, report["ns3"]["binary"], ns3_timeout)
-                elif side == "baseline":
-                    r = engine_side("run_json", args.baseline, sc, args.seed)
-                else:
-                    r = engine_side(args.engine, args.run_json, sc, args.seed)
-                sides[side].append(r)
-                done = ("did not finish" if r.get("did_not_finish") else r["error"] if "error" in r
-                        else f"{r['cpu_s']:.2f} s CPU")
-                print(f"vs_ns2:   rep {rep + 1}/{reps} {side}: {done}", file=log, flush=True)
+        plans.append({"flows": flows, "dur": dur, "rate": rate, "scenario": sc, "sides": sides,
+                      "script": script, "workload": workload,
+                      "name": f"{flows} flows, {rate / 1e6:g} Mbps, {dur:g} s"})
+    for rep, plan, side in run_order(reps, plans):
+        runs = plan["sides"][side]
+        # a reference simulator once killed (or failed) is not run again
+        if side in ("ns2", "ns3") and any(r.get("did_not_finish") or "error" in r for r in runs):
+            continue
+        if side == "ns2":
+            r = ns2_side(plan["script"], args.ns, timeout)
+        elif side == "ns3":
+            if rep >= args.ns3_reps:
+                continue
+            r = ns3_side(plan["workload"], report["ns3"]["binary"], ns3_timeout)
+        elif side == "baseline":
+            r = engine_side("run_json", args.baseline, plan["scenario"], args.seed)
+        else:
+            r = engine_side(args.engine, args.run_json, plan["scenario"], args.seed)
+        runs.append(r)
+        done = ("did not finish" if r.get("did_not_finish") else r["error"] if "error" in r
+                else f"{r['cpu_s']:.2f} s CPU")
+        print(f"vs_ns2:   rep {rep + 1}/{reps} {plan['name']}, {side}: {done}", file=log, flush=True)
+
+    for plan in plans:
+        flows, rate, dur, sides = plan["flows"], plan["rate"], plan["dur"], plan["sides"]
         w: Dict[str, Any] = {"flows": flows, "rate_bps": rate, "duration_s": dur,
                              "sides": {k: summarize(v) for k, v in sides.items()}}
         if not have_ns2:
@@ -623,6 +640,10 @@ def main(argv: Optional[list] = None) -> int:
         t = w["sides"]["tcpfriendly"]
         if ref.get("cpu_ns_per_pkt") and t.get("cpu_ns_per_pkt"):
             w["ns_per_pkt_over_reference"] = t["cpu_ns_per_pkt"] / ref["cpu_ns_per_pkt"]
+            # the same ratio within each repetition (the two runs made a few seconds apart)
+            w["ns_per_pkt_over_reference_reps"] = [
+                round((c / t["delivered_packets"]) / (c0 / ref["delivered_packets"]), 4)
+                for c, c0 in zip(t["all_cpu_s"], ref["all_cpu_s"])]
 
     if args.json:
         print(json.dumps(report, indent=2))
@@ -662,8 +683,11 @@ def main(argv: Optional[list] = None) -> int:
         if b:
             print(f"    ratio baseline / tcpfriendly: CPU {b['cpu']:.3f}x, wall {b['wall']:.3f}x")
         if "ns_per_pkt_over_reference" in w:
+            each = w["ns_per_pkt_over_reference_reps"]
+            spread = (f" (repetition by repetition {min(each):.2f}-{max(each):.2f}x)"
+                      if len(each) > 1 else "")
             print(f"    tcpfriendly ns/pkt vs the {report['workloads'][0]['flows']}-flow workload: "
-                  f"{w['ns_per_pkt_over_reference']:.2f}x")
+                  f"{w['ns_per_pkt_over_reference']:.2f}x{spread}")
     print("ns/pkt = CPU ns per delivered packet (unique data packets delivered in order; ns-3: "
           "in-order bytes at the sinks / packet size); ev/pkt = each simulator's own events per "
           "delivered packet")
