@@ -483,7 +483,8 @@ def main(argv: Optional[list] = None) -> int:
     ap.add_argument("--scaled-duration", type=seconds(1, MAX_SECONDS, STARTS), default=None,
                     help="simulated seconds of the scaled workloads, in (1, 1e7] (20; 5 with --quick)")
     ap.add_argument("--reps", type=count(1, MAX_REPS), default=None,
-                    help=f"repetitions of every side of every workload, interleaved (sides and workloads in turn), in [1, {MAX_REPS}]; medians are printed (3; 1 with --quick)")
+                    help=f"repetitions of every side of every workload, interleaved (sides and "
+                         f"workloads in turn), in [1, {MAX_REPS}]; medians are printed (3; 1 with --quick)")
     ap.add_argument("--timeout", type=seconds(0, MAX_TIMEOUT_S), default=None,
                     help="ns-2 (and ns-3, unless --ns3-timeout) is killed after this many seconds: 'did not finish' (300; 60 with --quick)")
     ap.add_argument("--quick", action="store_true", help="a short version (defaults in parentheses above)")
