@@ -592,8 +592,7 @@ def main(argv: Optional[list] = None) -> int:
             sides["ns3"] = []
             workload = ns3_workload(expanded)
         plans.append({"flows": flows, "dur": dur, "rate": rate, "scenario": sc, "sides": sides,
-                      "script": script, "workload": workload,
-                      "name": f"{flows} flows, {rate / 1e6:g} Mbps, {dur:g} s"})
+                      "script": script, "workload": workload})
     for rep, plan, side in run_order(reps, plans):
         runs = plan["sides"][side]
         # a reference simulator once killed (or failed) is not run again
@@ -612,7 +611,8 @@ def main(argv: Optional[list] = None) -> int:
         runs.append(r)
         done = ("did not finish" if r.get("did_not_finish") else r["error"] if "error" in r
                 else f"{r['cpu_s']:.2f} s CPU")
-        print(f"vs_ns2:   rep {rep + 1}/{reps} {plan['name']}, {side}: {done}", file=log, flush=True)
+        print(f"vs_ns2:   rep {rep + 1}/{reps} {plan['flows']} flows, {plan['rate'] / 1e6:g} Mbps, "
+              f"{plan['dur']:g} s, {side}: {done}", file=log, flush=True)
 
     for plan in plans:
         flows, rate, dur, sides = plan["flows"], plan["rate"], plan["dur"], plan["sides"]
