@@ -351,6 +351,15 @@ impl Link {
         }
     }
 
+    /// Whether a packet (`ext`: with an out-of-line part) entering the pipe now and leaving
+    /// it next, with nothing in between, would leave every allocation as it found it: the pipe
+    /// is empty, a freed chunk is at hand, and the FIFO of out-of-line parts has room. It
+    /// then need not enter it (`Simulation::forward_wire`).
+    #[inline(always)]
+    pub fn can_pass(&self, pipes: &Pipes, ext: bool) -> bool {
+        self.h.tail == NIL && !pipes.free.is_empty() && (!ext || self.ext.len() < self.ext.capacity())
+    }
+
     /// Put an admitted packet (its compact form and out-of-line part, as `Packet::split`
     /// gives them) in the propagation pipe (its entries live in `pipes`); true if it is the
     /// only one there (the caller must then schedule its arrival).
