@@ -10,7 +10,7 @@ both and compares the bytes:
 - every scenario in `examples/` (sweep specs are skipped: their runs are these scenarios),
 - the mixes in `scripts/identity/` (TFRC, TFRCP, TEAR, TCP with every recovery mode, CBR,
   Pareto, a formula controller, a graph, the history spectrum with SIMD/period, the loss log
-  and time series on),
+  and time series on, and 160 flows: the event loop's many-link instance),
 - and the controller registry (`tcpf algorithms --json`).
 
 `--ignore-events` masks the result's `events` (how many events the engine handled: a count of

@@ -4,6 +4,7 @@ the extension with). Its output identity with the plain build is checked by
 
 import json
 import os
+import re
 
 import pytest
 
@@ -29,6 +30,18 @@ def test_training_set_is_compare_outputs_set_cut_short(pgo):
     # a 1200-s bank run measured over 200-1200 s, cut to 60 s, loses its measurement window
     cut = json.loads(dict(train)["validation/ns2/bic-vs-reno-100m.toml"])
     assert cut["duration"] == pgo.TRAIN_SECONDS and "measure" not in cut
+
+
+def test_training_runs_the_many_link_event_loop(pgo):
+    """The engine runs a second instance of its event loop (pipe-head prefetches) with at least
+    PREFETCH_LINKS links: a training run must reach it, or the profile-guided build compiles the
+    loop that the 320- to 3 200-flow benchmarks time as cold code (357 ns per packet at 3 200
+    flows against 311 with scripts/identity/many-flows.toml in training)."""
+    with open(os.path.join(str(REPO), "crates", "tcpf-core", "src", "engine.rs")) as f:
+        links = int(re.search(r"const PREFETCH_LINKS: usize = (\d+);", f.read()).group(1))
+    flows = max(sum(int(g.get("count", 1)) for g in json.loads(text)["flows"])
+                for _, text in pgo.training_set())
+    assert 2 + 4 * flows >= links  # a dumbbell: each flow's two access links, each way
 
 
 def test_build_env_adds_the_profile_and_its_own_target_dir(pgo, monkeypatch):
