@@ -285,7 +285,7 @@ impl Link {
 
     /// A packet reaches the link's entrance at time `at` (never earlier than the previous
     /// one). Returns when it reaches the far end, or None if it was dropped.
-    #[inline]
+    #[inline(always)]
     pub fn admit(&mut self, at: Time, pkt: &mut Wire) -> Option<Time> {
         if self.h.fast {
             let tx = self.tx_ns(pkt.size());
@@ -296,6 +296,12 @@ impl Link {
             self.h.busy_until = done;
             return Some(done + self.h.delay);
         }
+        self.admit_queued(at, pkt)
+    }
+
+    /// `admit` through the queue discipline, the loss model and the link's counters.
+    #[inline]
+    fn admit_queued(&mut self, at: Time, pkt: &mut Wire) -> Option<Time> {
         self.stats.arrivals += 1;
         if let Some(loss) = self.loss.as_mut() {
             if (!loss.data_only || !pkt.is_ack()) && loss.drops(at, pkt.flow()) {
@@ -363,7 +369,7 @@ impl Link {
     /// Put an admitted packet (its compact form and out-of-line part, as `Packet::split`
     /// gives them) in the propagation pipe (its entries live in `pipes`); true if it is the
     /// only one there (the caller must then schedule its arrival).
-    #[inline]
+    #[inline(always)]
     pub fn pipe_push(&mut self, pipes: &mut Pipes, arrival: Time, wire: Wire, ext: Option<Ext>) -> bool {
         if let Some(e) = ext {
             self.ext.push_back(e);
