@@ -23,7 +23,9 @@ pub trait ControllerFactory {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Ev {
-    LinkArrival(u32),
+    /// The packet in pipe entry `entry` (as `Link::pipe_push` numbers them) reaches the end of
+    /// link `link`.
+    LinkArrival { link: u32, entry: u32 },
     Rto(u32),
     DelAck(u32),
     Start(u32),
@@ -36,6 +38,65 @@ enum Ev {
     Sample,
     /// Snapshot the counters: 0 at the start of the measurement window, 1 at its end.
     Measure(u32),
+}
+
+/// The most links a topology may have: an event names a link in [`LINK_BITS`] bits.
+const LINK_BITS: u32 = 28;
+const MAX_LINKS: usize = 1 << LINK_BITS;
+
+/// An [`Ev`] as the event queue keeps it, in one 64-bit word (an entry is then 24 bytes): the
+/// kind in the top four bits, a link (bits 32 to 59) and a number (bits 0 to 31: an entry, a
+/// flow, a measurement). A link arrival names its pipe entry as well as its link, so the
+/// engine reads the entry without waiting for the link's state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Packed(u64);
+
+impl Ev {
+    #[inline(always)]
+    fn pack(self) -> Packed {
+        let (kind, link, n) = match self {
+            Ev::LinkArrival { link, entry } => (0, link, entry),
+            Ev::Rto(f) => (1, 0, f),
+            Ev::DelAck(f) => (2, 0, f),
+            Ev::Start(f) => (3, 0, f),
+            Ev::Stop(f) => (4, 0, f),
+            Ev::Udp(f) => (5, 0, f),
+            Ev::Pace(f) => (6, 0, f),
+            Ev::RateSnd(f) => (7, 0, f),
+            Ev::RateRcv(f) => (8, 0, f),
+            Ev::Sample => (9, 0, 0),
+            Ev::Measure(i) => (10, 0, i),
+        };
+        debug_assert!((link as usize) < MAX_LINKS);
+        Packed((kind << 60) | (link as u64) << 32 | n as u64)
+    }
+}
+
+impl Packed {
+    /// (link, entry) if a link arrival: the run loop's test, without decoding the other kinds.
+    #[inline(always)]
+    fn link_arrival(self) -> Option<(u32, u32)> {
+        // (kind 0: the bits above the link are zero)
+        (self.0 >> 60 == 0).then_some(((self.0 >> 32) as u32, self.0 as u32))
+    }
+
+    #[inline(always)]
+    fn get(self) -> Ev {
+        let n = self.0 as u32;
+        match self.0 >> 60 {
+            0 => Ev::LinkArrival { link: (self.0 >> 32) as u32 & (MAX_LINKS as u32 - 1), entry: n },
+            1 => Ev::Rto(n),
+            2 => Ev::DelAck(n),
+            3 => Ev::Start(n),
+            4 => Ev::Stop(n),
+            5 => Ev::Udp(n),
+            6 => Ev::Pace(n),
+            7 => Ev::RateSnd(n),
+            8 => Ev::RateRcv(n),
+            9 => Ev::Sample,
+            _ => Ev::Measure(n),
+        }
+    }
 }
 
 /// Counters of every flow and link at one instant.
@@ -268,7 +329,7 @@ const PREFETCH_LINKS: usize = 512;
 /// A run in progress.
 pub struct Simulation {
     cfg: SimConfig,
-    q: EventQueue<Ev>,
+    q: EventQueue<Packed>,
     links: Vec<Link>,
     /// The packets in the links' propagation pipes.
     pipes: Pipes,
@@ -302,6 +363,9 @@ impl Simulation {
     /// A simulation whose external controllers come from `factory`.
     pub fn with_factory(cfg: SimConfig, factory: Option<&dyn ControllerFactory>) -> Result<Self, String> {
         let meas = cfg.measure;
+        if cfg.topology.links.len() > MAX_LINKS {
+            return Err(format!("topology.links: {} links, at most {MAX_LINKS}", cfg.topology.links.len()));
+        }
         let mut links: Vec<Link> = cfg
             .topology
             .links
@@ -363,19 +427,19 @@ impl Simulation {
                 rate: [Armed::default(); 3],
                 ts_delivered: 0,
             });
-            initial.push((f.start, Ev::Start(id)));
+            initial.push((f.start, Ev::Start(id).pack()));
             if let Some(stop) = f.stop {
-                initial.push((stop, Ev::Stop(id)));
+                initial.push((stop, Ev::Stop(id).pack()));
             }
         }
         if meas.from > 0 {
-            initial.push((meas.from, Ev::Measure(0)));
+            initial.push((meas.from, Ev::Measure(0).pack()));
         }
         if meas.to < cfg.duration {
-            initial.push((meas.to, Ev::Measure(1)));
+            initial.push((meas.to, Ev::Measure(1).pack()));
         }
         let ts = cfg.timeseries.map(|iv| {
-            initial.push((iv, Ev::Sample));
+            initial.push((iv, Ev::Sample.pack()));
             TimeSeries::default()
         });
         q.schedule_all(initial);
@@ -435,24 +499,24 @@ impl Simulation {
             // The next packet's pipe head is likely cold (many links): fetch it while this
             // event is handled.
             if PREFETCH {
-                if let Some(&Ev::LinkArrival(n)) = self.q.peek_ahead(1) {
-                    self.links[n as usize].prefetch_head(&self.pipes);
+                if let Some((link, entry)) = self.q.peek_ahead(1).and_then(|e| e.link_arrival()) {
+                    self.pipes.prefetch_entry(entry);
+                    self.links[link as usize].prefetch_hot();
                 }
             }
-            if let Ev::LinkArrival(l) = s.event {
+            if let Some((l, entry)) = s.event.link_arrival() {
                 // The link's next packet usually takes this entry's place.
-                let (wire, next) = self.links[l as usize].pop_arrival::<PREFETCH>(&mut self.pipes);
+                let (wire, next) = self.links[l as usize].pop_arrival::<PREFETCH>(&mut self.pipes, entry);
                 match next {
-                    // (this entry's event, `Ev::LinkArrival(l)`, as it came)
-                    Some(t) => self.q.replace_top(t, s.event),
+                    Some((t, entry)) => self.q.replace_top(t, Ev::LinkArrival { link: l, entry }.pack()),
                     None => self.q.pop(),
                 }
                 self.forward_wire::<false>(now, wire, l);
                 continue;
             }
             self.q.pop();
-            match s.event {
-                Ev::LinkArrival(_) => unreachable!(),
+            match s.event.get() {
+                Ev::LinkArrival { .. } => unreachable!(),
                 Ev::Rto(f) => self.rto_fired(now, f),
                 Ev::DelAck(f) => self.delack_fired(now, f),
                 Ev::Start(f) => self.start_flow(now, f),
@@ -586,7 +650,7 @@ impl Simulation {
                     && self.guard > 1
                     && self.links[l as usize].can_pass(&self.pipes, wire.has_ext())
                 {
-                    // `Ev::LinkArrival(l)`, handled now (see above)
+                    // `Ev::LinkArrival` at `l`, handled now (see above)
                     self.guard -= 1;
                     self.q.pass(arrival);
                     at = arrival;
@@ -594,8 +658,8 @@ impl Simulation {
                 }
             }
             let ext = take_ext(&mut self.links, &mut self.ext, &wire, from);
-            if self.links[l as usize].pipe_push(&mut self.pipes, arrival, wire, ext) {
-                self.q.schedule(arrival, Ev::LinkArrival(l));
+            if let Some(entry) = self.links[l as usize].pipe_push(&mut self.pipes, arrival, wire, ext) {
+                self.q.schedule(arrival, Ev::LinkArrival { link: l, entry }.pack());
             }
             return;
         }
@@ -634,7 +698,7 @@ impl Simulation {
                         }
                     }
                     if let Some(d) = delack {
-                        self.q.schedule(d, Ev::DelAck(f));
+                        self.q.schedule(d, Ev::DelAck(f).pack());
                     }
                 }
                 PacketKind::Ack => {
@@ -650,7 +714,7 @@ impl Simulation {
                     let rto = self.flows[f as usize].rto.arm(rto);
                     self.flush(now);
                     if let Some(d) = rto {
-                        self.q.schedule(d, Ev::Rto(f));
+                        self.q.schedule(d, Ev::Rto(f).pack());
                     }
                 }
                 PacketKind::Datagram => {}
@@ -673,7 +737,7 @@ impl Simulation {
             }
             Endpoint::Udp { src, .. } => {
                 let first = src.start(now);
-                self.q.schedule(first, Ev::Udp(f));
+                self.q.schedule(first, Ev::Udp(f).pack());
             }
             Endpoint::Rate { snd, .. } => {
                 snd.start(now);
@@ -690,7 +754,7 @@ impl Simulation {
         let now = self.q.now();
         for (slot, w) in want.into_iter().enumerate() {
             if let Some(d) = fs.rate[slot].arm(w.map(|d| d.max(now))) {
-                self.q.schedule(d, [Ev::Pace(f), Ev::RateSnd(f), Ev::RateRcv(f)][slot]);
+                self.q.schedule(d, [Ev::Pace(f), Ev::RateSnd(f), Ev::RateRcv(f)][slot].pack());
             }
         }
     }
@@ -784,7 +848,7 @@ impl Simulation {
             let next = src.fire(now, &mut self.out);
             *sent += (self.out.len() - before) as u64;
             if let Some(t) = next {
-                self.q.schedule(t, Ev::Udp(f));
+                self.q.schedule(t, Ev::Udp(f).pack());
             }
         }
         self.flush(now);
@@ -795,7 +859,7 @@ impl Simulation {
         let fs = &mut self.flows[f as usize];
         if let Some(snd) = fs.ep.tcp() {
             if let Some(d) = fs.rto.arm(snd.rto_deadline()) {
-                self.q.schedule(d, Ev::Rto(f));
+                self.q.schedule(d, Ev::Rto(f).pack());
             }
         }
     }
@@ -820,7 +884,7 @@ impl Simulation {
         let fs = &mut self.flows[f as usize];
         if let Some(rcv) = fs.ep.sink() {
             if let Some(d) = fs.delack.arm(rcv.delack_deadline) {
-                self.q.schedule(d, Ev::DelAck(f));
+                self.q.schedule(d, Ev::DelAck(f).pack());
             }
         }
     }
@@ -865,7 +929,7 @@ impl Simulation {
             self.ts_link_marks[i] = marks;
         }
         if now + iv <= self.cfg.duration {
-            self.q.schedule(now + iv, Ev::Sample);
+            self.q.schedule(now + iv, Ev::Sample.pack());
         }
     }
 
@@ -951,5 +1015,42 @@ impl Simulation {
             Some(log)
         };
         RunResult { flows, links, timeseries: self.ts.take(), loss_log, events: self.q.processed(), trace: None }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Ev, MAX_LINKS};
+
+    /// Every kind of event comes back from the queue's word as it went in, with the largest
+    /// link and entry numbers too; a link arrival is told apart from every other kind.
+    #[test]
+    fn events_round_trip_through_their_packed_word() {
+        let top = u32::MAX;
+        let link = MAX_LINKS as u32 - 1;
+        let all = [
+            Ev::LinkArrival { link: 0, entry: 0 },
+            Ev::LinkArrival { link, entry: top },
+            Ev::LinkArrival { link: 12_345, entry: 16 * 777 + 5 },
+            Ev::Rto(top),
+            Ev::DelAck(7),
+            Ev::Start(0),
+            Ev::Stop(top),
+            Ev::Udp(3),
+            Ev::Pace(top),
+            Ev::RateSnd(1),
+            Ev::RateRcv(2),
+            Ev::Sample,
+            Ev::Measure(1),
+        ];
+        for ev in all {
+            let w = ev.pack();
+            assert_eq!(w.get(), ev);
+            let arrival = match ev {
+                Ev::LinkArrival { link, entry } => Some((link, entry)),
+                _ => None,
+            };
+            assert_eq!(w.link_arrival(), arrival, "{ev:?}");
+        }
     }
 }

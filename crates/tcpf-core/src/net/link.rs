@@ -5,7 +5,7 @@
 //! previous packet). The link therefore keeps only the service-start times of packets still
 //! waiting (to know the queue length when the next packet arrives) and needs no
 //! transmit-complete events. Packets in propagation sit in a FIFO (`pipe`); the engine keeps
-//! one event for its head. Admission is exact: the queue length, RED's average and idle time
+//! one event for its head, which names the head's entry. Admission is exact: the queue length, RED's average and idle time
 //! are those at the packet's arrival time.
 
 use super::loss::LossModel;
@@ -76,11 +76,29 @@ impl Pipes {
         }
     }
 
+    /// Ask the processor to fetch entry `entry` (as [`Link::pipe_push`] and
+    /// [`Link::pop_arrival`] number them) and the one after it into the cache: a hint, with no
+    /// effect on results. A pipe's head was written a propagation delay ago and, with
+    /// thousands of links, has usually left the cache. The pop reads the head's packet and the
+    /// next entry's time: with two entries to a line, the next one is in the following line
+    /// half the time. Both are fetched without a test: a branch on the position goes either
+    /// way at random, and a fetch of a line already asked for (or of the chunk's first entry,
+    /// after its last) costs next to nothing.
+    #[inline(always)]
+    pub fn prefetch_entry(&self, entry: u32) {
+        if let Some(c) = self.chunks.get((entry / CHUNK as u32) as usize) {
+            let p = entry as usize % CHUNK;
+            prefetch(&c.e[p]);
+            prefetch(&c.e[(p + 1) % CHUNK]);
+        }
+    }
+
     /// `alloc` when no chunk is free.
     #[cold]
     #[inline(never)]
     fn grow(&mut self, at: Time, wire: Wire) -> u32 {
-        assert!(self.chunks.len() < NIL as usize, "too many packets in flight");
+        // (an entry's number, chunk × CHUNK + position, is a u32)
+        assert!(self.chunks.len() < (u32::MAX / CHUNK as u32) as usize, "too many packets in flight");
         self.chunks.push(Chunk { e: [Entry { at, wire }; CHUNK] });
         self.next.push(NIL);
         (self.chunks.len() - 1) as u32
@@ -340,21 +358,10 @@ impl Link {
         Some(done + self.h.delay)
     }
 
-    /// Ask the processor to fetch the head of the pipe (its next arrival) into the cache: a
-    /// hint, with no effect on results. A pipe's head was written a propagation delay ago
-    /// and, with thousands of links, has usually left the cache.
-    #[inline]
-    pub fn prefetch_head(&self, pipes: &Pipes) {
-        if let Some(c) = pipes.chunks.get(self.h.head as usize) {
-            // The pop reads the head's packet and the next entry's time: with two entries to
-            // a line, the next one is in the following line half the time. Both are fetched
-            // without a test: a branch on the position goes either way at random, and a
-            // fetch of a line already asked for (or of the chunk's first entry, after its
-            // last) costs next to nothing.
-            let p = self.h.hpos as usize % CHUNK;
-            prefetch(&c.e[p]);
-            prefetch(&c.e[(p + 1) % CHUNK]);
-        }
+    /// Ask the processor to fetch the line admission and the pipe's ends read (a hint).
+    #[inline(always)]
+    pub fn prefetch_hot(&self) {
+        prefetch(&self.h);
     }
 
     /// Whether a packet (`ext`: with an out-of-line part) entering the pipe now and leaving
@@ -367,17 +374,18 @@ impl Link {
     }
 
     /// Put an admitted packet (its compact form and out-of-line part, as `Packet::split`
-    /// gives them) in the propagation pipe (its entries live in `pipes`); true if it is the
-    /// only one there (the caller must then schedule its arrival).
+    /// gives them) in the propagation pipe (its entries live in `pipes`). If it is the only
+    /// one there, returns the number of its entry (the caller must then schedule its arrival,
+    /// naming that entry for `pop_arrival`).
     #[inline(always)]
-    pub fn pipe_push(&mut self, pipes: &mut Pipes, arrival: Time, wire: Wire, ext: Option<Ext>) -> bool {
+    pub fn pipe_push(&mut self, pipes: &mut Pipes, arrival: Time, wire: Wire, ext: Option<Ext>) -> Option<u32> {
         if let Some(e) = ext {
             self.ext.push_back(e);
         }
         if self.h.tail == NIL {
             let c = pipes.alloc(arrival, wire);
             (self.h.head, self.h.tail, self.h.hpos, self.h.tpos) = (c, c, 0, 1);
-            return true;
+            return Some(c * CHUNK as u32);
         }
         let t = self.h.tpos as usize;
         // (`tpos` is at most CHUNK: `>=` lets the entry index go unchecked)
@@ -391,32 +399,40 @@ impl Link {
             c.e[t] = Entry { at: arrival, wire };
             self.h.tpos += 1;
         }
-        false
+        None
     }
 
-    /// The head of the pipe reaches the far end. Returns its compact form (its out-of-line
-    /// part, if any, is taken with `take_ext`) and the arrival time of the next one, if any.
+    /// The number of the pipe's head entry (None: the pipe is empty).
+    pub fn head_entry(&self) -> Option<u32> {
+        (self.h.head != NIL).then(|| self.h.head * CHUNK as u32 + self.h.hpos as u32)
+    }
+
+    /// The head of the pipe, entry `entry`, reaches the far end. Returns its compact form (its
+    /// out-of-line part, if any, is taken with `take_ext`) and the arrival time and entry of
+    /// the next one, if any.
     /// With `AHEAD`, prefetch the line the link's next pop will read (worth it only when the
     /// pipes outgrow the cache, i.e. with many links).
     #[inline]
-    pub fn pop_arrival<const AHEAD: bool>(&mut self, pipes: &mut Pipes) -> (Wire, Option<Time>) {
-        // (an empty pipe's head, `NIL`, is past the chunks: the index panics)
-        let h = self.h.head;
+    pub fn pop_arrival<const AHEAD: bool>(&mut self, pipes: &mut Pipes, entry: u32) -> (Wire, Option<(Time, u32)>) {
+        debug_assert_eq!(Some(entry), self.head_entry(), "an arrival for another entry than the head");
+        // The entry is found from its number, not from the link's head: the two loads do not
+        // wait for each other (with thousands of links both have usually left the cache).
+        let h = entry / CHUNK as u32;
         let c = &pipes.chunks[h as usize];
-        // (`hpos` < CHUNK: the modulo is a mask and spares the entry index its bounds check)
-        let p = self.h.hpos as usize % CHUNK;
+        // (the modulo is a mask and spares the entry index its bounds check)
+        let p = entry as usize % CHUNK;
         let next = if h == self.h.tail && p + 1 == self.h.tpos as usize {
             None
         } else if p + 1 < CHUNK {
             self.h.hpos += 1;
             // The next pop reads entry p + 2, in another line when p is even: fetch it now,
             // a packet spacing ahead rather than a propagation delay after it was written
-            // (a hint, no effect on results; unconditional, as in `prefetch_head`, even when
-            // p + 2 is in p + 1's line or past the packets written so far).
+            // (a hint, no effect on results; unconditional, as in `Pipes::prefetch_entry`, even
+            // when p + 2 is in p + 1's line or past the packets written so far).
             if AHEAD {
                 prefetch(&c.e[(p + 2) % CHUNK]);
             }
-            return (c.e[p].wire, Some(c.e[p + 1].at));
+            return (c.e[p].wire, Some((c.e[p + 1].at, entry + 1)));
         } else {
             Some(pipes.next[h as usize])
         };
@@ -430,7 +446,7 @@ impl Link {
             }
             Some(n) => {
                 (self.h.head, self.h.hpos) = (n, 0);
-                Some(pipes.chunks[n as usize].e[0].at)
+                Some((pipes.chunks[n as usize].e[0].at, n * CHUNK as u32))
             }
         };
         (wire, t)
@@ -478,14 +494,18 @@ mod tests {
     /// Push a whole packet.
     fn push(l: &mut Link, pipes: &mut Pipes, arrival: Time, p: Packet) -> bool {
         let (w, e) = p.split();
-        l.pipe_push(pipes, arrival, w, e)
+        let loc = l.pipe_push(pipes, arrival, w, e);
+        assert_eq!(loc.is_some(), loc == l.head_entry());
+        loc.is_some()
     }
 
     /// Pop a whole packet.
     fn pop<const AHEAD: bool>(l: &mut Link, pipes: &mut Pipes) -> (Packet, Option<Time>) {
-        let (w, t) = l.pop_arrival::<AHEAD>(pipes);
+        let loc = l.head_entry().expect("a packet in the pipe");
+        let (w, t) = l.pop_arrival::<AHEAD>(pipes, loc);
+        assert_eq!(t.map(|(_, n)| n), l.head_entry());
         let e = if w.has_ext() { l.take_ext() } else { None };
-        (w.join(e), t)
+        (w.join(e), t.map(|(t, _)| t))
     }
 
     #[test]
