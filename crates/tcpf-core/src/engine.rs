@@ -496,8 +496,9 @@ impl Simulation {
                 }
             }
             let now = s.time;
-            // The next packet's pipe head is likely cold (many links): fetch it while this
-            // event is handled.
+            // The next packet's pipe entry and its link's hot line are likely cold (many
+            // links): fetch both while this event is handled (the event names the entry, so
+            // nothing is loaded first).
             if PREFETCH {
                 if let Some((link, entry)) = self.q.peek_ahead(1).and_then(|e| e.link_arrival()) {
                     self.pipes.prefetch_entry(entry);
