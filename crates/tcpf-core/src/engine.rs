@@ -82,9 +82,11 @@ impl Packed {
 
     #[inline(always)]
     fn get(self) -> Ev {
+        if let Some((link, entry)) = self.link_arrival() {
+            return Ev::LinkArrival { link, entry };
+        }
         let n = self.0 as u32;
         match self.0 >> 60 {
-            0 => Ev::LinkArrival { link: (self.0 >> 32) as u32 & (MAX_LINKS as u32 - 1), entry: n },
             1 => Ev::Rto(n),
             2 => Ev::DelAck(n),
             3 => Ev::Start(n),
