@@ -339,7 +339,12 @@ impl<E: Copy> EventQueue<E> {
         if a - self.cur_a < self.near_span {
             self.push_near(e, a);
         } else {
-            self.file_upper(e, a);
+            // By field: a `Slot` argument is passed through a copy in memory, and the compiler
+            // then builds every event filed here (by `replace_top` too) in that copy, field by
+            // field, and reads it back whole to push it into its near bucket: a load wider than
+            // the stores before it is not served from them, and waits for them to reach the
+            // cache (measured: −2 % CPU on the reference).
+            self.file_upper(e.time, e.seq, e.event, a);
         }
     }
 
@@ -354,7 +359,8 @@ impl<E: Copy> EventQueue<E> {
     /// File an event of slot `a ≥ cur_a + 64` on the upper level of the highest base-64 digit
     /// in which `a` and `cur_a` differ, or in `far` beyond the top level.
     #[inline(never)]
-    fn file_upper(&mut self, e: Slot<E>, a: u64) {
+    fn file_upper(&mut self, time: Time, seq: u64, event: E, a: u64) {
+        let e = Slot { time, seq, event };
         let x = a ^ self.cur_a;
         if x >> (LEVELS * BITS) != 0 {
             self.far.push(e);
