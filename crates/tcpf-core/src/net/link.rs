@@ -5,8 +5,8 @@
 //! previous packet). The link therefore keeps only the service-start times of packets still
 //! waiting (to know the queue length when the next packet arrives) and needs no
 //! transmit-complete events. Packets in propagation sit in a FIFO (`pipe`); the engine keeps
-//! one event for its head, which names the head's entry. Admission is exact: the queue length, RED's average and idle time
-//! are those at the packet's arrival time.
+//! one event for its head, which names the head's entry. Admission is exact: the queue
+//! length, RED's average and idle time are those at the packet's arrival time.
 
 use super::loss::LossModel;
 use super::packet::{ecn, Ext, Wire};
@@ -18,6 +18,20 @@ use std::collections::VecDeque;
 const NIL: u32 = u32::MAX;
 /// Entries in a chunk of a pipe.
 const CHUNK: usize = 16;
+
+/// The number of pipe entry `pos` of chunk `chunk` (chunk × [`CHUNK`] + position): what
+/// [`Link::pipe_push`] and [`Link::pop_arrival`] give and the engine's link arrivals carry.
+#[inline(always)]
+fn entry_number(chunk: u32, pos: usize) -> u32 {
+    chunk * CHUNK as u32 + pos as u32
+}
+
+/// The chunk and position of entry number `entry` (`entry_number`'s inverse; the position
+/// is a mask, which spares an entry index its bounds check).
+#[inline(always)]
+fn entry_place(entry: u32) -> (u32, usize) {
+    (entry / CHUNK as u32, entry as usize % CHUNK)
+}
 
 /// The storage of every link's propagation pipe: chunks of [`CHUNK`] compact entries in one
 /// store, each link linking its own chunks into a FIFO, freed chunks reused first. Memory
@@ -86,8 +100,8 @@ impl Pipes {
     /// after its last) costs next to nothing.
     #[inline(always)]
     pub fn prefetch_entry(&self, entry: u32) {
-        if let Some(c) = self.chunks.get((entry / CHUNK as u32) as usize) {
-            let p = entry as usize % CHUNK;
+        let (h, p) = entry_place(entry);
+        if let Some(c) = self.chunks.get(h as usize) {
             prefetch(&c.e[p]);
             prefetch(&c.e[(p + 1) % CHUNK]);
         }
@@ -97,7 +111,7 @@ impl Pipes {
     #[cold]
     #[inline(never)]
     fn grow(&mut self, at: Time, wire: Wire) -> u32 {
-        // (an entry's number, chunk × CHUNK + position, is a u32)
+        // (an entry's number, `entry_number`, is a u32)
         assert!(self.chunks.len() < (u32::MAX / CHUNK as u32) as usize, "too many packets in flight");
         self.chunks.push(Chunk { e: [Entry { at, wire }; CHUNK] });
         self.next.push(NIL);
@@ -385,7 +399,7 @@ impl Link {
         if self.h.tail == NIL {
             let c = pipes.alloc(arrival, wire);
             (self.h.head, self.h.tail, self.h.hpos, self.h.tpos) = (c, c, 0, 1);
-            return Some(c * CHUNK as u32);
+            return Some(entry_number(c, 0));
         }
         let t = self.h.tpos as usize;
         // (`tpos` is at most CHUNK: `>=` lets the entry index go unchecked)
@@ -404,7 +418,7 @@ impl Link {
 
     /// The number of the pipe's head entry (None: the pipe is empty).
     pub fn head_entry(&self) -> Option<u32> {
-        (self.h.head != NIL).then(|| self.h.head * CHUNK as u32 + self.h.hpos as u32)
+        (self.h.head != NIL).then(|| entry_number(self.h.head, self.h.hpos as usize))
     }
 
     /// The head of the pipe, entry `entry`, reaches the far end. Returns its compact form (its
@@ -417,10 +431,8 @@ impl Link {
         debug_assert_eq!(Some(entry), self.head_entry(), "an arrival for another entry than the head");
         // The entry is found from its number, not from the link's head: the two loads do not
         // wait for each other (with thousands of links both have usually left the cache).
-        let h = entry / CHUNK as u32;
+        let (h, p) = entry_place(entry);
         let c = &pipes.chunks[h as usize];
-        // (the modulo is a mask and spares the entry index its bounds check)
-        let p = entry as usize % CHUNK;
         let next = if h == self.h.tail && p + 1 == self.h.tpos as usize {
             None
         } else if p + 1 < CHUNK {
@@ -432,6 +444,7 @@ impl Link {
             if AHEAD {
                 prefetch(&c.e[(p + 2) % CHUNK]);
             }
+            // (the next entry of the same chunk: `entry_number(h, p + 1)`)
             return (c.e[p].wire, Some((c.e[p + 1].at, entry + 1)));
         } else {
             Some(pipes.next[h as usize])
@@ -446,7 +459,7 @@ impl Link {
             }
             Some(n) => {
                 (self.h.head, self.h.hpos) = (n, 0);
-                Some((pipes.chunks[n as usize].e[0].at, n * CHUNK as u32))
+                Some((pipes.chunks[n as usize].e[0].at, entry_number(n, 0)))
             }
         };
         (wire, t)
