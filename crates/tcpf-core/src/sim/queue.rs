@@ -580,8 +580,16 @@ impl<E: Copy> EventQueue<E> {
         self.window_end = self.processed + self.window;
         self.window_from = self.now;
         let width = gap.saturating_mul(WIDTH_PER_GAP).max(1);
-        // Nearest power of two (in the log): 2^s ≤ width < 2^(s+1), round up above 1.5 × 2^s.
         let mut shift = 63 - width.leading_zeros();
+        // The width stays while it is within a factor of two of the one wanted
+        // (2^(s−1) ≤ width < 2^(s+1)): a mean gap near a rounding boundary would otherwise
+        // flip it back and forth, and each change re-files every pending event (3 200 flows:
+        // 71 changes between 2^10 and 2^11 ns in 20 s, each of some 9 600 events).
+        if shift == self.shift || shift + 1 == self.shift {
+            return;
+        }
+        // Else the nearest power of two (in the log): 2^s ≤ width < 2^(s+1), round up above
+        // 1.5 × 2^s.
         if shift > 0 && width >= (3u64 << (shift - 1)) {
             shift += 1;
         }
@@ -1026,5 +1034,38 @@ mod tests {
         }
         // 4 gaps = 400 µs ≈ 2^19 ns (524 µs; 2^18 = 262 µs is farther in the log).
         assert_eq!(q.shift, 19);
+    }
+
+    #[test]
+    fn the_slot_width_stays_while_the_gap_hovers_about_a_rounding_boundary() {
+        // 50 events a gap apart, each re-scheduled 50 gaps later: the mean gap is the gap.
+        fn run(q: &mut EventQueue<u32>, gap: u64, pops: usize) {
+            let t0 = q.now();
+            if q.is_empty() {
+                for i in 0..50u32 {
+                    q.schedule(t0 + i as u64 * gap, i);
+                }
+            }
+            for _ in 0..pops {
+                let s = q.peek_until(u64::MAX).unwrap();
+                q.replace_top(s.time.max(q.now()) + 50 * gap, s.event);
+            }
+        }
+        let mut q = EventQueue::with_window(100);
+        // 4 gaps of 96 µs = 384 µs, just below 1.5 × 2^18 ns: the nearest power is 2^18
+        run(&mut q, 96_000, 1000);
+        assert_eq!(q.shift, 18);
+        // 4 gaps of 100 µs = 400 µs, just above: nearest 2^19, but 2^18 is within a factor 2
+        run(&mut q, 100_000, 1000);
+        assert_eq!(q.shift, 18, "the width moved for a gap within a factor of two of it");
+        // 4 gaps of 140 µs = 560 µs ≥ 2^19: beyond a factor of two, the nearest power again
+        run(&mut q, 140_000, 1000);
+        assert_eq!(q.shift, 19);
+        // and down: 4 gaps of 70 µs = 280 µs ≥ 2^18, within a factor of two of 2^19: stays
+        run(&mut q, 70_000, 1000);
+        assert_eq!(q.shift, 19);
+        // 4 gaps of 50 µs = 200 µs < 2^18: the nearest power, 2^18 (200 µs ≥ 1.5 × 2^17)
+        run(&mut q, 50_000, 1000);
+        assert_eq!(q.shift, 18);
     }
 }
