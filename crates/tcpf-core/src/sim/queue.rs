@@ -87,7 +87,7 @@ const WIDTH_PER_GAP: u64 = 4;
 /// for every run: 3 200 flows 0.962–0.976, but 320 flows, some 1 000 pending, 1.023 and the
 /// 32-flow reference 1.011).
 const WIDE_LEN: usize = 6144;
-const NARROW_LEN: usize = 3072;
+const NARROW_LEN: usize = WIDE_LEN / 2;
 /// The slot width before the first measurement: 2^10 ns ≈ 1 µs.
 const INITIAL_SHIFT: u32 = 10;
 const MAX_SHIFT: u32 = 40;
@@ -555,12 +555,8 @@ impl<E: Copy> EventQueue<E> {
         let v = &mut self.cur[..];
         match v.len() {
             0 | 1 => {}
-            2 => cx(v, 0, 1),
-            3 => {
-                cx(v, 0, 1);
-                cx(v, 1, 2);
-                cx(v, 0, 1);
-            }
+            2 => network(v, &NET2),
+            3 => network(v, &NET3),
             _ => self.sort_cur_long(),
         }
     }
@@ -664,9 +660,11 @@ fn near_span(a: u64) -> u64 {
     (BUCKETS as u64).min(range - (a & (range - 1)))
 }
 
-/// Optimal sorting networks (fewest compare-exchanges) for 4 to 8 elements: after the
+/// Optimal sorting networks (fewest compare-exchanges) for 2 to 8 elements: after the
 /// compare-exchanges in order, every pair is in order (`sorting_networks_sort` checks them on
 /// every 0-1 input, which suffices).
+const NET2: [(u8, u8); 1] = [(0, 1)];
+const NET3: [(u8, u8); 3] = [(0, 1), (1, 2), (0, 1)];
 const NET4: [(u8, u8); 5] = [(0, 1), (2, 3), (0, 2), (1, 3), (1, 2)];
 const NET5: [(u8, u8); 9] = [(0, 3), (1, 4), (0, 2), (1, 3), (0, 1), (2, 4), (1, 2), (3, 4), (2, 3)];
 const NET6: [(u8, u8); 12] = [(0, 5), (1, 3), (2, 4), (1, 2), (3, 4), (0, 3), (2, 5), (0, 1), (2, 3), (4, 5), (1, 2), (3, 4)];
@@ -1040,34 +1038,35 @@ mod tests {
         }
     }
 
+    /// Keep `n` events pending a mean gap `gap` apart for `pops` events: `n` events a gap
+    /// apart (scheduled from now if the queue is empty), each re-scheduled `n` gaps later.
+    fn steady(q: &mut EventQueue<u32>, n: u32, gap: u64, pops: usize) {
+        if q.is_empty() {
+            let t0 = q.now();
+            for i in 0..n {
+                q.schedule(t0 + i as u64 * gap, i);
+            }
+        }
+        for _ in 0..pops {
+            let s = q.peek_until(u64::MAX).unwrap();
+            q.replace_top(s.time + n as u64 * gap, s.event);
+        }
+    }
+
     #[test]
     fn the_slot_width_follows_the_gap_between_events() {
         let mut q = EventQueue::with_window(100);
-        let mut t = 0;
-        for i in 0..50u32 {
-            q.schedule(t, i);
-            t += 100_000; // a gap of 100 µs
-        }
-        for _ in 0..1000 {
-            let s = q.peek_until(u64::MAX).unwrap();
-            q.replace_top(s.time + 50 * 100_000, s.event);
-        }
+        steady(&mut q, 50, 100_000, 1000); // a gap of 100 µs
         // 4 gaps = 400 µs ≈ 2^19 ns (524 µs; 2^18 = 262 µs is farther in the log).
         assert_eq!(q.shift, 19);
     }
 
     #[test]
     fn slots_are_twice_as_wide_with_many_events_pending() {
-        // n events a gap of 50 µs apart, each re-scheduled n gaps later: the mean gap is 50 µs
+        // n events pending, a mean gap of 50 µs apart
         let shift_with = |n: u32| {
             let mut q = EventQueue::with_window(1000);
-            for i in 0..n {
-                q.schedule(i as u64 * 50_000, i);
-            }
-            for _ in 0..20_000 {
-                let s = q.peek_until(u64::MAX).unwrap();
-                q.replace_top(s.time + n as u64 * 50_000, s.event);
-            }
+            steady(&mut q, n, 50_000, 20_000);
             q.shift
         };
         // 4 gaps = 200 µs ≈ 2^18 ns; 8 gaps = 400 µs ≈ 2^19
@@ -1077,19 +1076,8 @@ mod tests {
 
     #[test]
     fn the_slot_width_stays_while_the_gap_hovers_about_a_rounding_boundary() {
-        // 50 events a gap apart, each re-scheduled 50 gaps later: the mean gap is the gap.
-        fn run(q: &mut EventQueue<u32>, gap: u64, pops: usize) {
-            let t0 = q.now();
-            if q.is_empty() {
-                for i in 0..50u32 {
-                    q.schedule(t0 + i as u64 * gap, i);
-                }
-            }
-            for _ in 0..pops {
-                let s = q.peek_until(u64::MAX).unwrap();
-                q.replace_top(s.time.max(q.now()) + 50 * gap, s.event);
-            }
-        }
+        // 50 events pending, a mean gap apart
+        let run = |q: &mut EventQueue<u32>, gap: u64, pops: usize| steady(q, 50, gap, pops);
         let mut q = EventQueue::with_window(100);
         // 4 gaps of 96 µs = 384 µs, just below 1.5 × 2^18 ns: the nearest power is 2^18
         run(&mut q, 96_000, 1000);
