@@ -82,6 +82,9 @@ fn params(algo: &Algo, draws: &[(bool, f64)]) -> Value {
     Value::Object(m)
 }
 
+/// A flow group: algorithm, count, reversed, the draws of its knobs, start and stop.
+type Group = (Index, u32, bool, Vec<(bool, f64)>, f64, Option<f64>);
+
 #[derive(Debug, Clone)]
 struct Knobs {
     duration: f64,
@@ -91,7 +94,7 @@ struct Knobs {
     limit: f64,
     graph: bool,
     loss: u8,
-    groups: Vec<(Index, u32, bool, Vec<(bool, f64)>, f64, Option<f64>)>,
+    groups: Vec<Group>,
     udp: u8,
     seed: u64,
     delayed_ack: bool,

@@ -21,7 +21,7 @@ struct Records {
 
 impl Records {
     fn make<'py>(&self, py: Python<'py>, cls: &Py<PyAny>, values: impl IntoPyObject<'py>) -> PyResult<PyObject> {
-        Ok(self.tuple_new.call1(py, (cls.clone_ref(py), values))?)
+        self.tuple_new.call1(py, (cls.clone_ref(py), values))
     }
 }
 

@@ -849,7 +849,7 @@ mod tests {
     fn long_chains_do_not_recurse() {
         let on_stack = |kb: usize, f: fn()| std::thread::Builder::new().stack_size(kb * 1024).spawn(f).unwrap().join().unwrap();
         on_stack(64, || {
-            let n = (MAX_LEN + 1) / 2;
+            let n = MAX_LEN.div_ceil(2);
             let sum = vec!["w"; n].join("+");
             assert_eq!(sum.len(), 2 * n - 1);
             assert!(sum.len() <= MAX_LEN);

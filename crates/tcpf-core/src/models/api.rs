@@ -727,11 +727,14 @@ fn markov_model(a: &mut Args) -> R<Value> {
 
 // ----- Chiu–Jain ------------------------------------------------------------------------------
 
+/// Every flow's algorithm and parameter object, and the number of flows.
+type FlowLaws = (Vec<String>, Vec<Map<String, Value>>, usize);
+
 /// `alg` and `params` of the Chiu–Jain model: one algorithm (a string) and one parameter object
 /// for every flow, or a list of each with one entry per flow (mixed algorithms, sastry2005 §III's
 /// "different protocols"; jin2001 Fig. 3 compares SIMD with AIMD). Returns (algorithms, params,
 /// n) with n taken from the lists when `n` is not given.
-fn chiu_jain_flows(a: &mut Args) -> R<(Vec<String>, Vec<Map<String, Value>>, usize)> {
+fn chiu_jain_flows(a: &mut Args) -> R<FlowLaws> {
     let per_flow = |name: &str, v: &Value| -> R<Vec<Value>> {
         match v {
             Value::Array(items) if items.is_empty() => Err(ModelError::new(name, "must not be an empty list")),

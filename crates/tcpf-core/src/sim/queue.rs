@@ -382,7 +382,7 @@ impl<E: Copy> EventQueue<E> {
             return;
         }
         let level = (63 - x.leading_zeros()) / BITS;
-        debug_assert!(level >= 1 && level < LEVELS);
+        debug_assert!((1..LEVELS).contains(&level));
         let i = if self.free != NIL {
             let i = self.free;
             let n = &mut self.nodes[i as usize];
@@ -538,7 +538,7 @@ impl<E: Copy> EventQueue<E> {
                 self.free = i;
             } else {
                 let level = (63 - (a ^ self.cur_a).leading_zeros()) / BITS;
-                debug_assert!(level >= 1 && level < LEVELS);
+                debug_assert!((1..LEVELS).contains(&level));
                 self.link(i, level, a);
             }
             i = n.next;
@@ -570,7 +570,7 @@ impl<E: Copy> EventQueue<E> {
             6 => network(v, &NET6),
             7 => network(v, &NET7),
             8 => network(v, &NET8),
-            _ => v.sort_unstable_by(|x, y| y.key().cmp(&x.key())),
+            _ => v.sort_unstable_by_key(|x| std::cmp::Reverse(x.key())),
         }
     }
 
@@ -878,7 +878,7 @@ mod tests {
                     if let Some((t, _, _)) = got {
                         reference.pop();
                         popped += 1;
-                        if rng.next_u64() % 2 == 0 {
+                        if rng.next_u64().is_multiple_of(2) {
                             let t2 = t.saturating_add(delay(&mut rng));
                             q.replace_top(t2, id);
                             reference.push(Reverse((t2, seq, id)));
@@ -887,10 +887,10 @@ mod tests {
                         } else {
                             q.pop();
                         }
-                        if rng.next_u64() % 3 == 0 {
+                        if rng.next_u64().is_multiple_of(3) {
                             let t = q.now().saturating_add(rng.next_u64() % 4);
                             if q.is_next(t) {
-                                assert!(reference.peek().map_or(true, |r| r.0 .0 > t), "is_next({t}) with an event due at or before it");
+                                assert!(reference.peek().is_none_or(|r| r.0 .0 > t), "is_next({t}) with an event due at or before it");
                                 q.pass(t);
                                 assert_eq!(q.now(), t);
                                 seq += 1;
@@ -932,7 +932,7 @@ mod tests {
         for (seed, n, spread) in [(50u64, 20_000usize, 1u64), (51, 5_000, 1 << 40), (52, 3_000, 5_000), (53, 0, 1)] {
             for busy in [false, true] {
                 let mut rng = Rng::new(seed);
-                let events: Vec<(u64, u32)> = (0..n as u32).map(|i| (if rng.next_u64() % 3 == 0 { 0 } else { rng.next_u64() % spread }, i)).collect();
+                let events: Vec<(u64, u32)> = (0..n as u32).map(|i| (if rng.next_u64().is_multiple_of(3) { 0 } else { rng.next_u64() % spread }, i)).collect();
                 let (mut a, mut b) = (EventQueue::with_window(256), EventQueue::with_window(256));
                 if busy {
                     for q in [&mut a, &mut b] {
@@ -951,7 +951,7 @@ mod tests {
                     assert_eq!(x, y, "seed {seed}, busy {busy}");
                     let Some((t, _, _)) = x else { break };
                     // keep the queues busy for a while: some events re-schedule later ones
-                    if k < 2 * n as u32 && rng.next_u64() % 2 == 0 {
+                    if k < 2 * n as u32 && rng.next_u64().is_multiple_of(2) {
                         let t2 = t + rng.next_u64() % 3_000;
                         a.replace_top(t2, 1_000_000 + k);
                         b.replace_top(t2, 1_000_000 + k);

@@ -192,7 +192,7 @@ mod tests {
         assert_eq!(d.seen, vec![(11_000, 1_000), (13_000, 3_000), (10_000, 0)]);
         // DropTail decides at arrival only.
         let mut dt = DropTail { limit: 2 };
-        assert!(!DropTail::AT_SERVICE);
+        const { assert!(!DropTail::AT_SERVICE) };
         assert_eq!(decide(&mut dt, &short, &pkt), Admission::ForcedDrop);
         assert_eq!(decide(&mut dt, &idle, &pkt), Admission::Enqueue);
     }
