@@ -357,6 +357,15 @@ def run_order(reps: int, plans: List[Dict[str, Any]]) -> List[Tuple[int, Dict[st
     return [(rep, plan, side) for rep in range(reps) for plan in plans for side in plan["sides"]]
 
 
+def spread_of(each: List[float]) -> str:
+    """' (repetition by repetition LO-HIx, median Mx)' for the ratios of the repetitions, ''
+    for fewer than two: how far the host's speed moved the pairs around the ratio of medians."""
+    if len(each) < 2:
+        return ""
+    return (f" (repetition by repetition {min(each):.2f}-{max(each):.2f}x, "
+            f"median {statistics.median(each):.2f}x)")
+
+
 def summarize(runs: List[Dict[str, Any]]) -> Dict[str, Any]:
     """Medians over the repetitions, plus cost per delivered packet."""
     if not runs:
@@ -628,6 +637,9 @@ def main(argv: Optional[list] = None) -> int:
             if "cpu_s" in ns and tf.get("cpu_s"):
                 w[f"ratio_{other}_over_tcpfriendly"] = {"cpu": ns["cpu_s"] / tf["cpu_s"],
                                                        "wall": ns["wall_s"] / tf["wall_s"]}
+                # the CPU ratio within each repetition (the two runs made seconds apart)
+                w[f"ratio_{other}_over_tcpfriendly_reps"] = [
+                    round(c / c0, 4) for c, c0 in zip(ns["all_cpu_s"], tf["all_cpu_s"]) if c0 > 0]
             elif ns.get("did_not_finish") and tf.get("cpu_s"):
                 # a lower bound: the CPU time the simulator had used when it was killed
                 w[f"ratio_{other}_over_tcpfriendly"] = {"cpu_at_least": ns["cpu_s_when_killed"] / tf["cpu_s"]}
@@ -676,7 +688,8 @@ def main(argv: Optional[list] = None) -> int:
         for other, label in (("ns2", "ns-2"), ("ns3", "ns-3")):
             r = w.get(f"ratio_{other}_over_tcpfriendly")
             if r and "cpu" in r:
-                print(f"    ratio {label} / tcpfriendly: CPU {r['cpu']:.2f}x, wall {r['wall']:.2f}x")
+                print(f"    ratio {label} / tcpfriendly: CPU {r['cpu']:.2f}x, wall {r['wall']:.2f}x"
+                      f"{spread_of(w.get(f'ratio_{other}_over_tcpfriendly_reps', []))}")
             elif r:
                 print(f"    ratio {label} / tcpfriendly: CPU > {r['cpu_at_least']:.1f}x "
                       f"({label}'s CPU when killed / tcpfriendly's)")
@@ -684,11 +697,9 @@ def main(argv: Optional[list] = None) -> int:
         if b:
             print(f"    ratio baseline / tcpfriendly: CPU {b['cpu']:.3f}x, wall {b['wall']:.3f}x")
         if "ns_per_pkt_over_reference" in w:
-            each = w["ns_per_pkt_over_reference_reps"]
-            spread = (f" (repetition by repetition {min(each):.2f}-{max(each):.2f}x)"
-                      if len(each) > 1 else "")
             print(f"    tcpfriendly ns/pkt vs the {report['workloads'][0]['flows']}-flow workload: "
-                  f"{w['ns_per_pkt_over_reference']:.2f}x{spread}")
+                  f"{w['ns_per_pkt_over_reference']:.2f}x"
+                  f"{spread_of(w['ns_per_pkt_over_reference_reps'])}")
     print("ns/pkt = CPU ns per delivered packet (unique data packets delivered in order; ns-3: "
           "in-order bytes at the sinks / packet size); ev/pkt = each simulator's own events per "
           "delivered packet")
