@@ -1077,22 +1077,21 @@ mod tests {
     #[test]
     fn the_slot_width_stays_while_the_gap_hovers_about_a_rounding_boundary() {
         // 50 events pending, a mean gap apart
-        let run = |q: &mut EventQueue<u32>, gap: u64, pops: usize| steady(q, 50, gap, pops);
         let mut q = EventQueue::with_window(100);
         // 4 gaps of 96 µs = 384 µs, just below 1.5 × 2^18 ns: the nearest power is 2^18
-        run(&mut q, 96_000, 1000);
+        steady(&mut q, 50, 96_000, 1000);
         assert_eq!(q.shift, 18);
         // 4 gaps of 100 µs = 400 µs, just above: nearest 2^19, but 2^18 is within a factor 2
-        run(&mut q, 100_000, 1000);
+        steady(&mut q, 50, 100_000, 1000);
         assert_eq!(q.shift, 18, "the width moved for a gap within a factor of two of it");
         // 4 gaps of 140 µs = 560 µs ≥ 2^19: beyond a factor of two, the nearest power again
-        run(&mut q, 140_000, 1000);
+        steady(&mut q, 50, 140_000, 1000);
         assert_eq!(q.shift, 19);
         // and down: 4 gaps of 70 µs = 280 µs ≥ 2^18, within a factor of two of 2^19: stays
-        run(&mut q, 70_000, 1000);
+        steady(&mut q, 50, 70_000, 1000);
         assert_eq!(q.shift, 19);
         // 4 gaps of 50 µs = 200 µs < 2^18: the nearest power, 2^18 (200 µs ≥ 1.5 × 2^17)
-        run(&mut q, 50_000, 1000);
+        steady(&mut q, 50, 50_000, 1000);
         assert_eq!(q.shift, 18);
     }
 }
