@@ -697,6 +697,15 @@ impl Simulation {
     /// `sync_delack` / `sync_rto` called after them would.
     fn deliver(&mut self, now: Time, pkt: Packet) {
         let f = pkt.flow;
+        if self.prefetch {
+            // The link this arrival's answer enters first (a data packet's ACK, an ACK's new
+            // data): with thousands of links its hot line is cold, and it is read only after
+            // the endpoint's work (measured, profile-guided, CPU: 3 200 flows × 6 s 0.978,
+            // × 20 s 0.981; not done with few links, where it would only cost instructions).
+            if let Some(&l) = self.routes.get(f, pkt.kind == PacketKind::Data).first() {
+                self.links[l as usize].prefetch_hot();
+            }
+        }
         let fs = &mut self.flows[f as usize];
         match &mut fs.ep {
             Endpoint::Tcp { snd, rcv } => match pkt.kind {
