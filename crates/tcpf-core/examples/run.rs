@@ -2,6 +2,9 @@
 //! --example run < scenario.json`. Handy for profiling the engine without Python.
 use std::io::Read;
 
+#[global_allocator]
+static ALLOC: tcpf_core::alloc::HugePageAlloc = tcpf_core::alloc::HugePageAlloc;
+
 fn main() {
     let mut s = String::new();
     std::io::stdin().read_to_string(&mut s).expect("read stdin");

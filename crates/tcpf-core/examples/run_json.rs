@@ -6,6 +6,9 @@
 //! Exit 2 with the error on stderr when the scenario is invalid or the run fails.
 use std::io::Read;
 
+#[global_allocator]
+static ALLOC: tcpf_core::alloc::HugePageAlloc = tcpf_core::alloc::HugePageAlloc;
+
 fn main() {
     if std::env::args().nth(1).as_deref() == Some("algorithms") {
         println!("{}", tcpf_core::api::algorithms());

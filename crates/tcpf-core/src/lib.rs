@@ -7,8 +7,10 @@
 //! units), `registry` (one entry per algorithm: schema, source, constructor),
 //! `metrics`, `models` (analytic), `scenario` (user-facing scenario files: validation,
 //! defaults, resolution into an engine configuration), `engine` (the run), `error` (the one
-//! `FieldError` for bad input).
+//! `FieldError` for bad input), `alloc` (the global allocator the binaries install: large
+//! arrays on huge pages).
 
+pub mod alloc;
 pub mod api;
 pub mod cc;
 pub mod config;

@@ -4,6 +4,10 @@
 mod controllers;
 mod models;
 
+/// Large engine arrays on huge pages (see `tcpf_core::alloc`); Python's own memory is untouched.
+#[global_allocator]
+static ALLOC: tcpf_core::alloc::HugePageAlloc = tcpf_core::alloc::HugePageAlloc;
+
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
