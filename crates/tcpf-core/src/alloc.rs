@@ -6,8 +6,9 @@
 //! Why: a run with thousands of flows spends most of its time waiting for memory. Each packet
 //! reads its flow's state, its links' state and the queue's entries, scattered over tens of
 //! megabytes (3 200 flows: ~38 MB). With 4-KiB pages those reads also miss the TLB, and each
-//! miss is a page walk; with 2-MiB pages the whole working set fits in the TLB. The few large
-//! arrays (flows, links, queue chunks, event buckets) hold almost all of it.
+//! miss is a page walk; with 2-MiB pages the TLB covers all of the few large arrays (flows,
+//! links, the pipes' chunks, the event queue's nodes), which hold most of it. A large block
+//! grows by moving its pages (`mremap`), never by copying them, so it never holds both sizes.
 //!
 //! Nothing a run computes depends on where its memory is, so results are unchanged. Where the
 //! kernel has huge pages off (`never`) the `madvise` fails and is ignored: the mapping works
@@ -36,29 +37,71 @@ mod huge {
         (size + HUGE - 1) & !(HUGE - 1)
     }
 
+    /// An anonymous mapping of `len` + 2 MiB bytes with protection `prot`: its start, and the
+    /// 2-MiB boundary inside it where `len` bytes fit.
+    unsafe fn reserve(len: usize, prot: libc::c_int) -> Option<(usize, usize)> {
+        let span = len.checked_add(HUGE)?;
+        let raw = libc::mmap(ptr::null_mut(), span, prot, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0);
+        if raw == libc::MAP_FAILED {
+            return None;
+        }
+        let raw = raw as usize;
+        Some((raw, (raw + HUGE - 1) & !(HUGE - 1)))
+    }
+
+    /// Give back the parts of `reserve(len, _)`'s mapping at `raw` outside `[start, start + len)`.
+    unsafe fn trim(raw: usize, start: usize, len: usize) {
+        if start > raw {
+            libc::munmap(raw as *mut libc::c_void, start - raw);
+        }
+        let tail = raw + len + HUGE - (start + len);
+        if tail > 0 {
+            libc::munmap((start + len) as *mut libc::c_void, tail);
+        }
+    }
+
+    /// Advice only: with huge pages off this fails and the mapping keeps small pages.
+    unsafe fn advise(start: usize, len: usize) {
+        libc::madvise(start as *mut libc::c_void, len, libc::MADV_HUGEPAGE);
+    }
+
     /// A fresh zeroed mapping of `rounded(size)` bytes at a 2-MiB boundary, or null.
     ///
     /// # Safety
     /// Plain system calls on memory no one else owns.
     pub unsafe fn map(size: usize) -> *mut u8 {
         let len = rounded(size);
-        let Some(span) = len.checked_add(HUGE) else { return ptr::null_mut() };
-        let raw = libc::mmap(ptr::null_mut(), span, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0);
-        if raw == libc::MAP_FAILED {
+        let Some((raw, start)) = reserve(len, libc::PROT_READ | libc::PROT_WRITE) else { return ptr::null_mut() };
+        trim(raw, start, len);
+        advise(start, len);
+        start as *mut u8
+    }
+
+    /// `map(old)`'s block at `p` resized to `rounded(new)` bytes, or null (then `p` is
+    /// untouched). Shrinking gives back the tail in place; growing moves the pages to a fresh
+    /// 2-MiB boundary with `mremap`, without copying them and without holding both sizes at
+    /// once.
+    ///
+    /// # Safety
+    /// `p` came from `map(old)` (or `remap(_, _, old)`).
+    pub unsafe fn remap(p: *mut u8, old: usize, new: usize) -> *mut u8 {
+        let (old_len, len) = (rounded(old), rounded(new));
+        if len <= old_len {
+            if len < old_len {
+                libc::munmap(p.add(len) as *mut libc::c_void, old_len - len);
+            }
+            return p;
+        }
+        // The destination: an aligned place inside an inaccessible reservation, which
+        // MREMAP_FIXED replaces.
+        let Some((raw, start)) = reserve(len, libc::PROT_NONE) else { return ptr::null_mut() };
+        let q = libc::mremap(p as *mut libc::c_void, old_len, len, libc::MREMAP_MAYMOVE | libc::MREMAP_FIXED, start as *mut libc::c_void);
+        if q == libc::MAP_FAILED {
+            libc::munmap(raw as *mut libc::c_void, len + HUGE);
             return ptr::null_mut();
         }
-        // Keep the aligned `len` bytes inside the over-sized mapping; give back both ends.
-        let raw = raw as usize;
-        let start = (raw + HUGE - 1) & !(HUGE - 1);
-        if start > raw {
-            libc::munmap(raw as *mut libc::c_void, start - raw);
-        }
-        let tail = raw + span - (start + len);
-        if tail > 0 {
-            libc::munmap((start + len) as *mut libc::c_void, tail);
-        }
-        // Advice only: with huge pages off this fails and the mapping keeps small pages.
-        libc::madvise(start as *mut libc::c_void, len, libc::MADV_HUGEPAGE);
+        trim(raw, start, len);
+        advise(start, len);
         start as *mut u8
     }
 
@@ -97,8 +140,7 @@ unsafe impl GlobalAlloc for HugePageAlloc {
         let new = Layout::from_size_align_unchecked(new_size, l.align());
         match (is_large(&l), is_large(&new)) {
             (false, false) => System.realloc(p, l, new_size),
-            // Still within the mapping's whole pages: nothing to move.
-            (true, true) if huge::rounded(new_size) == huge::rounded(l.size()) => p,
+            (true, true) => huge::remap(p, l.size(), new_size),
             _ => {
                 let q = self.alloc(new);
                 if !q.is_null() {
@@ -138,13 +180,14 @@ unsafe impl GlobalAlloc for HugePageAlloc {
 mod tests {
     use super::*;
 
-    /// Large and small blocks through every entry point keep their contents, and large ones
-    /// sit on 2-MiB boundaries (Linux).
+    /// Large and small blocks through every entry point (growing, shrinking, crossing the
+    /// threshold both ways) keep their contents, and large ones sit on 2-MiB boundaries (Linux).
     #[test]
     fn blocks_keep_their_contents() {
         let a = HugePageAlloc;
         unsafe {
-            for &(from, to) in &[(64usize, 4096usize), (4096, LARGE), (LARGE, LARGE + 8), (LARGE + 8, 3 * LARGE), (3 * LARGE, 100), (LARGE, 64)] {
+            let cases = [(64usize, 4096usize), (4096, LARGE), (LARGE, LARGE + 8), (LARGE + 8, 3 * LARGE), (5 * LARGE, LARGE + 1), (3 * LARGE, 100), (LARGE, 64)];
+            for &(from, to) in &cases {
                 let l = Layout::from_size_align(from, 8).unwrap();
                 let p = a.alloc(l);
                 assert!(!p.is_null());
@@ -156,9 +199,13 @@ mod tests {
                 }
                 let q = a.realloc(p, l, to);
                 assert!(!q.is_null());
+                if cfg!(target_os = "linux") && to >= LARGE {
+                    assert_eq!(q as usize % (1 << 21), 0);
+                }
                 for i in 0..from.min(to) {
                     assert_eq!(*q.add(i), (i % 251) as u8, "byte {i} after {from} -> {to}");
                 }
+                *q.add(to - 1) = 7; // the whole new size is usable
                 a.dealloc(q, Layout::from_size_align(to, 8).unwrap());
             }
             let l = Layout::from_size_align(LARGE + 1, 64).unwrap();
