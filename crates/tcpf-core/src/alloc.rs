@@ -96,17 +96,19 @@ mod huge {
         // MREMAP_FIXED replaces.
         let Some((raw, start)) = reserve(len, libc::PROT_NONE) else { return ptr::null_mut() };
         let q = libc::mremap(p as *mut libc::c_void, old_len, len, libc::MREMAP_MAYMOVE | libc::MREMAP_FIXED, start as *mut libc::c_void);
+        // Either way the reservation's ends go back. On failure its middle is left alone: the
+        // kernel may have unmapped it already, and another thread may since have mapped there
+        // (at worst it stays reserved: address space, no memory).
+        trim(raw, start, len);
         if q == libc::MAP_FAILED {
-            libc::munmap(raw as *mut libc::c_void, len + HUGE);
             return ptr::null_mut();
         }
-        trim(raw, start, len);
         advise(start, len);
         start as *mut u8
     }
 
     /// # Safety
-    /// `p` came from `map(size)` and is not used again.
+    /// `p` is a block of `size` bytes from `map` or `remap`, not used again.
     pub unsafe fn unmap(p: *mut u8, size: usize) {
         libc::munmap(p as *mut libc::c_void, rounded(size));
     }
