@@ -14,6 +14,10 @@
 //! kernel has huge pages off (`never`) the `madvise` fails and is ignored: the mapping works
 //! with ordinary pages. Off Linux everything goes to the system allocator.
 //!
+//! Measured (benchmarks/README, 2026-12-06): 3 200 flows between 5 % faster and no faster,
+//! with the host's phase; a flood that trips the 1 GiB memory guard peaks at 536 MB instead of
+//! 1 057 MB, in half the time (glibc copies a growing heap block; `mremap` moves pages).
+//!
 //! Cost: a large allocation's resident size rounds up to whole 2-MiB pages once touched (less
 //! than 2 MiB more per allocation; a run has a handful of large ones). 3 200 flows: peak
 //! resident memory 44 MB instead of 38 MB.
