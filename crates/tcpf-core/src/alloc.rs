@@ -22,6 +22,7 @@
 //! than 2 MiB more per allocation; a run has a handful of large ones). 3 200 flows: peak
 //! resident memory 44 MB instead of 38 MB.
 
+#[cfg(target_os = "linux")]
 use std::alloc::{GlobalAlloc, Layout, System};
 
 /// The smallest allocation given its own huge-page mapping (1 MiB: smaller ones would waste
@@ -29,7 +30,12 @@ use std::alloc::{GlobalAlloc, Layout, System};
 pub const LARGE: usize = 1 << 20;
 
 /// See the module documentation.
+#[cfg(target_os = "linux")]
 pub struct HugePageAlloc;
+
+/// Off Linux: the system allocator itself.
+#[cfg(not(target_os = "linux"))]
+pub use std::alloc::System as HugePageAlloc;
 
 #[cfg(target_os = "linux")]
 mod huge {
@@ -58,7 +64,7 @@ mod huge {
         if start > raw {
             libc::munmap(raw as *mut libc::c_void, start - raw);
         }
-        let tail = raw + len + HUGE - (start + len);
+        let tail = raw + HUGE - start; // the span's end minus `start + len`
         if tail > 0 {
             libc::munmap((start + len) as *mut libc::c_void, tail);
         }
@@ -159,32 +165,10 @@ unsafe impl GlobalAlloc for HugePageAlloc {
     }
 }
 
-#[cfg(not(target_os = "linux"))]
-unsafe impl GlobalAlloc for HugePageAlloc {
-    #[inline]
-    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        System.alloc(l)
-    }
-
-    #[inline]
-    unsafe fn alloc_zeroed(&self, l: Layout) -> *mut u8 {
-        System.alloc_zeroed(l)
-    }
-
-    #[inline]
-    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        System.dealloc(p, l)
-    }
-
-    #[inline]
-    unsafe fn realloc(&self, p: *mut u8, l: Layout, new_size: usize) -> *mut u8 {
-        System.realloc(p, l, new_size)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::alloc::{GlobalAlloc, Layout};
 
     /// Large and small blocks through every entry point (growing, shrinking, crossing the
     /// threshold both ways) keep their contents, and large ones sit on 2-MiB boundaries (Linux).

@@ -688,12 +688,12 @@ const NET8: [(u8, u8); 19] = [
 /// `pruned`.
 const NET16: [(u8, u8); 63] = [(0, 1), (2, 3), (0, 2), (1, 3), (1, 2), (4, 5), (6, 7), (4, 6), (5, 7), (5, 6), (0, 4), (2, 6), (2, 4), (1, 5), (3, 7), (3, 5), (1, 2), (3, 4), (5, 6), (8, 9), (10, 11), (8, 10), (9, 11), (9, 10), (12, 13), (14, 15), (12, 14), (13, 15), (13, 14), (8, 12), (10, 14), (10, 12), (9, 13), (11, 15), (11, 13), (9, 10), (11, 12), (13, 14), (0, 8), (4, 12), (4, 8), (2, 10), (6, 14), (6, 10), (2, 4), (6, 8), (10, 12), (1, 9), (5, 13), (5, 9), (3, 11), (7, 15), (7, 11), (3, 5), (7, 9), (11, 13), (1, 2), (3, 4), (5, 6), (7, 8), (9, 10), (11, 12), (13, 14)];
 
-/// Batcher's 16-input network for `n` inputs: without the compare-exchanges that touch an input
-/// past `n` (a network stays valid when the inputs past `n` are taken as the smallest key, which
-/// no compare-exchange then moves), and without one that repeats the pair kept just before it
-/// (a no-op). `M` is `pruned_len(n)`.
-const fn pruned<const M: usize>(n: u8) -> [(u8, u8); M] {
-    let mut out = [(0, 0); M];
+/// Batcher's 16-input network for `n` inputs, in its first `.1` places: without the
+/// compare-exchanges that touch an input past `n` (a network stays valid when the inputs past
+/// `n` are taken as the smallest key, which no compare-exchange then moves), and without one
+/// that repeats the pair kept just before it (a no-op).
+const fn pruned_full(n: u8) -> ([(u8, u8); 63], usize) {
+    let mut out = [(0, 0); 63];
     let (mut i, mut k) = (0, 0);
     while i < NET16.len() {
         let (a, b) = NET16[i];
@@ -703,22 +703,25 @@ const fn pruned<const M: usize>(n: u8) -> [(u8, u8); M] {
         }
         i += 1;
     }
-    assert!(k == M, "pruned: M must be pruned_len(n)");
-    out
+    (out, k)
 }
 
 /// The number of compare-exchanges `pruned(n)` keeps.
 const fn pruned_len(n: u8) -> usize {
-    let (mut i, mut k, mut last) = (0, 0, (u8::MAX, u8::MAX));
-    while i < NET16.len() {
-        let (a, b) = NET16[i];
-        if b < n && (a != last.0 || b != last.1) {
-            last = (a, b);
-            k += 1;
-        }
+    pruned_full(n).1
+}
+
+/// `pruned_full(n)` cut to its length `M` (= `pruned_len(n)`).
+const fn pruned<const M: usize>(n: u8) -> [(u8, u8); M] {
+    let (full, k) = pruned_full(n);
+    assert!(k == M, "pruned: M must be pruned_len(n)");
+    let mut out = [(0, 0); M];
+    let mut i = 0;
+    while i < M {
+        out[i] = full[i];
         i += 1;
     }
-    k
+    out
 }
 
 const NET9: [(u8, u8); pruned_len(9)] = pruned(9);
