@@ -1,5 +1,5 @@
-//! `HugePageAlloc`: the global allocator the engine's binaries install (`run_json`, the Python
-//! extension). Small allocations go to the system allocator unchanged; an allocation of at
+//! `HugePageAlloc`: the global allocator the engine's binaries install (`run_json`, the `run`
+//! example, the Python extension). Small allocations go to the system allocator unchanged; an allocation of at
 //! least [`LARGE`] bytes gets its own mapping, aligned to and rounded up to 2 MiB, that the
 //! kernel is asked to back with transparent huge pages (`madvise(MADV_HUGEPAGE)`).
 //!
@@ -29,6 +29,10 @@ use std::alloc::{GlobalAlloc, Layout, System};
 /// more than half of their 2-MiB page).
 pub const LARGE: usize = 1 << 20;
 
+/// A transparent huge page (x86-64 and most Linux targets): a large block's alignment and the
+/// unit its mapping is rounded up to.
+pub const HUGE: usize = 1 << 21;
+
 /// See the module documentation.
 #[cfg(target_os = "linux")]
 pub struct HugePageAlloc;
@@ -39,9 +43,8 @@ pub use std::alloc::System as HugePageAlloc;
 
 #[cfg(target_os = "linux")]
 mod huge {
+    use super::HUGE;
     use std::ptr;
-
-    pub const HUGE: usize = 1 << 21;
 
     pub fn rounded(size: usize) -> usize {
         (size + HUGE - 1) & !(HUGE - 1)
@@ -127,7 +130,7 @@ mod huge {
 #[cfg(target_os = "linux")]
 #[inline]
 fn is_large(l: &Layout) -> bool {
-    l.size() >= LARGE && l.align() <= huge::HUGE
+    l.size() >= LARGE && l.align() <= HUGE
 }
 
 #[cfg(target_os = "linux")]
@@ -182,7 +185,7 @@ mod tests {
                 let p = a.alloc(l);
                 assert!(!p.is_null());
                 if cfg!(target_os = "linux") && from >= LARGE {
-                    assert_eq!(p as usize % (1 << 21), 0);
+                    assert_eq!(p as usize % HUGE, 0);
                 }
                 for i in 0..from {
                     *p.add(i) = (i % 251) as u8;
@@ -190,7 +193,7 @@ mod tests {
                 let q = a.realloc(p, l, to);
                 assert!(!q.is_null());
                 if cfg!(target_os = "linux") && to >= LARGE {
-                    assert_eq!(q as usize % (1 << 21), 0);
+                    assert_eq!(q as usize % HUGE, 0);
                 }
                 for i in 0..from.min(to) {
                     assert_eq!(*q.add(i), (i % 251) as u8, "byte {i} after {from} -> {to}");
