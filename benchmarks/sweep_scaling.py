@@ -17,9 +17,11 @@ With ``--scenario`` (and ``--runs``, default 40) only that sweep is timed.
 Every configuration runs the whole sweep into a fresh output directory (nothing cached), so
 each time covers the runs, their Parquet files and the results table. The plan (validating
 and hashing every run) is made once before timing; Dask cluster start-up is not timed.
-The default executor is what ``tcpf sweep`` uses (``auto``: threads with 1 worker, the process
-executor's warm pool with more); the pools are started, like a Dask cluster, before timing
-(their cold start-up is measured once and printed). The speed-up is time(first worker count)
+The default executor is what ``tcpf sweep`` uses (``auto``: threads with 1 worker; with more,
+the first runs on threads, timed, then threads for runs long enough to scale there and the
+process executor's warm pool for short ones); the pools are started, like a Dask cluster,
+before timing (their cold start-up is measured once and printed), and each count's line names
+what ran its runs. The speed-up is time(first worker count)
 / time(each other count); the configurations alternate for ``--rounds`` rounds (default 3)
 and the median time of each is used, so a burst of other work on the machine hits both (the
 ratio of each round is printed too). Also printed (threads and processes): CPU seconds of
@@ -189,7 +191,6 @@ def measure(args, workload) -> dict:
     """Time one sweep with each worker count, alternating for ``args.rounds`` rounds."""
     from tcpfriendly.sweep import Sweep, run_sweep
     from tcpfriendly.sweep import executors
-    from tcpfriendly.sweep.runner import local_executor
 
     sweep = Sweep(workload["scenario"], seeds=workload["runs"], set=workload["set"])
     t0 = time.perf_counter()
@@ -205,8 +206,7 @@ def measure(args, workload) -> dict:
     run_sweep(warm, os.path.join(scratch, "warm"), workers=1, quiet=True, executor="threads")
     pool_start = _start_pools(args, len(runs), workload, sweep.seeds[0]) \
         if args.executor != "dask" else {}
-    kinds = {w: ("dask" if args.executor == "dask" else local_executor(args.executor, w, len(runs)))
-             for w in args.workers}
+    kinds = {w: set() for w in args.workers}  # what ran each count's runs (SweepResult.executor)
 
     times = {w: [] for w in args.workers}
     cpu = {w: [] for w in args.workers}
@@ -234,6 +234,7 @@ def measure(args, workload) -> dict:
                         client.close()
                         cluster.close()
                 times[w].append(wall)
+                kinds[w].add(result.executor)
                 own = c1.user - c0.user + c1.system - c0.system
                 # the warm pool's workers, and any reaped child processes
                 others = p1 - p0 + c1.children_user - c0.children_user + \
@@ -255,7 +256,7 @@ def measure(args, workload) -> dict:
         "set": workload["set"],
         "runs": len(runs),
         "plan_s": plan_s,
-        "executor": {str(w): kinds[w] for w in args.workers},
+        "executor": {str(w): "/".join(sorted(kinds[w])) for w in args.workers},
         "pool_start_s": {str(w): v for w, v in pool_start.items()},
         "wall_s": {str(w): median[w] for w in args.workers},
         "all_wall_s": {str(w): times[w] for w in args.workers},

@@ -837,6 +837,54 @@ def test_auto_executor_takes_processes_where_they_scale(monkeypatch):
     assert local_executor("auto", 2, 2) == "threads"
 
 
+def test_threads_scale_where_the_python_of_a_run_hardly_holds_the_gil():
+    from tcpfriendly.sweep.executors import THREADS_GIL_SHARE, threads_scale
+
+    assert THREADS_GIL_SHARE == 0.2
+    long = [(0.045, 0.0435), (0.047, 0.0455)]  # jin2001-red-32, 120 s: 1.5 ms of Python
+    short = [(0.0037, 0.0019), (0.0036, 0.0018)]  # the same at 5 s: half the run is Python
+    assert threads_scale(long, 2) and not threads_scale(short, 2)
+    assert not threads_scale(long, 8)  # 8 x 1.5 ms > 0.2 x 46 ms: the GIL would be the limit
+    assert threads_scale([(0.010, 0.0091)], 2) and not threads_scale([(0.010, 0.0089)], 2)  # 0.2 of 10 ms
+    assert not threads_scale([], 2) and not threads_scale([(0.0, 0.0)], 2)
+    assert threads_scale([(0.010, 0.0101)], 2)  # (timer jitter: no negative Python time)
+
+
+@pytest.mark.parametrize("scale", [True, False])
+def test_auto_times_the_first_runs_on_threads_then_keeps_what_scales(tiny, tmp_path, monkeypatch,
+                                                                       scale):
+    """With a warm pool, ``auto`` runs one run per worker on threads, timed (the run and its
+    engine), and the rest on threads or on the pool as :func:`threads_scale` says: the table
+    and files are the thread executor's byte for byte either way, and the result names what
+    ran the runs."""
+    from tcpfriendly.sweep import executors
+
+    seen = []
+
+    def decide(samples, workers):
+        seen.append((list(samples), workers))
+        return scale
+
+    monkeypatch.setattr(executors, "threads_scale", decide)
+    threads = grid_sweep(tiny).run(out=tmp_path / "t", workers=2, quiet=True, executor="threads")
+    assert threads.executor == "threads"
+    executors.process_pool(2)
+    try:
+        auto = grid_sweep(tiny).run(out=tmp_path / "a", workers=2, quiet=True)
+    finally:
+        executors.shutdown_pools()
+    assert auto.executor == ("threads" if scale else "processes") and (auto.ran, auto.failures) == (18, [])
+    [(samples, workers)] = seen
+    assert workers == 2 and len(samples) == 2
+    assert all(0 < engine <= run for run, engine in samples)
+    pd.testing.assert_frame_equal(threads.table, auto.table, check_exact=True)
+    for name in ("results.csv", "results.parquet"):
+        assert (tmp_path / "t" / name).read_bytes() == (tmp_path / "a" / name).read_bytes()
+    assert stored(tmp_path / "a") == stored(tmp_path / "t")
+    again = grid_sweep(tiny).run(out=tmp_path / "a", workers=2, quiet=True)
+    assert (again.ran, again.cached, again.executor) == (0, 18, None)
+
+
 def test_chunks_shrink_to_the_end_and_stay_long_enough():
     from tcpfriendly.sweep.executors import MAX_CHUNK_SECONDS, MIN_CHUNK_SECONDS, _chunk_size
     from tcpfriendly.sweep.store import BATCH_RUNS

@@ -113,8 +113,9 @@ def run_command(
         False, "--processes",
         help="Run on local processes (a pool of warm workers, runs sent in chunks): faster for "
              "sweeps of short runs (a few ms each), whose Python work per run holds the GIL; "
-             "the same results. Default: processes with 2 workers or more from 1000 runs to do, "
-             "threads otherwise."),
+             "the same results. Default: with 2 workers or more and 1000 runs to do, one run "
+             "per worker on threads, timed, then threads if the runs are long enough to scale "
+             "there, else processes; threads otherwise."),
     threads: bool = typer.Option(
         False, "--threads",
         help="Run on local threads (the engine releases the GIL), whatever the sweep's size."),

@@ -308,6 +308,8 @@ class DaskExecutor:
     or a ``distributed.Client``; each run is submitted with ``retries``. ``task``: as for
     :class:`~.executors.ThreadExecutor` (a module-level function, so workers can import it)."""
 
+    kind = "dask"
+
     def __init__(self, dask: Any, workers: Optional[int] = None, retries: int = 2,
                  task: Optional[Callable[[Any], Any]] = None):
         self.dask, self.workers, self.retries, self.task = dask, workers, retries, task

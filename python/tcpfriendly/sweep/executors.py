@@ -1,7 +1,8 @@
 """Executors of a sweep: whatever runs the planned runs implements :class:`Executor`
 (``run(todo, collector) -> interrupted``). :class:`ThreadExecutor` (local threads; the engine
-releases the GIL) and :class:`ProcessExecutor` (local processes, for runs so short that their
-Python work matters) live here, :class:`~.dask_executor.DaskExecutor` is their sibling. All run
+releases the GIL), :class:`ProcessExecutor` (local processes, for runs so short that their
+Python work matters) and :class:`AutoExecutor` (which of the two scales, timed on the first
+runs) live here, :class:`~.dask_executor.DaskExecutor` is their sibling. All run
 :func:`execute` per run and report to a :class:`Collector`."""
 
 from __future__ import annotations
@@ -28,7 +29,10 @@ if TYPE_CHECKING:  # annotations only
 
 class Executor(Protocol):
     """Runs ``todo`` and reports every run to ``collector`` (``ok``/``fail``, on the calling
-    thread); returns True if interrupted by Ctrl-C (finished runs are kept)."""
+    thread); returns True if interrupted by Ctrl-C (finished runs are kept). ``kind`` names
+    what runs them (``"threads"``, ``"processes"``, ``"dask"``: :attr:`SweepResult.executor`)."""
+
+    kind: str
 
     def run(self, todo: List[Run], collector: "Collector") -> bool:
         ...
@@ -88,12 +92,17 @@ def run_rows(raw: Mapping[str, Any], key: str, seed: int, per_flow: bool = False
 
 
 def execute(scenario_json: str, seed: int, key: str, per_flow: bool = False,
-            controllers: Optional[Mapping[str, type]] = None) -> List[Dict[str, Any]]:
+            controllers: Optional[Mapping[str, type]] = None,
+            engine_s: Optional[List[float]] = None) -> List[Dict[str, Any]]:
     """Run one scenario (the GIL is released while the engine runs) and return its rows
     (:func:`run_rows`). A module-level function, so Dask workers can run it. ``controllers``:
-    Python controller classes by name (run in this process, on this thread)."""
+    Python controller classes by name (run in this process, on this thread). ``engine_s``: a
+    list the engine call's wall seconds are appended to (:class:`AutoExecutor` times it)."""
     extra = (dict(controllers),) if controllers else ()
+    start = time.perf_counter()
     text = _call_engine(native().run, scenario_json, int(seed), None, *extra)
+    if engine_s is not None:
+        engine_s.append(time.perf_counter() - start)
     return run_rows(json.loads(text), key, seed, per_flow)
 
 
@@ -178,16 +187,20 @@ def _error_text(exc: BaseException) -> str:
 
 
 def _run_and_store(run: Run, store: Optional[RunStore], task: Optional[Callable[[Any], Any]] = None,
-                   controllers: Optional[Mapping[str, type]] = None):
+                   controllers: Optional[Mapping[str, type]] = None,
+                   engine_s: Optional[List[float]] = None):
     """A sweep's run on this thread: its rows table, stored in ``store`` when given.
-    ``controllers``: Python controller classes its flows use."""
+    ``controllers``: Python controller classes its flows use; ``engine_s``: as for
+    :func:`execute` (tcpfriendly's engine only)."""
     if task is not None:  # another engine user's per-run work (it stores nothing here)
         return task(run)
+    timed = {"engine_s": engine_s} if engine_s is not None else {}  # (only when asked)
     if controllers:
-        rows = execute(run.scenario_json, run.seed, run.key, run.per_flow, controllers)
+        rows = execute(run.scenario_json, run.seed, run.key, run.per_flow, controllers, **timed)
+    elif getattr(run, "simulator", "tcpf") == "ns2":
+        rows = execute_ns2(run.scenario_json, run.seed, run.key, run.per_flow)
     else:
-        fn = execute_ns2 if getattr(run, "simulator", "tcpf") == "ns2" else execute
-        rows = fn(run.scenario_json, run.seed, run.key, run.per_flow)
+        rows = execute(run.scenario_json, run.seed, run.key, run.per_flow, **timed)
     table = rows_table(rows, run)
     if store is not None:
         store.save(run.key, table)
@@ -302,6 +315,8 @@ class ThreadExecutor:
     ``task``: for other users of the executors (``tcpf evaluate``): ``task(run) -> value``
     runs instead of the sweep's own run, ``run`` is any object with a ``key``, and the value
     goes to ``collector.ok`` (the executor stores nothing; the collector does)."""
+
+    kind = "threads"
 
     def __init__(self, workers: int, log: Callable[[str], None],
                  task: Optional[Callable[[Any], Any]] = None):
@@ -547,6 +562,8 @@ class ProcessExecutor:
     (:class:`_HeldSigint`): when :meth:`run` returns, no worker stores a run of it any more, so
     the runs on disk are the runs done."""
 
+    kind = "processes"
+
     def __init__(self, workers: int, log: Callable[[str], None],
                  shipped: Optional[Tuple[Dict[str, str], Dict[str, str]]] = None):
         # shipped: the Python controllers' (specs, fingerprints), loaded in each worker
@@ -598,6 +615,62 @@ class ProcessExecutor:
                 collector.ok(run, t)
 
         return _drive_pool(self.workers, self.log, collector, left, next_unit, take)
+
+
+# AutoExecutor keeps threads when the Python work of a run (decoding, group metrics, its table
+# and file: it holds the GIL) times the workers is at most this share of the run. Measured on 2
+# cores (2026-12-06, benchmarks/README, sweep_scaling): runs of 9 ms with 1.6 ms of Python
+# (share 0.35) scaled alike on threads and processes (1.86x); at 16 ms (share 0.19) threads
+# scaled 1.84x, processes 1.78x; at 45 ms (0.07) threads were ahead in most alternating
+# comparisons, by 1-5 %, within the host's noise, for less CPU per run (no messages, nothing
+# sliced in the calling process).
+THREADS_GIL_SHARE = 0.2
+
+
+def threads_scale(samples: List[Tuple[float, float]], workers: int) -> bool:
+    """Whether ``workers`` threads scale on runs timed as ``samples`` [(run seconds, engine
+    seconds)] (the GIL released for the engine only): the median run's Python seconds times
+    ``workers`` at most :data:`THREADS_GIL_SHARE` of its seconds. False without a sample."""
+    if not samples:
+        return False
+    import statistics
+
+    run = statistics.median(t for t, _ in samples)
+    python = statistics.median(max(0.0, t - e) for t, e in samples)
+    return run > 0 and workers * python <= THREADS_GIL_SHARE * run
+
+
+class AutoExecutor:
+    """``executor="auto"`` where the warm pool of :class:`ProcessExecutor` is at hand: the first
+    runs (one per worker) on threads, each timed (the run, and the engine within it), then the
+    rest on threads if they scale there (:func:`threads_scale`: long runs, whose Python work
+    hardly holds the GIL), else on the pool (short runs). Both give the same table, value for
+    value. ``kind``: what ran the runs after the first ("threads" or "processes"), and
+    ``samples`` the timings it was chosen on."""
+
+    def __init__(self, workers: int, log: Callable[[str], None]):
+        self.workers, self.log = workers, log
+        self.kind = "threads"
+        self.samples: List[Tuple[float, float]] = []
+
+    def run(self, todo: List[Run], collector: "Collector") -> bool:
+        first, rest = todo[:self.workers], todo[self.workers:]
+
+        def timed(run: Run):
+            engine: List[float] = []
+            start = time.perf_counter()
+            table = _run_and_store(run, collector.store, engine_s=engine)
+            if engine:  # (list.append: safe from several threads)
+                self.samples.append((time.perf_counter() - start, engine[0]))
+            return table
+
+        interrupted = _run_threads(first, self.workers, collector, self.log, timed)
+        if interrupted or not rest:
+            return interrupted
+        if threads_scale(self.samples, self.workers):
+            return _run_threads(rest, self.workers, collector, self.log)
+        self.kind = "processes"
+        return ProcessExecutor(self.workers, self.log).run(rest, collector)
 
 
 def _drive_pool(workers: int, log: Callable[[str], None], collector: "Collector", left: List[Any],
@@ -685,6 +758,8 @@ class TaskProcessExecutor:
     a sweep's Python controllers, loaded in each worker from where they came from). ``task``
     and the runs must pickle; ``task``'s value goes to ``collector.ok``, its exception to
     ``collector.fail``. Ctrl-C and a broken pool as :class:`ProcessExecutor`."""
+
+    kind = "processes"
 
     def __init__(self, workers: int, log: Callable[[str], None], task: Callable[[Any], Any]):
         self.workers, self.log, self.task = workers, log, task

@@ -12,7 +12,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 from .core import (FLOW_METRICS, GROUP_METRICS, Run, SweepError, SweepInterrupted, SweepOutputError, _label,
                    check_simulator, check_workers)
-from .executors import (Collector, Executor, ProcessExecutor, ThreadExecutor, default_workers,
+from .executors import (AutoExecutor, Collector, Executor, ProcessExecutor, ThreadExecutor, default_workers,
                         main_is_importable, pool_is_warm)
 from ..errors import path_arg
 from ..outfiles import OutputError, claim
@@ -96,15 +96,19 @@ class SweepResult:
             ``recovery``, ``params``, ``direction``, every metric of
             :data:`tcpfriendly.metrics.FLOW_METRICS` and ``run``. None when the sweep did not
             ask for per-flow rows.
+        executor: what ran the runs: ``"threads"``, ``"processes"`` or ``"dask"`` (with
+            ``executor="auto"``, what it chose; see :func:`local_executor`), None when every
+            run was already done.
     """
 
     def __init__(self, table, total: int, cached: int, ran: int,
                  failures: List[Tuple[Run, str]], interrupted: bool, out: Optional[str],
                  paths: List[str], elapsed: float, points: List[Dict[str, Any]], flows=None,
-                 simulator: str = "tcpf"):
+                 simulator: str = "tcpf", executor: Optional[str] = None):
         self.table, self.total, self.cached, self.ran = table, total, cached, ran
         self.failures, self.interrupted, self.out, self.paths = failures, interrupted, out, paths
         self.elapsed, self.points, self.flows, self.simulator = elapsed, points, flows, simulator
+        self.executor = executor
 
     @property
     def missing(self) -> int:
@@ -340,10 +344,9 @@ def run_sweep(sweep, out: "Optional[os.PathLike[str] | str]" = None, *,
             tcpfriendly did not write; stored runs are shared (they are keyed by content).
         executor: without ``dask``, ``"threads"`` (the engine releases the GIL),
             ``"processes"`` (:class:`~.executors.ProcessExecutor`: for short runs, whose Python
-            work per run holds the GIL) or ``"auto"`` (the default: processes with 2 workers or
-            more when their pool is already warm or there are at least
-            :data:`AUTO_PROCESS_RUNS` runs to do, threads otherwise,
-            :func:`local_executor`); the same table either way.
+            work per run holds the GIL) or ``"auto"`` (the default, :func:`local_executor`:
+            threads, or :class:`~.executors.AutoExecutor` where a pool is worth it); the same
+            table either way.
 
     A run that fails (any exception from the engine or a worker) fails alone: the others
     complete, and the table has one row for it with ``status = "failed"`` and the message in
@@ -399,11 +402,11 @@ def run_sweep(sweep, out: "Optional[os.PathLike[str] | str]" = None, *,
             progress = hasattr(sys.stderr, "isatty") and sys.stderr.isatty()
         bar = Progress(len(todo), enabled=bool(progress) and not quiet)
         collector = Collector(store, bar, on_run)
-        interrupted = False
+        interrupted, kind = False, None
         if todo:
             chosen = _controller_pool(controllers, workers, say, store, unsourced) \
                 if controllers else _executor(reached, workers, say, executor, len(todo))
-            interrupted = _execute(chosen, todo, collector, store)
+            interrupted, kind = _execute(chosen, todo, collector, store), getattr(chosen, "kind", None)
     bar.close()
     ran_keys = set(collector.tables)
     tables.update(collector.tables)
@@ -432,7 +435,8 @@ def run_sweep(sweep, out: "Optional[os.PathLike[str] | str]" = None, *,
         claimed.commit(extra=["runs/"])
     result = SweepResult(df, total=len(unique), cached=len(done_keys), ran=len(ran_keys),
                          failures=failures, interrupted=interrupted, out=out_dir, paths=paths,
-                         elapsed=time.monotonic() - start, points=points, flows=flows, simulator=_simulator(sweep))
+                         elapsed=time.monotonic() - start, points=points, flows=flows, simulator=_simulator(sweep),
+                         executor=kind)
     if interrupted:
         raise SweepInterrupted(result)
     return result
@@ -514,10 +518,11 @@ def _simulator_executor(sweep, dask: Any, executor: str) -> str:
 
 
 EXECUTORS = ("auto", "threads", "processes")
-# executor="auto" takes processes (with 2 workers or more) from this many runs to do, or when
-# their pool is already warm. A cold pool costs 0.5-1 s of a core (its forkserver imports
+# executor="auto" considers processes (with 2 workers or more) from this many runs to do, or
+# when their pool is already warm. A cold pool costs 0.5-1 s of a core (its forkserver imports
 # tcpfriendly, pyarrow and pandas); processes gain about 0.4 ms per short run over threads (2
-# workers), nothing on long runs: below about a thousand runs a cold pool does not pay.
+# workers), and lose a few per cent on long runs (AutoExecutor then keeps threads): below about
+# a thousand runs a cold pool does not pay.
 AUTO_PROCESS_RUNS = 1000
 
 
@@ -526,7 +531,9 @@ def local_executor(executor: str, workers: int, runs: int) -> str:
     ``workers`` local workers: "threads" or "processes". Threads with one worker (a process
     would only add messages) and for a few runs while no warm pool exists; processes
     otherwise, where the Python work per run (about a third of a short run) would hold the
-    GIL. A cold pool is started only where worker processes may import the main module
+    GIL; for "auto" that means :class:`~.executors.AutoExecutor`, which times the first runs
+    on threads and keeps threads for runs long enough to scale there. A cold pool is started
+    only where worker processes may import the main module
     (:func:`~.executors.main_is_importable`); a warm one is always used."""
     if executor != "auto":
         return executor
@@ -554,7 +561,7 @@ def _executor(dask: Any, workers: Optional[int], log: Callable[[str], None],
     if dask is None:
         n = workers or default_workers()
         if local_executor(executor, n, runs) == "processes":
-            return ProcessExecutor(n, log)
+            return ProcessExecutor(n, log) if executor == "processes" else AutoExecutor(n, log)
         return ThreadExecutor(n, log)
     from .dask_executor import DaskExecutor
 
