@@ -1,7 +1,7 @@
 //! `HugePageAlloc`: the global allocator the engine's binaries install (`run_json`, the `run`
-//! example, the Python extension). Small allocations go to the system allocator unchanged; an allocation of at
-//! least [`LARGE`] bytes gets its own mapping, aligned to and rounded up to 2 MiB, that the
-//! kernel is asked to back with transparent huge pages (`madvise(MADV_HUGEPAGE)`).
+//! example, the Python extension). Small allocations go to the system allocator unchanged; an
+//! allocation of at least [`LARGE`] bytes gets its own mapping, aligned to and rounded up to
+//! 2 MiB, that the kernel is asked to back with transparent huge pages (`madvise(MADV_HUGEPAGE)`).
 //!
 //! Why: a run with thousands of flows spends most of its time waiting for memory. Each packet
 //! reads its flow's state, its links' state and the queue's entries, scattered over tens of

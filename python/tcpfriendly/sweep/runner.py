@@ -406,7 +406,7 @@ def run_sweep(sweep, out: "Optional[os.PathLike[str] | str]" = None, *,
         if todo:
             chosen = _controller_pool(controllers, workers, say, store, unsourced) \
                 if controllers else _executor(reached, workers, say, executor, len(todo))
-            interrupted, kind = _execute(chosen, todo, collector, store), getattr(chosen, "kind", None)
+            interrupted, kind = _execute(chosen, todo, collector, store), chosen.kind
     bar.close()
     ran_keys = set(collector.tables)
     tables.update(collector.tables)
