@@ -126,6 +126,8 @@ def test_a_run_reported_failed_whose_file_was_stored_counts_once_as_done(tmp_pat
           "flows": [{"algorithm": "tcp", "count": 2}]}
 
     class StoredThenFailed:
+        kind = "processes"  # the Executor protocol: what ran the runs (a broken process pool here)
+
         def run(self, todo, collector):
             first = todo[0]
             executors._run_and_store(first, collector.store)  # the worker stored it ...
