@@ -111,6 +111,13 @@ def per_packet(short: Dict[str, int], long: Dict[str, int]) -> Dict[str, float]:
     return {k: (long[k] - short[k]) / pkts for k in ("LLr", "D1r", "Ir")}
 
 
+def durations(flows: int, duration: int) -> Tuple[int, int]:
+    """The simulated seconds of a workload's two runs: workloads of at most 32 flows deliver few
+    packets a second, so theirs are 10 times as long."""
+    short = duration * (10 if flows <= REF_FLOWS else 1)
+    return short, 2 * short
+
+
 def probe_binary() -> Tuple[Optional[str], str]:
     """benchmarks/cache_probe.c built with cc into target/ (keyed by its source): (path, error)."""
     cc = shutil.which("cc") or shutil.which("gcc")
@@ -169,23 +176,22 @@ def main(argv: Optional[list] = None) -> int:
                        cwd=ROOT, check=True)
         args.run_json = RUN_JSON
 
-    jobs = []
-    for flows in args.flows:
-        dur = args.duration * (10 if flows <= REF_FLOWS else 1)
-        for size in args.sizes:
-            for d in (dur, 2 * dur):
-                jobs.append((flows, size, d, scenario_dict(d, flows, 1, RATE_BPS * flows / REF_FLOWS)))
+    flow_list = list(dict.fromkeys(args.flows))  # each workload once, in the order given
+    jobs = [(flows, size, d) for flows in flow_list for size in args.sizes for d in durations(flows, args.duration)]
     print(f"cache_curve: {len(jobs)} runs under cachegrind, {args.jobs} at a time", file=sys.stderr)
+    got: Dict[Tuple[int, int, int], Dict[str, int]] = {}
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
-        counts = list(pool.map(lambda j: cachegrind(args.run_json, j[3], j[1]), jobs))
-    got: Dict[Tuple[int, int], List[Dict[str, int]]] = {}
-    for (flows, size, _, _), c in zip(jobs, counts):
-        got.setdefault((flows, size), []).append(c)
+        running = {pool.submit(cachegrind, args.run_json, scenario_dict(d, flows, 1, RATE_BPS * flows / REF_FLOWS), size):
+                   (flows, size, d) for flows, size, d in jobs}
+        for done, fut in enumerate(concurrent.futures.as_completed(running), 1):
+            got[running[fut]] = fut.result()
+            flows, size, d = running[fut]
+            print(f"cache_curve: [{done}/{len(jobs)}] {flows} flows, {d} s, last level {size} MiB", file=sys.stderr)
     report: Dict[str, Any] = {"sizes_mib": args.sizes, "workloads": []}
-    for flows in args.flows:
-        dur = args.duration * (10 if flows <= REF_FLOWS else 1)
-        rows = [per_packet(*got[(flows, s)]) for s in args.sizes]
-        report["workloads"].append({"flows": flows, "durations_s": [dur, 2 * dur], "per_packet": rows})
+    for flows in flow_list:
+        short, long = durations(flows, args.duration)
+        rows = [per_packet(got[(flows, s, short)], got[(flows, s, long)]) for s in args.sizes]
+        report["workloads"].append({"flows": flows, "durations_s": [short, long], "per_packet": rows})
     if args.host:
         lat = host_latency(args.sizes, args.host_rounds)
         report["host_ns_per_load"] = lat

@@ -56,8 +56,9 @@ def test_each_size_gets_a_pair_of_runs_and_the_reference_ten_times_the_duration(
 
     monkeypatch.setattr(cc, "cachegrind", fake)
     monkeypatch.setattr(cc.shutil, "which", lambda name: "/usr/bin/" + name)
-    assert cc.main(["--flows", "32,64", "--duration", "3", "--sizes", "16,1", "--run-json", "/bin/true", "--json"]) == 0
+    assert cc.main(["--flows", "32,64,32", "--duration", "3", "--sizes", "16,1", "--run-json", "/bin/true", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
+    # a workload given twice runs once
     assert sorted(seen) == sorted([(32, s, d) for s in (1, 16) for d in (30, 60)] + [(64, s, d) for s in (1, 16) for d in (3, 6)])
     assert report["sizes_mib"] == [1, 16]
     ref, scaled = report["workloads"]
