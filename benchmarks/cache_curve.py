@@ -45,7 +45,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 # one home for the workload, the engine binary and the argument types
-from vs_ns2 import RATE_BPS, REF_FLOWS, RUN_JSON, Parser, count, flow_counts, scenario_dict  # noqa: E402
+from vs_ns2 import (RATE_BPS, REF_FLOWS, RUN_JSON, Parser, build_run_json, count, delivered_packets,  # noqa: E402
+                    flow_counts, scenario_dict)
 
 MIB = 1 << 20
 SIZES_MIB = [1, 2, 4, 8, 16, 32]
@@ -69,10 +70,12 @@ def sizes_mib(text: str) -> List[int]:
 
 def parse_counts(log: str) -> Dict[str, int]:
     """Instructions, L1 data read misses and last-level read misses from cachegrind's summary."""
+    def num(text: str) -> int:
+        return int(text.replace(",", ""))
+
     found: Dict[str, int] = {}
     for m in SUMMARY.finditer(log):
         level, what, total, rd = m.group(1).strip(), m.group(2), m.group(3), m.group(4)
-        num = lambda s: int(s.replace(",", ""))  # noqa: E731
         if level == "I" and what == "refs":
             found["Ir"] = num(total)
         elif level == "D1" and what == "misses" and rd:
@@ -85,10 +88,6 @@ def parse_counts(log: str) -> Dict[str, int]:
     return found
 
 
-def delivered(result_json: str) -> int:
-    return int(sum(f["packets_delivered"] for f in json.loads(result_json)["flows"]))
-
-
 def cachegrind(binary: str, scenario: Dict[str, Any], size_mib: int) -> Dict[str, int]:
     """One run of the engine under cachegrind: its counts and its delivered packets."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -98,7 +97,7 @@ def cachegrind(binary: str, scenario: Dict[str, Any], size_mib: int) -> Dict[str
     if p.returncode != 0:
         raise SystemExit(f"cache_curve: the engine failed under cachegrind (exit {p.returncode}):\n{p.stderr[-2000:]}")
     counts = parse_counts(p.stderr)
-    counts["packets"] = delivered(p.stdout)
+    counts["packets"] = delivered_packets(json.loads(p.stdout))
     return counts
 
 
@@ -172,8 +171,7 @@ def main(argv: Optional[list] = None) -> int:
     if shutil.which("valgrind") is None:
         raise SystemExit("cache_curve: valgrind is not installed (apt-get install valgrind)")
     if args.run_json is None:
-        subprocess.run(["cargo", "build", "--release", "-q", "-p", "tcpf-core", "--example", "run_json"],
-                       cwd=ROOT, check=True)
+        build_run_json()
         args.run_json = RUN_JSON
 
     flow_list = list(dict.fromkeys(args.flows))  # each workload once, in the order given

@@ -217,9 +217,21 @@ def engine_side(engine: str, binary: str, scenario: Dict[str, Any], seed: int) -
     if r["returncode"] != 0:
         raise SystemExit(f"vs_ns2: tcpfriendly child failed (exit {r['returncode']}):\n{r['stderr'][-2000:]}")
     out = json.loads(r["stdout"])
-    delivered = int(sum(f["packets_delivered"] for f in out["flows"]))
     return {"wall_s": r["wall_s"], "cpu_s": r["cpu_s"], "peak_mb": r["peak_mb"],
-            "delivered_packets": delivered, "events": int(out["events"])}
+            "delivered_packets": delivered_packets(out), "events": int(out["events"])}
+
+
+def delivered_packets(result: Dict[str, Any]) -> int:
+    """The unique data packets an engine result delivered in order: the denominator of every
+    cost per packet the benchmarks print."""
+    return int(sum(f["packets_delivered"] for f in result["flows"]))
+
+
+def build_run_json(env: Optional[Dict[str, str]] = None) -> None:
+    """`cargo build` of the run_json example (into target/release, or where `env` points for the
+    profile-guided build): a no-op when it is up to date with the sources."""
+    subprocess.run(["cargo", "build", "--release", "-q", "-p", "tcpf-core", "--example", "run_json"],
+                   cwd=ROOT, check=True, env=env)
 
 
 def run_on_file(binary: str, name: str, text: str, timeout: float) -> Dict[str, Any]:
@@ -552,8 +564,7 @@ def main(argv: Optional[list] = None) -> int:
         print("vs_ns2: cargo build --release -p tcpf-core --example run_json"
               f"{'' if args.no_pgo else ' (profile-guided, scripts/pgo.py)'} (up to date with the "
               "sources; not timed)", file=log)
-        subprocess.run(["cargo", "build", "--release", "-q", "-p", "tcpf-core", "--example", "run_json"],
-                       cwd=ROOT, check=True, env=env)
+        build_run_json(env)
 
     from tcpfriendly import ns2
     have_ns2 = not args.no_ns2 and ns2.ns2_available(args.ns)
