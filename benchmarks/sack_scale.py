@@ -20,7 +20,7 @@ Each configuration runs ``--rounds`` times (default 1) and the minimum is kept. 
 (issue 17): SACK's cost per packet at 9.6 Gb/s within 1.5x of that at 240 Mb/s.
 
 Stdlib only; the binary is built with ``cargo build --release -p tcpf-core --example run_json``
-unless ``--binary`` is given.
+(the command is ``scripts/pgo.py``'s) unless ``--binary`` is given.
 """
 
 from __future__ import annotations
@@ -53,8 +53,10 @@ def _parse(argv):
 
 
 def build():
-    r = subprocess.run(["cargo", "build", "--release", "-q", "-p", "tcpf-core", "--example", "run_json"],
-                       cwd=ROOT, capture_output=True, text=True)
+    sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    import pgo  # the cargo command of each product: one home
+
+    r = subprocess.run(pgo.BUILDS["run_json"], cwd=ROOT, capture_output=True, text=True)
     if r.returncode != 0:
         sys.exit(f"sack_scale: cargo build failed:\n{r.stderr}")
     return os.path.join(ROOT, "target", "release", "examples", "run_json")

@@ -227,11 +227,20 @@ def delivered_packets(result: Dict[str, Any]) -> int:
     return int(sum(f["packets_delivered"] for f in result["flows"]))
 
 
+def pgo_script():
+    """scripts/pgo.py as a module: the profile, the flags of a profile-guided build and the cargo
+    command of each product (one home)."""
+    scripts = os.path.join(ROOT, "scripts")
+    if scripts not in sys.path:
+        sys.path.insert(0, scripts)
+    import pgo
+    return pgo
+
+
 def build_run_json(env: Optional[Dict[str, str]] = None) -> None:
     """`cargo build` of the run_json example (into target/release, or where `env` points for the
     profile-guided build): a no-op when it is up to date with the sources."""
-    subprocess.run(["cargo", "build", "--release", "-q", "-p", "tcpf-core", "--example", "run_json"],
-                   cwd=ROOT, check=True, env=env)
+    subprocess.run(pgo_script().BUILDS["run_json"], cwd=ROOT, check=True, env=env)
 
 
 def run_on_file(binary: str, name: str, text: str, timeout: float) -> Dict[str, Any]:
@@ -554,8 +563,7 @@ def main(argv: Optional[list] = None) -> int:
         # of the engine of this tree (cargo does nothing when it is up to date)
         env = None
         if not args.no_pgo:
-            sys.path.insert(0, os.path.join(ROOT, "scripts"))
-            import pgo  # the profile and the flags of a profile-guided build: one home
+            pgo = pgo_script()
             try:
                 env = pgo.build_env(pgo.make(force=False))
             except SystemExit as e:

@@ -81,12 +81,13 @@ def checkout(rev: str) -> tuple[str, str]:
 def build(src: str, label: str, pgo: bool = False) -> str:
     """Build the run_json example of the revision in `src` (profile-guided with `pgo`: the
     working tree only, with scripts/pgo.py's profile); return the binary's path."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import pgo as pgo_build  # scripts/pgo.py: the build's cargo command, the profile and its flags
     example = os.path.join(src, "crates", "tcpf-core", "examples", "run_json.rs")
     if not os.path.exists(example):  # revisions older than this script: add the runner
         os.makedirs(os.path.dirname(example), exist_ok=True)
         shutil.copyfile(RUNNER_SRC, example)
     if pgo:
-        import pgo as pgo_build  # scripts/pgo.py: the profile and the build's flags
         env = pgo_build.build_env(pgo_build.make(force=False))
         target = env["CARGO_TARGET_DIR"]
         label += " (profile-guided)"
@@ -94,8 +95,7 @@ def build(src: str, label: str, pgo: bool = False) -> str:
         target = os.path.join(WORK, label, "target")
         env = dict(os.environ, CARGO_TARGET_DIR=target)
     print(f"building {label} ...", file=sys.stderr, flush=True)
-    r = subprocess.run(["cargo", "build", "--release", "-q", "-p", "tcpf-core", "--example",
-                        "run_json"], cwd=src, env=env, capture_output=True, text=True)
+    r = subprocess.run(pgo_build.BUILDS["run_json"], cwd=src, env=env, capture_output=True, text=True)
     if r.returncode != 0:
         sys.stderr.write(r.stderr[-4000:])
         die(f"the build of {label} failed")

@@ -49,8 +49,9 @@ from compare_outputs import scenarios  # noqa: E402  (one home for the bank + ex
 PGO = os.path.join(ROOT, "target", "pgo")
 USE_TARGET = os.path.join(PGO, "use")   # where profile-guided builds go (own flags, own dir)
 TRAIN_SECONDS = 60.0
-# The cargo commands of the two products; the real builds (setup.sh's maturin for the
-# extension, vs_ns2.py for run_json) select the same packages and features.
+# The cargo commands of the two products (run_json's is also the one vs_ns2.py, cache_curve.py,
+# sack_scale.py and compare_outputs.py build with); setup.sh's maturin build of the extension
+# selects the same package and features.
 BUILDS = {
     "run_json": ["cargo", "build", "--release", "-q", "-p", "tcpf-core", "--example", "run_json"],
     "extension": ["cargo", "build", "--release", "-q", "-p", "tcpf-py"],
