@@ -53,7 +53,9 @@ def _parse(argv):
 
 
 def build():
-    sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    scripts = os.path.join(ROOT, "scripts")
+    if scripts not in sys.path:
+        sys.path.insert(0, scripts)
     import pgo  # the cargo command of each product: one home
 
     r = subprocess.run(pgo.BUILDS["run_json"], cwd=ROOT, capture_output=True, text=True)
