@@ -36,6 +36,7 @@ import json
 import os
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -206,7 +207,7 @@ def main(argv: Optional[list] = None) -> int:
             # a difference of two counts can come out a hair below zero where nothing misses
             print(f"    {what:<24}" + "".join(fmt.format(max(r[key], 0.0)) for r in w["per_packet"]))
     if args.host:
-        med = [sorted(c)[len(c) // 2] for c in report["host_ns_per_load"]]
+        med = [statistics.median(c) for c in report["host_ns_per_load"]]
         print(f"  this host, ns per dependent load over that many bytes (median of {args.host_rounds}):")
         print(f"    {'median':<24}" + "".join(f"{m:9.1f}" for m in med))
         print(f"    {'range':<24}" + "".join(f"{f'{min(c):.0f}-{max(c):.0f}':>9}" for c in report["host_ns_per_load"]))

@@ -53,12 +53,10 @@ def _parse(argv):
 
 
 def build():
-    scripts = os.path.join(ROOT, "scripts")
-    if scripts not in sys.path:
-        sys.path.insert(0, scripts)
-    import pgo  # the cargo command of each product: one home
+    sys.path.insert(0, HERE)
+    from vs_ns2 import pgo_script  # scripts/pgo.py: the cargo command of each product, one home
 
-    r = subprocess.run(pgo.BUILDS["run_json"], cwd=ROOT, capture_output=True, text=True)
+    r = subprocess.run(pgo_script().BUILDS["run_json"], cwd=ROOT, capture_output=True, text=True)
     if r.returncode != 0:
         sys.exit(f"sack_scale: cargo build failed:\n{r.stderr}")
     return os.path.join(ROOT, "target", "release", "examples", "run_json")

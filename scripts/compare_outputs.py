@@ -81,9 +81,6 @@ def checkout(rev: str) -> tuple[str, str]:
 def build(src: str, label: str, pgo: bool = False) -> str:
     """Build the run_json example of the revision in `src` (profile-guided with `pgo`: the
     working tree only, with scripts/pgo.py's profile); return the binary's path."""
-    here = os.path.dirname(os.path.abspath(__file__))
-    if here not in sys.path:
-        sys.path.insert(0, here)
     import pgo as pgo_build  # scripts/pgo.py: the build's cargo command, the profile and its flags
     example = os.path.join(src, "crates", "tcpf-core", "examples", "run_json.rs")
     if not os.path.exists(example):  # revisions older than this script: add the runner
