@@ -437,12 +437,17 @@ impl Link {
             None
         } else if p + 1 < CHUNK {
             self.h.hpos += 1;
-            // The next pop reads entry p + 2, in another line when p is even: fetch it now,
-            // a packet spacing ahead rather than a propagation delay after it was written
-            // (a hint, no effect on results; unconditional, as in `Pipes::prefetch_entry`, even
-            // when p + 2 is in p + 1's line or past the packets written so far).
+            // The next pop reads entry p + 2 (the next chunk's first when p is the last
+            // but one), in another line when p is even: fetch it now, a packet spacing ahead
+            // rather than a propagation delay after it was written (a hint, no effect on
+            // results; unconditional, as in `Pipes::prefetch_entry`, even when p + 2 is in
+            // p + 1's line or past the packets written so far; `next` of a tail chunk is stale,
+            // a harmless line to fetch, or NIL, no fetch).
             if AHEAD {
-                prefetch(&c.e[(p + 2) % CHUNK]);
+                let ahead = if p + 2 < CHUNK { h } else { pipes.next[h as usize] };
+                if let Some(a) = pipes.chunks.get(ahead as usize) {
+                    prefetch(&a.e[(p + 2) % CHUNK]);
+                }
             }
             // (the next entry of the same chunk: `entry_number(h, p + 1)`)
             return (c.e[p].wire, Some((c.e[p + 1].at, entry + 1)));
