@@ -53,7 +53,8 @@ def _parse(argv):
 
 
 def build():
-    sys.path.insert(0, HERE)
+    if HERE not in sys.path:  # (run as a script it is there already; as vs_ns2.pgo_script does)
+        sys.path.insert(0, HERE)
     from vs_ns2 import pgo_script  # scripts/pgo.py: the cargo command of each product, one home
 
     r = subprocess.run(pgo_script().BUILDS["run_json"], cwd=ROOT, capture_output=True, text=True)
