@@ -119,15 +119,17 @@ def durations(flows: int, duration: int) -> Tuple[int, int]:
 
 
 def probe_binary() -> Tuple[Optional[str], str]:
-    """benchmarks/cache_probe.c built with cc into target/ (keyed by its source): (path, error)."""
+    """benchmarks/cache_probe.c built with cc into target/ (keyed by its source and flags; its
+    largest size is MAX_SIZE_MIB): (path, error)."""
     cc = shutil.which("cc") or shutil.which("gcc")
     if not cc:
         return None, "--host needs a C compiler (cc)"
-    src = open(PROBE_C, "rb").read()
+    flags = ["-O2", f"-DMAX_MIB={MAX_SIZE_MIB}"]
+    src = open(PROBE_C, "rb").read() + " ".join(flags).encode()
     out = os.path.join(ROOT, "target", f"cache_probe-{hashlib.sha256(src).hexdigest()[:12]}")
     if not os.path.exists(out):
         os.makedirs(os.path.dirname(out), exist_ok=True)
-        p = subprocess.run([cc, "-O2", "-o", out + ".tmp", PROBE_C], capture_output=True, text=True)
+        p = subprocess.run([cc, *flags, "-o", out + ".tmp", PROBE_C], capture_output=True, text=True)
         if p.returncode != 0:
             return None, f"cc failed on {PROBE_C}: {p.stderr[-500:]}"
         os.replace(out + ".tmp", out)

@@ -3,6 +3,8 @@
  *
  *   cache_probe 1 4 8 16      prints one number per size (MiB): ns per load, on one line
  *
+ * Built by cache_curve.py with -DMAX_MIB set to its MAX_SIZE_MIB, the one home of the largest size.
+ *
  * Each size is a random cycle through its 64-byte lines (one pointer a line, on transparent huge
  * pages where the kernel allows, so that the TLB does not add to the figure), walked once to
  * load it and then timed over 3 million steps: every load depends on the one before, so the time
@@ -12,6 +14,10 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <time.h>
+
+#ifndef MAX_MIB
+#error "build with -DMAX_MIB=<largest size>: benchmarks/cache_curve.py passes its MAX_SIZE_MIB"
+#endif
 
 #define LINE 64
 #define STEPS 3000000UL
@@ -63,8 +69,8 @@ int main(int argc, char **argv) {
     for (int a = 1; a < argc; a++) {
         char *end;
         long mib = strtol(argv[a], &end, 10);
-        if (*end || mib < 1 || mib > 1024) {
-            fprintf(stderr, "cache_probe: a size is a whole number of MiB in [1, 1024]; got '%s'\n", argv[a]);
+        if (*end || mib < 1 || mib > MAX_MIB) {
+            fprintf(stderr, "cache_probe: a size is a whole number of MiB in [1, %d]; got '%s'\n", MAX_MIB, argv[a]);
             return 2;
         }
         printf("%s%.1f", a > 1 ? " " : "", latency((size_t)mib));
