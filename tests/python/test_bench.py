@@ -68,4 +68,4 @@ def test_the_report_prints_each_ratio_with_its_spread_over_the_repetitions(vs_ns
     # reference: ns-2 9 s against 1 s and 2 s (medians 9 / 1.5)
     assert "ratio ns-2 / tcpfriendly: CPU 6.00x, wall 6.00x (repetition by repetition 4.50-9.00x, median 6.75x)" in out
     # 8 flows against 4, repetition by repetition: 1.5 and 1.4 (medians 2.15 / 1.5)
-    assert "vs the 4-flow workload: 1.43x (repetition by repetition 1.40-1.50x, median 1.45x)" in out
+    assert "vs the 4-flow workload: 1.433x (repetition by repetition 1.40-1.50x, median 1.45x)" in out
